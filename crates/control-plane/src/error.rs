@@ -1,0 +1,191 @@
+//! API errors and their problem+json form. Internals are logged, never sent.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use switchyard_protocol::headers::PROBLEM_JSON;
+use switchyard_protocol::{ErrorCode, FieldError, Problem};
+
+use crate::store::{StoreError, StoredResponse};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Validation(FieldError),
+    #[error("Idempotency-Key header is required on this request")]
+    KeyMissing,
+    #[error("Idempotency-Key header {0}")]
+    KeyInvalid(&'static str),
+    #[error("this Idempotency-Key was used with a different request")]
+    KeyReused,
+    #[error("a request with this Idempotency-Key is still in progress")]
+    KeyInProgress { retry_after_s: u64 },
+    #[error("missing or unknown bearer token")]
+    Unauthorized,
+    #[error("{kind} {name:?} does not exist")]
+    NotFound { kind: &'static str, name: String },
+    #[error("{kind} {name:?} already exists")]
+    NameTaken { kind: &'static str, name: String },
+    #[error("{kind} {name:?} is used by {}", used_by.join(", "))]
+    InUse {
+        kind: &'static str,
+        name: String,
+        used_by: Vec<String>,
+    },
+    #[error("{field} names {kind} {name:?}, which does not exist")]
+    ReferenceMissing {
+        field: &'static str,
+        kind: &'static str,
+        name: String,
+    },
+    #[error("If-Match {expected} does not match the current version ({})", current.map_or("absent".to_owned(), |v| format!("\"{v}\"")))]
+    VersionMismatch {
+        expected: String,
+        current: Option<i64>,
+    },
+    #[error("request body exceeds {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
+    #[error("no such route")]
+    RouteNotFound,
+    #[error("method not allowed on this route")]
+    MethodNotAllowed,
+    #[error("storage failure")]
+    Store(#[from] StoreError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Validation(FieldError::new(field, message))
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::Validation(_) | Self::KeyMissing | Self::KeyInvalid(_) => StatusCode::BAD_REQUEST,
+            Self::KeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::KeyInProgress { .. } | Self::NameTaken { .. } | Self::InUse { .. } => {
+                StatusCode::CONFLICT
+            }
+            Self::ReferenceMissing { .. } => StatusCode::CONFLICT,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
+            Self::VersionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
+            Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Store(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Validation(_) => ErrorCode::ValidationFailed,
+            Self::KeyMissing => ErrorCode::IdempotencyKeyMissing,
+            Self::KeyInvalid(_) => ErrorCode::IdempotencyKeyInvalid,
+            Self::KeyReused => ErrorCode::IdempotencyKeyReused,
+            Self::KeyInProgress { .. } => ErrorCode::IdempotencyKeyInProgress,
+            Self::Unauthorized => ErrorCode::Unauthorized,
+            Self::NotFound { .. } | Self::RouteNotFound => ErrorCode::NotFound,
+            Self::NameTaken { .. } => ErrorCode::NameTaken,
+            Self::InUse { .. } => ErrorCode::InUse,
+            Self::ReferenceMissing { .. } => ErrorCode::ReferenceMissing,
+            Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
+            Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
+            Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            Self::Store(_) | Self::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// Contract rule 7: responses produced once execution began are stored with the key;
+    /// client mistakes caught before it (400, 401, 413, 415, 429) are not, so a corrected
+    /// retry with the same key executes.
+    pub fn is_stored(&self) -> bool {
+        !matches!(self.status().as_u16(), 400 | 401 | 413 | 415 | 429)
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            Self::Validation(_) => "Request validation failed",
+            Self::KeyMissing => "Idempotency-Key missing",
+            Self::KeyInvalid(_) => "Idempotency-Key invalid",
+            Self::KeyReused => "Idempotency-Key reused with a different request",
+            Self::KeyInProgress { .. } => "Request with this Idempotency-Key in progress",
+            Self::Unauthorized => "Unauthorized",
+            Self::NotFound { .. } | Self::RouteNotFound => "Not found",
+            Self::NameTaken { .. } => "Name already taken",
+            Self::InUse { .. } => "Resource in use",
+            Self::ReferenceMissing { .. } => "Referenced resource missing",
+            Self::VersionMismatch { .. } => "Version mismatch",
+            Self::PayloadTooLarge { .. } => "Payload too large",
+            Self::UnsupportedMediaType => "Unsupported media type",
+            Self::MethodNotAllowed => "Method not allowed",
+            Self::Store(_) | Self::Internal(_) => "Internal server error",
+        }
+    }
+
+    pub fn problem(&self) -> Problem {
+        let status = self.status().as_u16();
+        let mut problem = Problem::new(status, self.code(), self.title());
+        problem.detail = Some(match self {
+            // Never leak internals: they are logged with the request instead.
+            Self::Store(_) | Self::Internal(_) => "the server failed; the failure is logged".into(),
+            other => other.to_string(),
+        });
+        match self {
+            Self::Validation(e) => problem.field = Some(e.field.clone()),
+            Self::ReferenceMissing { field, .. } => problem.field = Some((*field).into()),
+            Self::InUse { used_by, .. } => problem.used_by = Some(used_by.clone()),
+            Self::VersionMismatch { current, .. } => problem.current_version = *current,
+            _ => {}
+        }
+        problem
+    }
+
+    /// The exact response this error produces, as it would be stored and replayed.
+    pub fn to_stored(&self) -> StoredResponse {
+        if matches!(self, Self::Store(_) | Self::Internal(_)) {
+            tracing::error!(error = %self, source = ?std::error::Error::source(self), "request failed");
+        }
+        let body = serde_json::to_vec(&self.problem()).expect("problems serialize");
+        let mut headers = vec![("content-type".to_owned(), PROBLEM_JSON.to_owned())];
+        match self {
+            Self::KeyInProgress { retry_after_s } => {
+                headers.push(("retry-after".into(), retry_after_s.to_string()));
+            }
+            Self::Unauthorized => headers.push(("www-authenticate".into(), "Bearer".into())),
+            _ => {}
+        }
+        StoredResponse {
+            status: self.status().as_u16(),
+            headers,
+            body,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        self.to_stored().into_response()
+    }
+}
+
+impl IntoResponse for StoredResponse {
+    fn into_response(self) -> Response {
+        let mut response = Response::new(axum::body::Body::from(self.body));
+        *response.status_mut() =
+            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = response.headers_mut();
+        for (name, value) in self.headers {
+            if let (Ok(name), Ok(value)) = (
+                header::HeaderName::try_from(name),
+                HeaderValue::try_from(value),
+            ) {
+                headers.append(name, value);
+            }
+        }
+        response
+    }
+}

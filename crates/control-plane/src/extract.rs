@@ -1,0 +1,220 @@
+//! Request extractors: the authenticated tenant, a JSON body with problem+json rejections,
+//! and `If-Match`.
+
+use std::collections::HashMap;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::{HeaderMap, header, request::Parts};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// Bearer tokens of the tenants this server serves. Only SHA-256 digests are kept.
+#[derive(Debug, Default, Clone)]
+pub struct Tenants {
+    by_token_hash: HashMap<[u8; 32], String>,
+}
+
+impl Tenants {
+    pub fn add(&mut self, tenant: &str, token: &str) {
+        self.by_token_hash
+            .insert(Sha256::digest(token.as_bytes()).into(), tenant.to_owned());
+    }
+
+    pub fn lookup(&self, token: &str) -> Option<&str> {
+        self.by_token_hash
+            .get(&<[u8; 32]>::from(Sha256::digest(token.as_bytes())))
+            .map(String::as_str)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_token_hash.is_empty()
+    }
+
+    /// Parses `NAME:TOKEN`. The tenant name follows the resource-name rules.
+    pub fn parse_entry(entry: &str) -> Result<(String, String), String> {
+        let (name, token) = entry
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| "a tenant is NAME:TOKEN".to_owned())?;
+        switchyard_protocol::validate_name(name)
+            .map_err(|e| format!("tenant name {name:?} {e}"))?;
+        if token.len() < 8 {
+            return Err(format!(
+                "the token of tenant {name:?} must be at least 8 characters"
+            ));
+        }
+        Ok((name.to_owned(), token.to_owned()))
+    }
+}
+
+/// The tenant whose bearer token authenticated this request.
+pub struct Tenant(pub String);
+
+impl FromRequestParts<AppState> for Tenant {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            })
+            .ok_or(ApiError::Unauthorized)?;
+        state
+            .tenants
+            .lookup(token.trim())
+            .map(|t| Tenant(t.to_owned()))
+            .ok_or(ApiError::Unauthorized)
+    }
+}
+
+/// Largest accepted request body.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// A JSON request body. Wrong media type: 415; too large: 413; not JSON: 400.
+pub struct JsonBody(pub Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let json_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|v| {
+                let v = v.trim().to_ascii_lowercase();
+                v == "application/json" || (v.starts_with("application/") && v.ends_with("+json"))
+            });
+        if json_type != Some(true) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge {
+                    limit: MAX_BODY_BYTES,
+                }
+            } else {
+                ApiError::validation("body", rejection.body_text())
+            }
+        })?;
+        let value = serde_json::from_slice(&bytes)
+            .map_err(|e| ApiError::validation("body", format!("is not valid JSON: {e}")))?;
+        Ok(JsonBody(value))
+    }
+}
+
+/// A parsed `If-Match` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IfMatch {
+    /// `*`: any current version.
+    Any,
+    /// One or more strong entity tags, i.e. versions.
+    Versions(Vec<i64>),
+}
+
+impl IfMatch {
+    /// `None` when the header is absent.
+    pub fn from_headers(headers: &HeaderMap) -> Result<Option<(IfMatch, String)>, ApiError> {
+        let Some(raw) = headers.get(header::IF_MATCH) else {
+            return Ok(None);
+        };
+        let text = raw
+            .to_str()
+            .map_err(|_| ApiError::validation("If-Match", "must be ASCII"))?
+            .trim();
+        if text == "*" {
+            return Ok(Some((IfMatch::Any, text.to_owned())));
+        }
+        let mut versions = Vec::new();
+        for tag in text.split(',').map(str::trim) {
+            let version = tag
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .and_then(|t| t.parse::<i64>().ok())
+                .ok_or_else(|| {
+                    ApiError::validation(
+                        "If-Match",
+                        format!("{tag:?} is not a version entity tag like \"3\""),
+                    )
+                })?;
+            versions.push(version);
+        }
+        Ok(Some((IfMatch::Versions(versions), text.to_owned())))
+    }
+
+    pub fn matches(&self, current: i64) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Versions(versions) => versions.contains(&current),
+        }
+    }
+}
+
+/// Checks an optional precondition against the current version (`None`: absent resource).
+pub fn check_precondition(
+    if_match: Option<&(IfMatch, String)>,
+    current: Option<i64>,
+) -> Result<(), ApiError> {
+    match (if_match, current) {
+        (None, _) => Ok(()),
+        (Some((cond, _)), Some(v)) if cond.matches(v) => Ok(()),
+        (Some((_, raw)), current) => Err(ApiError::VersionMismatch {
+            expected: raw.clone(),
+            current,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::IF_MATCH, value.parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn if_match_forms() {
+        assert_eq!(
+            IfMatch::from_headers(&headers("\"3\"")).unwrap().unwrap().0,
+            IfMatch::Versions(vec![3])
+        );
+        assert_eq!(
+            IfMatch::from_headers(&headers("\"1\", \"2\""))
+                .unwrap()
+                .unwrap()
+                .0,
+            IfMatch::Versions(vec![1, 2])
+        );
+        assert_eq!(
+            IfMatch::from_headers(&headers("*")).unwrap().unwrap().0,
+            IfMatch::Any
+        );
+        assert!(IfMatch::from_headers(&headers("3")).is_err());
+        assert!(IfMatch::from_headers(&headers("W/\"3\"")).is_err());
+        assert!(IfMatch::from_headers(&HeaderMap::new()).unwrap().is_none());
+    }
+
+    #[test]
+    fn tenant_entries() {
+        assert!(Tenants::parse_entry("acme:s3cret-token").is_ok());
+        assert!(Tenants::parse_entry("acme").is_err());
+        assert!(Tenants::parse_entry("Acme:s3cret-token").is_err());
+        assert!(Tenants::parse_entry("acme:short").is_err());
+        let mut t = Tenants::default();
+        t.add("acme", "s3cret-token");
+        assert_eq!(t.lookup("s3cret-token"), Some("acme"));
+        assert_eq!(t.lookup("other"), None);
+    }
+}

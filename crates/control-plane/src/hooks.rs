@@ -1,0 +1,51 @@
+//! Test hooks at the crash points of a keyed request.
+//!
+//! Production uses [`NoHooks`]. Integration tests pause a request at a point (to take its
+//! lease over, or to race it); the binary can abort the whole process at a point when
+//! `SWITCHYARD_TEST_CRASH_AT` is set, for kill -9 style crash tests.
+
+use async_trait::async_trait;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookPoint {
+    /// The key is claimed (committed as in progress); the effect has not started.
+    AfterClaim,
+    /// The effect is written inside the open transaction; the stored response is not.
+    AfterEffect,
+}
+
+impl HookPoint {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "after_claim" => Some(Self::AfterClaim),
+            "after_effect" => Some(Self::AfterEffect),
+            _ => None,
+        }
+    }
+}
+
+#[async_trait]
+pub trait Hooks: Send + Sync + 'static {
+    /// Called when a keyed request reaches `point`; may pause, or end the process.
+    async fn at(&self, point: HookPoint, key: &str);
+}
+
+pub struct NoHooks;
+
+#[async_trait]
+impl Hooks for NoHooks {
+    async fn at(&self, _point: HookPoint, _key: &str) {}
+}
+
+/// Aborts the process (no cleanup, like kill -9) when a request reaches `point`.
+pub struct CrashAt(pub HookPoint);
+
+#[async_trait]
+impl Hooks for CrashAt {
+    async fn at(&self, point: HookPoint, _key: &str) {
+        if point == self.0 {
+            eprintln!("SWITCHYARD_TEST_CRASH_AT: aborting at {point:?}");
+            std::process::abort();
+        }
+    }
+}

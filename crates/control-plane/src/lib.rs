@@ -1,0 +1,33 @@
+//! The Switchyard reference control plane.
+//!
+//! [`Server::start`] runs it in-process (tests, the desktop app's sandbox, benchmarks);
+//! the `switchyard-control-plane` binary wraps the same thing in a CLI.
+
+pub mod canonical_json;
+pub mod clock;
+pub mod demo;
+pub mod error;
+pub mod extract;
+pub mod hooks;
+pub mod idempotency;
+pub mod openapi;
+pub mod resources;
+pub mod server;
+pub mod store;
+mod system;
+
+use std::sync::Arc;
+
+pub use server::{Server, ServerConfig};
+
+/// Shared state of every request handler.
+pub type AppState = Arc<AppStateInner>;
+
+pub struct AppStateInner {
+    pub store: Arc<dyn store::Store>,
+    pub clock: Arc<dyn clock::Clock>,
+    pub hooks: Arc<dyn hooks::Hooks>,
+    pub tenants: extract::Tenants,
+    pub idempotency: idempotency::IdempotencyConfig,
+    pub retry_schedule: Vec<String>,
+}

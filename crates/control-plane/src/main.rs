@@ -1,0 +1,167 @@
+//! `switchyard-control-plane serve …`
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use switchyard_control_plane::demo::{self, DEMO_TENANT, DEMO_TOKEN};
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::hooks::{CrashAt, HookPoint};
+use switchyard_control_plane::{Server, ServerConfig};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser)]
+#[command(
+    name = "switchyard-control-plane",
+    version,
+    about = "The Switchyard reference control plane"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the HTTP API.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the chosen URL is printed).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Database URL: sqlite://PATH (created if missing).
+    #[arg(long, default_value = "sqlite://cp.db")]
+    db: String,
+    /// A tenant and its bearer token, NAME:TOKEN. Repeatable. Prefer --tenants-file or
+    /// SWITCHYARD_TENANTS so tokens stay out of the process list.
+    #[arg(long = "tenant", value_name = "NAME:TOKEN")]
+    tenants: Vec<String>,
+    /// A file with one NAME:TOKEN per line (# comments allowed).
+    #[arg(long, value_name = "PATH")]
+    tenants_file: Option<PathBuf>,
+    /// How long completed Idempotency-Keys are kept, e.g. 24h, 30m, 90s.
+    #[arg(long, default_value = "24h", value_parser = parse_duration)]
+    idempotency_retention: Duration,
+    /// How long an in-progress key is leased before a retry may take it over.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    idempotency_lease: Duration,
+    /// How often expired keys are swept.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    sweep_every: Duration,
+    /// Delivery retry schedule: the delay before each attempt.
+    #[arg(long, default_value = "0s,10s,1m,10m,1h")]
+    retry_schedule: String,
+    /// Seed demo endpoints, targets and flows for a tenant named `demo` if it has none.
+    #[arg(long)]
+    demo: bool,
+}
+
+/// Parses `500ms`, `90s`, `10m`, `24h`, `2d`.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 90s, 10m or 24h"))?;
+    let ms = match unit {
+        "ms" => 1,
+        "s" | "" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (use ms, s, m, h or d)"
+            ));
+        }
+    };
+    Ok(Duration::from_millis(n.saturating_mul(ms)))
+}
+
+fn load_tenants(args: &ServeArgs) -> anyhow::Result<Tenants> {
+    let mut entries: Vec<String> = args.tenants.clone();
+    if let Ok(env) = std::env::var("SWITCHYARD_TENANTS") {
+        entries.extend(
+            env.split(',')
+                .filter(|e| !e.trim().is_empty())
+                .map(str::to_owned),
+        );
+    }
+    if let Some(path) = &args.tenants_file {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        entries.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned),
+        );
+    }
+    let mut tenants = Tenants::default();
+    if args.demo {
+        tenants.add(DEMO_TENANT, DEMO_TOKEN);
+    }
+    for entry in entries {
+        let (name, token) = Tenants::parse_entry(&entry).map_err(anyhow::Error::msg)?;
+        tenants.add(&name, &token);
+    }
+    Ok(tenants)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let Command::Serve(args) = Cli::parse().command;
+    let tenants = load_tenants(&args)?;
+    if tenants.is_empty() && !args.demo {
+        bail!("no tenants: pass --tenant NAME:TOKEN, --tenants-file PATH or SWITCHYARD_TENANTS");
+    }
+    for delay in args.retry_schedule.split(',') {
+        parse_duration(delay)
+            .map_err(anyhow::Error::msg)
+            .context("--retry-schedule")?;
+    }
+    let mut config = ServerConfig::new(args.listen, &args.db, tenants);
+    config.idempotency.retention = args.idempotency_retention;
+    config.idempotency.lease = args.idempotency_lease;
+    config.sweep_every = args.sweep_every;
+    config.retry_schedule = args
+        .retry_schedule
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .collect();
+    if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
+        let point = HookPoint::parse(&point)
+            .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
+        config.hooks = Arc::new(CrashAt(point));
+    }
+    let server = Server::start(config).await?;
+    println!("switchyard control plane listening on {}", server.url());
+    if args.demo {
+        // Until the demo receiver exists, targets point at a closed loopback port.
+        demo::seed(&server.url(), "http://127.0.0.1:9/demo").await?;
+        println!("demo tenant {DEMO_TENANT:?}: export SWITCHYARD_TOKEN={DEMO_TOKEN}");
+        println!(
+            "try: curl -H \"Authorization: Bearer {DEMO_TOKEN}\" {}/v1/flows",
+            server.url()
+        );
+    }
+    tokio::select! {
+        result = server.wait() => result,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}

@@ -1,0 +1,132 @@
+//! Building the router and running the server.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::ApiError;
+use crate::extract::{MAX_BODY_BYTES, Tenants};
+use crate::hooks::{Hooks, NoHooks};
+use crate::idempotency::{IdempotencyConfig, spawn_sweeper};
+use crate::store::{SqliteStore, Store};
+use crate::{AppState, AppStateInner, resources, system};
+
+/// Everything a control plane needs to start.
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    /// `sqlite://path/to/cp.db`.
+    pub db_url: String,
+    pub tenants: Tenants,
+    pub idempotency: IdempotencyConfig,
+    /// Delay before each delivery attempt, as reported by `/v1/info`.
+    pub retry_schedule: Vec<String>,
+    /// How often expired idempotency keys are swept.
+    pub sweep_every: Duration,
+    pub clock: Arc<dyn Clock>,
+    pub hooks: Arc<dyn Hooks>,
+}
+
+impl ServerConfig {
+    pub fn new(listen: SocketAddr, db_url: impl Into<String>, tenants: Tenants) -> Self {
+        Self {
+            listen,
+            db_url: db_url.into(),
+            tenants,
+            idempotency: IdempotencyConfig::default(),
+            retry_schedule: ["0s", "10s", "1m", "10m", "1h"].map(String::from).to_vec(),
+            sweep_every: Duration::from_secs(60),
+            clock: Arc::new(SystemClock),
+            hooks: Arc::new(NoHooks),
+        }
+    }
+}
+
+/// A running control plane.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+    sweeper: JoinHandle<()>,
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .merge(system::routes())
+        .merge(resources::routes())
+        .fallback(system::not_found)
+        .method_not_allowed_fallback(system::method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(
+            |_panic: Box<dyn std::any::Any + Send>| {
+                axum::response::IntoResponse::into_response(ApiError::Internal(
+                    "handler panicked".into(),
+                ))
+            },
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+impl Server {
+    /// Opens the store, binds the listener and starts serving in the background.
+    pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&config.db_url).await?);
+        let state: AppState = Arc::new(AppStateInner {
+            store,
+            clock: config.clock,
+            hooks: config.hooks,
+            tenants: config.tenants,
+            idempotency: config.idempotency,
+            retry_schedule: config.retry_schedule,
+        });
+        let listener = TcpListener::bind(config.listen).await?;
+        let addr = listener.local_addr()?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let app = router(state.clone());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await
+        });
+        let sweeper = spawn_sweeper(state.clone(), config.sweep_every);
+        Ok(Self {
+            addr,
+            state,
+            shutdown: Some(tx),
+            task,
+            sweeper,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, finishes in-flight requests, and returns.
+    pub async fn stop(mut self) -> anyhow::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        self.sweeper.abort();
+        (&mut self.task).await??;
+        Ok(())
+    }
+
+    /// Waits until the server stops (it only stops on `stop` or an I/O error).
+    pub async fn wait(mut self) -> anyhow::Result<()> {
+        (&mut self.task).await??;
+        Ok(())
+    }
+}

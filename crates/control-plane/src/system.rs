@@ -1,0 +1,67 @@
+//! `/healthz`, `/v1/info`, `/openapi.json` and the problem+json fallbacks.
+
+use axum::Json;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use switchyard_protocol::ServerInfo;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::extract::Tenant;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/v1/info", get(info))
+        .route("/openapi.json", get(openapi))
+}
+
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.store.ping().await {
+        Ok(()) => (StatusCode::OK, Json(serde_json::json!({"status": "ok"}))).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "health check: store unreachable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(serde_json::json!({"status": "store_unreachable"})),
+            )
+                .into_response()
+        }
+    }
+}
+
+pub const FEATURES: &[&str] = &[
+    "idempotency-key",
+    "merge-patch",
+    "if-match",
+    "cursor-pagination",
+];
+
+async fn info(State(state): State<AppState>, _tenant: Tenant) -> Json<ServerInfo> {
+    Json(ServerInfo {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        idempotency_retention_seconds: state.idempotency.retention.as_secs(),
+        retry_schedule: state.retry_schedule.clone(),
+        features: FEATURES.iter().map(|f| (*f).to_owned()).collect(),
+    })
+}
+
+async fn openapi() -> Response {
+    let doc = crate::openapi::document();
+    (
+        [("content-type", "application/json")],
+        doc.to_pretty_json().unwrap_or_default(),
+    )
+        .into_response()
+}
+
+pub async fn not_found() -> ApiError {
+    ApiError::RouteNotFound
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}

@@ -1,0 +1,1 @@
+//! The console core (issue 4): profiles, local cache, the SQLite outbox and the sync engine.

@@ -1,0 +1,16 @@
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// `GET /v1/info`: what a client needs to know to talk to this server safely.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ServerInfo {
+    /// Server version (semver).
+    pub version: String,
+    /// How long a completed Idempotency-Key is remembered. A retry older than this may
+    /// execute again, so clients check live state before resending older operations.
+    pub idempotency_retention_seconds: u64,
+    /// The delivery retry schedule: the delay before each attempt, e.g. `["0s","10s","1m","10m","1h"]`.
+    pub retry_schedule: Vec<String>,
+    /// Features this server supports, e.g. `idempotency-key`, `merge-patch`, `if-match`.
+    pub features: Vec<String>,
+}

@@ -1,0 +1,21 @@
+//! Wire types of the Switchyard control-plane API (contract section 1).
+//!
+//! Everything a client and the server exchange lives here, so the server, the console core,
+//! the CLI and the desktop app agree on one shape. Validation that both sides need (resource
+//! names, specs) lives here too: the server is authoritative, clients use it to fail early.
+
+pub mod headers;
+pub mod info;
+pub mod merge_patch;
+pub mod name;
+pub mod problem;
+pub mod resource;
+
+pub use info::ServerInfo;
+pub use name::{NameError, validate_name};
+pub use problem::{ErrorCode, Problem};
+pub use resource::{
+    ApplyRequest, CreateRequest, EndpointSpec, EndpointStatus, FieldError, FlowMode, FlowSpec,
+    FlowStatus, Page, Resource, ResourceKind, SigningSecretInfo, TargetSpec, TargetStatus,
+    UpdateRequest,
+};

@@ -1,0 +1,433 @@
+//! Endpoints, targets and flows: representations, requests and validation.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The three managed resource kinds. The plural is the path segment (`/v1/endpoints`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceKind {
+    Endpoint,
+    Target,
+    Flow,
+}
+
+impl ResourceKind {
+    pub const ALL: [ResourceKind; 3] = [Self::Endpoint, Self::Target, Self::Flow];
+
+    /// Singular name, as in the representation's `kind` field.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Endpoint => "endpoint",
+            Self::Target => "target",
+            Self::Flow => "flow",
+        }
+    }
+
+    /// Plural name, as in the URL path.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Self::Endpoint => "endpoints",
+            Self::Target => "targets",
+            Self::Flow => "flows",
+        }
+    }
+
+    /// Accepts the singular or the plural form.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == text || k.plural() == text)
+    }
+
+    /// Checks a spec of this kind; returns it in canonical form (defaults filled in).
+    pub fn validate_spec(self, spec: &Value) -> Result<Value, FieldError> {
+        match self {
+            Self::Endpoint => canonical::<EndpointSpec>(spec),
+            Self::Target => canonical::<TargetSpec>(spec),
+            Self::Flow => canonical::<FlowSpec>(spec),
+        }
+    }
+}
+
+impl std::fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn canonical<S: Spec>(spec: &Value) -> Result<Value, FieldError> {
+    if !spec.is_object() {
+        return Err(FieldError::new("spec", "must be a JSON object"));
+    }
+    let typed: S =
+        serde_json::from_value(spec.clone()).map_err(|e| FieldError::new("spec", e.to_string()))?;
+    typed.validate()?;
+    Ok(serde_json::to_value(&typed).expect("specs serialize"))
+}
+
+/// A field that failed validation, named as a JSON path (`spec.url`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+/// A resource spec that can check itself beyond what its type says.
+pub trait Spec: Serialize + DeserializeOwned {
+    fn validate(&self) -> Result<(), FieldError>;
+}
+
+/// A managed resource as the API returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resource<S = Value, St = Value> {
+    pub kind: ResourceKind,
+    pub name: String,
+    /// Starts at 1 and grows by 1 on every change; also the `ETag`.
+    pub version: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub spec: S,
+    pub status: St,
+}
+
+/// One page of a list: pass `next_cursor` back as `cursor` for the next page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /v1/{kind}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRequest {
+    pub name: String,
+    pub spec: Value,
+}
+
+/// `PATCH /v1/{kind}/{name}`: `spec` is a JSON merge patch (RFC 7396) of the spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRequest {
+    pub spec: Value,
+}
+
+/// `PUT /v1/{kind}/{name}`: the whole desired spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyRequest {
+    pub spec: Value,
+}
+
+const MAX_EVENT_TYPES: usize = 64;
+
+fn validate_event_types(field: &str, types: &[String]) -> Result<(), FieldError> {
+    if types.len() > MAX_EVENT_TYPES {
+        return Err(FieldError::new(
+            field,
+            format!("at most {MAX_EVENT_TYPES} event types"),
+        ));
+    }
+    for (i, t) in types.iter().enumerate() {
+        let ok = !t.is_empty()
+            && t.len() <= 128
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._:-*".contains(&b));
+        if !ok {
+            return Err(FieldError::new(
+                format!("{field}[{i}]"),
+                "must be 1-128 characters of letters, digits and . _ : - *",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where events come in.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSpec {
+    #[serde(default)]
+    pub description: String,
+    /// Event types this endpoint accepts; empty accepts any.
+    #[serde(default)]
+    pub event_types: Vec<String>,
+}
+
+impl Spec for EndpointSpec {
+    fn validate(&self) -> Result<(), FieldError> {
+        if self.description.chars().count() > 1024 {
+            return Err(FieldError::new(
+                "spec.description",
+                "must be at most 1024 characters",
+            ));
+        }
+        validate_event_types("spec.event_types", &self.event_types)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct EndpointStatus {
+    pub enabled: bool,
+    #[serde(default)]
+    pub pending_deliveries: u64,
+}
+
+/// A webhook destination.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSpec {
+    /// `http` or `https` URL that receives the webhook POSTs.
+    pub url: String,
+    /// How long one attempt may take before it counts as a `timeout`.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u32,
+    /// Extra request headers sent with every delivery.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+fn default_timeout_ms() -> u32 {
+    15_000
+}
+
+/// Headers the delivery pipeline sets itself; a target may not override them.
+const RESERVED_HEADER_PREFIXES: [&str; 2] = ["webhook-", "switchyard-"];
+const RESERVED_HEADERS: [&str; 5] = [
+    "content-type",
+    "content-length",
+    "host",
+    "transfer-encoding",
+    "connection",
+];
+
+impl Spec for TargetSpec {
+    fn validate(&self) -> Result<(), FieldError> {
+        let url = url::Url::parse(&self.url)
+            .map_err(|e| FieldError::new("spec.url", format!("is not a valid URL: {e}")))?;
+        if url.scheme() != "http" && url.scheme() != "https" {
+            return Err(FieldError::new("spec.url", "must use http or https"));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(FieldError::new("spec.url", "must name a host"));
+        }
+        if !(1..=120_000).contains(&self.timeout_ms) {
+            return Err(FieldError::new(
+                "spec.timeout_ms",
+                "must be between 1 and 120000",
+            ));
+        }
+        if self.headers.len() > 32 {
+            return Err(FieldError::new("spec.headers", "at most 32 headers"));
+        }
+        for (name, value) in &self.headers {
+            let field = format!("spec.headers.{name}");
+            let token = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            if !token {
+                return Err(FieldError::new(field, "is not a valid header name"));
+            }
+            let lower = name.to_ascii_lowercase();
+            if RESERVED_HEADERS.contains(&lower.as_str())
+                || RESERVED_HEADER_PREFIXES
+                    .iter()
+                    .any(|p| lower.starts_with(p))
+            {
+                return Err(FieldError::new(
+                    field,
+                    "is set by Switchyard and cannot be overridden",
+                ));
+            }
+            if value.len() > 4096
+                || !value
+                    .bytes()
+                    .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+            {
+                return Err(FieldError::new(
+                    field,
+                    "value must be printable ASCII, at most 4096 bytes",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Signing secret metadata; the value itself is shown once, in `signing_secret`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SigningSecretInfo {
+    pub id: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct TargetStatus {
+    pub signing_secrets: Vec<SigningSecretInfo>,
+    /// The new secret's value (`whsec_…`), present only in the response that created it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_secret: Option<String>,
+}
+
+/// How a flow delivers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowMode {
+    /// The event submission waits for the first attempt and answers with its outcome.
+    Sync,
+    /// The control plane's own worker delivers.
+    AsyncInline,
+    /// An edge plane (named by `edge`) delivers.
+    AsyncRelay,
+}
+
+/// A route from an endpoint to a target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub endpoint: String,
+    pub target: String,
+    /// Event types routed; empty routes all.
+    #[serde(default)]
+    pub event_types: Vec<String>,
+    #[serde(default = "default_mode")]
+    pub mode: FlowMode,
+    /// The edge plane that delivers an `async_relay` flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge: Option<String>,
+}
+
+fn default_mode() -> FlowMode {
+    FlowMode::AsyncInline
+}
+
+impl Spec for FlowSpec {
+    fn validate(&self) -> Result<(), FieldError> {
+        crate::validate_name(&self.endpoint)
+            .map_err(|e| FieldError::new("spec.endpoint", e.to_string()))?;
+        crate::validate_name(&self.target)
+            .map_err(|e| FieldError::new("spec.target", e.to_string()))?;
+        validate_event_types("spec.event_types", &self.event_types)?;
+        match (self.mode, &self.edge) {
+            (FlowMode::AsyncRelay, None) => Err(FieldError::new(
+                "spec.edge",
+                "is required when mode is async_relay",
+            )),
+            (FlowMode::AsyncRelay, Some(edge)) => {
+                crate::validate_name(edge).map_err(|e| FieldError::new("spec.edge", e.to_string()))
+            }
+            (_, Some(_)) => Err(FieldError::new(
+                "spec.edge",
+                "is only allowed when mode is async_relay",
+            )),
+            (_, None) => Ok(()),
+        }
+    }
+}
+
+impl FlowSpec {
+    /// Whether this flow routes an event of `event_type`.
+    pub fn matches(&self, event_type: &str) -> bool {
+        self.event_types.is_empty() || self.event_types.iter().any(|t| t == event_type)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct FlowStatus {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_spec_fills_defaults() {
+        let spec = ResourceKind::Target
+            .validate_spec(&json!({"url": "https://example.test/hook"}))
+            .unwrap();
+        assert_eq!(
+            spec,
+            json!({"url": "https://example.test/hook", "timeout_ms": 15000, "headers": {}})
+        );
+        let flow = ResourceKind::Flow
+            .validate_spec(&json!({"endpoint": "a", "target": "b"}))
+            .unwrap();
+        assert_eq!(flow["mode"], "async_inline");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let cases = [
+            (ResourceKind::Target, json!({"url": "ftp://x"}), "spec.url"),
+            (
+                ResourceKind::Target,
+                json!({"url": "http://x", "timeout_ms": 0}),
+                "spec.timeout_ms",
+            ),
+            (
+                ResourceKind::Target,
+                json!({"url": "http://x", "headers": {"Webhook-Id": "x"}}),
+                "spec.headers.Webhook-Id",
+            ),
+            (
+                ResourceKind::Target,
+                json!({"url": "http://x", "bogus": 1}),
+                "spec",
+            ),
+            (
+                ResourceKind::Flow,
+                json!({"endpoint": "A", "target": "b"}),
+                "spec.endpoint",
+            ),
+            (
+                ResourceKind::Flow,
+                json!({"endpoint": "a", "target": "b", "mode": "async_relay"}),
+                "spec.edge",
+            ),
+            (
+                ResourceKind::Endpoint,
+                json!({"event_types": ["ok", "no spaces"]}),
+                "spec.event_types[1]",
+            ),
+            (ResourceKind::Endpoint, json!([]), "spec"),
+        ];
+        for (kind, spec, field) in cases {
+            let err = kind.validate_spec(&spec).unwrap_err();
+            assert_eq!(err.field, field, "{spec}: {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_named_in_the_message() {
+        let err = ResourceKind::Endpoint
+            .validate_spec(&json!({"descriptin": "x"}))
+            .unwrap_err();
+        assert!(err.message.contains("descriptin"), "{}", err.message);
+    }
+}

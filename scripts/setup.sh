@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building and testing Switchyard needs on Debian 12: system packages (as root
+# or with sudo), the UI's npm packages, and tauri-driver for the WebDriver end-to-end tests.
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+for pkg in build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libsoup-3.0-dev \
+  libjavascriptcoregtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \
+  xvfb xauth webkit2gtk-driver imagemagick; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
+done
+if ! command -v node >/dev/null 2>&1; then need_apt+=(nodejs npm); fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing system packages: ${need_apt[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+if [ -f ui/package.json ]; then
+  if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+    echo "setup: installing UI packages (npm ci)"
+    npm --prefix ui ci --no-audit --no-fund --loglevel=error
+  fi
+fi
+
+if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
+  echo "setup: installing tauri-driver"
+  cargo install tauri-driver --locked --version '^2' --quiet
+fi
+echo "setup: ready"

@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod idempotency;
 pub mod openapi;
 pub mod resources;
+pub mod sandbox;
 pub mod server;
 pub mod store;
 mod system;

@@ -1,1 +1,143 @@
-fn main() {}
+//! `switchyard-cp-bench`: what the Idempotency-Key bookkeeping costs.
+//!
+//! Measures, in one run on loopback: a keyed create, the same create handler with the
+//! bookkeeping switched off (the baseline), and a keyed replay, at 1 and 16 concurrent
+//! clients. Rounds alternate between the variants and the median round is reported, so
+//! machine noise hits all of them alike. Figures are printed as ratios to the baseline.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::{Server, ServerConfig};
+
+const TOKEN: &str = "bench-token-0001";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Variant {
+    Plain,
+    Keyed,
+    Replay,
+}
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match self {
+            Variant::Plain => "create, no idempotency bookkeeping (baseline)",
+            Variant::Keyed => "create with Idempotency-Key",
+            Variant::Replay => "replay of a completed key",
+        }
+    }
+}
+
+struct Round {
+    rps: f64,
+    p50_us: f64,
+    p99_us: f64,
+}
+
+async fn start(require_key: bool, dir: &tempfile::TempDir, name: &str) -> anyhow::Result<Server> {
+    let mut tenants = Tenants::default();
+    tenants.add("bench", TOKEN);
+    let db = format!("sqlite://{}", dir.path().join(format!("{name}.db")).display());
+    let mut config = ServerConfig::new("127.0.0.1:0".parse()?, db, tenants);
+    config.idempotency.require_key = require_key;
+    Server::start(config).await
+}
+
+/// Runs `clients` concurrent loops of `per_client` sequential requests.
+async fn round(base: &str, variant: Variant, clients: usize, per_client: usize, seq: Arc<AtomicU64>) -> anyhow::Result<Round> {
+    let client = reqwest::Client::builder().pool_max_idle_per_host(clients).build()?;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (client, base, seq) = (client.clone(), base.to_owned(), seq.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::with_capacity(per_client);
+            for _ in 0..per_client {
+                let n = seq.fetch_add(1, Ordering::Relaxed);
+                let (name, key) = match variant {
+                    Variant::Replay => ("replayed".to_owned(), "replay-key".to_owned()),
+                    _ => (format!("ep-{n}"), format!("key-{n}")),
+                };
+                let mut request = client
+                    .post(format!("{base}/v1/endpoints"))
+                    .bearer_auth(TOKEN)
+                    .json(&json!({"name": name, "spec": {"description": "bench endpoint", "event_types": ["a.b"]}}));
+                if variant != Variant::Plain {
+                    request = request.header("idempotency-key", key);
+                }
+                let t = Instant::now();
+                let response = request.send().await?;
+                let status = response.status().as_u16();
+                response.bytes().await?;
+                latencies.push(t.elapsed());
+                anyhow::ensure!(status == 201, "{variant:?}: HTTP {status}");
+            }
+            anyhow::Ok(latencies)
+        }));
+    }
+    let mut all: Vec<Duration> = Vec::new();
+    for task in tasks {
+        all.extend(task.await??);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    all.sort_unstable();
+    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)].as_secs_f64() * 1e6;
+    Ok(Round { rps: all.len() as f64 / elapsed, p50_us: pct(0.50), p99_us: pct(0.99) })
+}
+
+fn median(mut rounds: Vec<Round>) -> Round {
+    rounds.sort_by(|a, b| a.rps.total_cmp(&b.rps));
+    rounds.swap_remove(rounds.len() / 2)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    let requests: usize = std::env::var("BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1600);
+    let dir = tempfile::tempdir()?;
+    let plain = start(false, &dir, "plain").await?;
+    let keyed = start(true, &dir, "keyed").await?;
+    let seq = Arc::new(AtomicU64::new(0));
+    // The replayed key completes once up front.
+    round(&keyed.url(), Variant::Replay, 1, 1, seq.clone()).await?;
+
+    println!("switchyard-cp-bench: {rounds} alternating rounds of {requests} requests per variant, median round shown");
+    println!("(SQLite WAL, synchronous=NORMAL, loopback HTTP/1.1, client in the same process)\n");
+    for clients in [1usize, 16] {
+        let per_client = requests / clients;
+        let mut results: Vec<(Variant, Vec<Round>)> =
+            [Variant::Plain, Variant::Keyed, Variant::Replay].into_iter().map(|v| (v, Vec::new())).collect();
+        // Warm-up, then alternate so drift and noise hit every variant alike.
+        round(&plain.url(), Variant::Plain, clients, per_client / 4, seq.clone()).await?;
+        round(&keyed.url(), Variant::Keyed, clients, per_client / 4, seq.clone()).await?;
+        for _ in 0..rounds {
+            for (variant, out) in &mut results {
+                let base = if *variant == Variant::Plain { plain.url() } else { keyed.url() };
+                out.push(round(&base, *variant, clients, per_client, seq.clone()).await?);
+            }
+        }
+        let medians: Vec<(Variant, Round)> = results.into_iter().map(|(v, r)| (v, median(r))).collect();
+        let base = &medians[0].1;
+        println!("{clients} concurrent client(s):");
+        println!("  {:<48} {:>9} {:>9} {:>9}  {:>14}", "variant", "req/s", "p50 µs", "p99 µs", "cost vs base");
+        for (variant, r) in &medians {
+            println!(
+                "  {:<48} {:>9.0} {:>9.0} {:>9.0}  {:>13.2}×",
+                variant.label(),
+                r.rps,
+                r.p50_us,
+                r.p99_us,
+                base.rps / r.rps
+            );
+        }
+        println!();
+    }
+    println!("cost vs base = baseline req/s ÷ variant req/s (target for the keyed create: at most 1.6×)");
+    plain.stop().await?;
+    keyed.stop().await?;
+    Ok(())
+}

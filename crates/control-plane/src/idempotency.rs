@@ -24,7 +24,7 @@ use crate::store::{ClaimOutcome, KeyRecord, KeyScope, KeyState, StoreTx, StoredR
 pub enum ClaimStrategy {
     #[default]
     Atomic,
-    #[doc(hidden)]
+    /// Negative control for tests only: read the key, then write it unconditionally.
     CheckThenInsert,
 }
 

@@ -41,15 +41,26 @@ struct Round {
 async fn start(require_key: bool, dir: &tempfile::TempDir, name: &str) -> anyhow::Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("bench", TOKEN);
-    let db = format!("sqlite://{}", dir.path().join(format!("{name}.db")).display());
+    let db = format!(
+        "sqlite://{}",
+        dir.path().join(format!("{name}.db")).display()
+    );
     let mut config = ServerConfig::new("127.0.0.1:0".parse()?, db, tenants);
     config.idempotency.require_key = require_key;
     Server::start(config).await
 }
 
 /// Runs `clients` concurrent loops of `per_client` sequential requests.
-async fn round(base: &str, variant: Variant, clients: usize, per_client: usize, seq: Arc<AtomicU64>) -> anyhow::Result<Round> {
-    let client = reqwest::Client::builder().pool_max_idle_per_host(clients).build()?;
+async fn round(
+    base: &str,
+    variant: Variant,
+    clients: usize,
+    per_client: usize,
+    seq: Arc<AtomicU64>,
+) -> anyhow::Result<Round> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(clients)
+        .build()?;
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..clients {
@@ -85,8 +96,13 @@ async fn round(base: &str, variant: Variant, clients: usize, per_client: usize, 
     }
     let elapsed = started.elapsed().as_secs_f64();
     all.sort_unstable();
-    let pct = |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)].as_secs_f64() * 1e6;
-    Ok(Round { rps: all.len() as f64 / elapsed, p50_us: pct(0.50), p99_us: pct(0.99) })
+    let pct =
+        |p: f64| all[((all.len() as f64 * p) as usize).min(all.len() - 1)].as_secs_f64() * 1e6;
+    Ok(Round {
+        rps: all.len() as f64 / elapsed,
+        p50_us: pct(0.50),
+        p99_us: pct(0.99),
+    })
 }
 
 fn median(mut rounds: Vec<Round>) -> Round {
@@ -96,8 +112,14 @@ fn median(mut rounds: Vec<Round>) -> Round {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
-    let requests: usize = std::env::var("BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(1600);
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let requests: usize = std::env::var("BENCH_REQUESTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1600);
     let dir = tempfile::tempdir()?;
     let plain = start(false, &dir, "plain").await?;
     let keyed = start(true, &dir, "keyed").await?;
@@ -105,25 +127,52 @@ async fn main() -> anyhow::Result<()> {
     // The replayed key completes once up front.
     round(&keyed.url(), Variant::Replay, 1, 1, seq.clone()).await?;
 
-    println!("switchyard-cp-bench: {rounds} alternating rounds of {requests} requests per variant, median round shown");
+    println!(
+        "switchyard-cp-bench: {rounds} alternating rounds of {requests} requests per variant, median round shown"
+    );
     println!("(SQLite WAL, synchronous=NORMAL, loopback HTTP/1.1, client in the same process)\n");
     for clients in [1usize, 16] {
         let per_client = requests / clients;
         let mut results: Vec<(Variant, Vec<Round>)> =
-            [Variant::Plain, Variant::Keyed, Variant::Replay].into_iter().map(|v| (v, Vec::new())).collect();
+            [Variant::Plain, Variant::Keyed, Variant::Replay]
+                .into_iter()
+                .map(|v| (v, Vec::new()))
+                .collect();
         // Warm-up, then alternate so drift and noise hit every variant alike.
-        round(&plain.url(), Variant::Plain, clients, per_client / 4, seq.clone()).await?;
-        round(&keyed.url(), Variant::Keyed, clients, per_client / 4, seq.clone()).await?;
+        round(
+            &plain.url(),
+            Variant::Plain,
+            clients,
+            per_client / 4,
+            seq.clone(),
+        )
+        .await?;
+        round(
+            &keyed.url(),
+            Variant::Keyed,
+            clients,
+            per_client / 4,
+            seq.clone(),
+        )
+        .await?;
         for _ in 0..rounds {
             for (variant, out) in &mut results {
-                let base = if *variant == Variant::Plain { plain.url() } else { keyed.url() };
+                let base = if *variant == Variant::Plain {
+                    plain.url()
+                } else {
+                    keyed.url()
+                };
                 out.push(round(&base, *variant, clients, per_client, seq.clone()).await?);
             }
         }
-        let medians: Vec<(Variant, Round)> = results.into_iter().map(|(v, r)| (v, median(r))).collect();
+        let medians: Vec<(Variant, Round)> =
+            results.into_iter().map(|(v, r)| (v, median(r))).collect();
         let base = &medians[0].1;
         println!("{clients} concurrent client(s):");
-        println!("  {:<48} {:>9} {:>9} {:>9}  {:>14}", "variant", "req/s", "p50 µs", "p99 µs", "cost vs base");
+        println!(
+            "  {:<48} {:>9} {:>9} {:>9}  {:>14}",
+            "variant", "req/s", "p50 µs", "p99 µs", "cost vs base"
+        );
         for (variant, r) in &medians {
             println!(
                 "  {:<48} {:>9.0} {:>9.0} {:>9.0}  {:>13.2}×",
@@ -136,7 +185,9 @@ async fn main() -> anyhow::Result<()> {
         }
         println!();
     }
-    println!("cost vs base = baseline req/s ÷ variant req/s (target for the keyed create: at most 1.6×)");
+    println!(
+        "cost vs base = baseline req/s ÷ variant req/s (target for the keyed create: at most 1.6×)"
+    );
     plain.stop().await?;
     keyed.stop().await?;
     Ok(())

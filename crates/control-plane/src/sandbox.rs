@@ -12,6 +12,8 @@ use crate::{Server, ServerConfig};
 pub struct Sandbox {
     pub server: Server,
     pub token: String,
+    /// The demo receiver and event trickle (stopped when the sandbox is dropped).
+    pub demo: crate::demo::DemoRuntime,
 }
 
 impl Sandbox {
@@ -28,9 +30,12 @@ impl Sandbox {
             tenants,
         );
         let server = Server::start(config).await?;
-        // Until the demo receiver exists, targets point at a closed loopback port.
-        crate::demo::seed(&server.url(), "http://127.0.0.1:9/demo").await?;
-        Ok(Self { server, token: DEMO_TOKEN.to_owned() })
+        let demo = crate::demo::start(&server.url(), std::time::Duration::from_secs(3)).await?;
+        Ok(Self {
+            server,
+            token: DEMO_TOKEN.to_owned(),
+            demo,
+        })
     }
 
     pub fn url(&self) -> String {

@@ -33,6 +33,8 @@ pub struct ServerConfig {
     pub sweep_every: Duration,
     pub clock: Arc<dyn Clock>,
     pub hooks: Arc<dyn Hooks>,
+    /// The delivery pipeline's schedule, leases and worker settings.
+    pub delivery: crate::delivery::DeliveryConfig,
 }
 
 impl ServerConfig {
@@ -46,6 +48,7 @@ impl ServerConfig {
             sweep_every: Duration::from_secs(60),
             clock: Arc::new(SystemClock),
             hooks: Arc::new(NoHooks),
+            delivery: crate::delivery::DeliveryConfig::default(),
         }
     }
 }
@@ -57,12 +60,17 @@ pub struct Server {
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
     sweeper: JoinHandle<()>,
+    worker: Option<JoinHandle<()>>,
 }
 
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(system::routes())
         .merge(resources::routes())
+        .merge(crate::events::routes())
+        .merge(crate::dlq::routes())
+        .merge(crate::replays::routes())
+        .merge(crate::edge::routes())
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -80,7 +88,14 @@ pub fn router(state: AppState) -> Router {
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
     pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&config.db_url).await?);
+        let sqlite = SqliteStore::open(&config.db_url).await?;
+        let (writer, readers) = sqlite.pools();
+        let delivery = Arc::new(crate::delivery::DeliveryContext::new(
+            config.delivery,
+            crate::delivery::DeliveryStore { writer, readers },
+            config.clock.clone(),
+        ));
+        let store: Arc<dyn Store> = Arc::new(sqlite);
         let state: AppState = Arc::new(AppStateInner {
             store,
             clock: config.clock,
@@ -88,6 +103,7 @@ impl Server {
             tenants: config.tenants,
             idempotency: config.idempotency,
             retry_schedule: config.retry_schedule,
+            delivery: delivery.clone(),
         });
         let listener = TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
@@ -101,12 +117,17 @@ impl Server {
                 .await
         });
         let sweeper = spawn_sweeper(state.clone(), config.sweep_every);
+        let worker = delivery
+            .config
+            .run_worker
+            .then(|| crate::delivery::worker::spawn(delivery.clone()));
         Ok(Self {
             addr,
             state,
             shutdown: Some(tx),
             task,
             sweeper,
+            worker,
         })
     }
 
@@ -120,6 +141,9 @@ impl Server {
             let _ = tx.send(());
         }
         self.sweeper.abort();
+        if let Some(worker) = self.worker.take() {
+            worker.abort();
+        }
         (&mut self.task).await??;
         Ok(())
     }

@@ -118,7 +118,12 @@ pub async fn repoint_targets(base_url: &str, receiver_base: &str) -> anyhow::Res
             .await?;
         let url = current["spec"]["url"].as_str().unwrap_or_default();
         let path = url.rsplit('/').next().unwrap_or_default();
-        let demo_path = spec["url"].as_str().unwrap_or_default().rsplit('/').next().unwrap_or_default();
+        let demo_path = spec["url"]
+            .as_str()
+            .unwrap_or_default()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
         let ours = url.starts_with("http://127.0.0.1:") && path == demo_path;
         if !ours || url == spec["url"].as_str().unwrap_or_default() {
             continue;
@@ -126,7 +131,10 @@ pub async fn repoint_targets(base_url: &str, receiver_base: &str) -> anyhow::Res
         client
             .patch(format!("{base_url}/v1/targets/{name}"))
             .bearer_auth(DEMO_TOKEN)
-            .header("idempotency-key", format!("demo-repoint-{name}-{receiver_base}"))
+            .header(
+                "idempotency-key",
+                format!("demo-repoint-{name}-{receiver_base}"),
+            )
             .json(&json!({"spec": {"url": spec["url"]}}))
             .send()
             .await?;

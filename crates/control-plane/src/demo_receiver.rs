@@ -83,14 +83,19 @@ impl DemoReceiver {
                     StatusCode::OK
                 }),
             );
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+        let listener =
+            tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             if let Err(e) = axum::serve(listener, app).await {
                 tracing::warn!(error = %e, "demo receiver stopped");
             }
         });
-        Ok(Self { addr, received, task })
+        Ok(Self {
+            addr,
+            received,
+            task,
+        })
     }
 
     /// The base URL the demo targets point at.
@@ -118,13 +123,17 @@ pub fn spawn_trickle(base_url: String, token: String, every: Duration) -> JoinHa
         ("inventory", "stock.out"),
     ];
     tokio::spawn(async move {
-        let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap_or_default();
         let mut n: u64 = 0;
         loop {
             let pause = every.as_millis() as f64 * (0.5 + rand::random::<f64>());
             tokio::time::sleep(Duration::from_millis(pause as u64)).await;
             n += 1;
-            let (endpoint, event_type) = EVENTS[(rand::random::<u64>() % EVENTS.len() as u64) as usize];
+            let (endpoint, event_type) =
+                EVENTS[(rand::random::<u64>() % EVENTS.len() as u64) as usize];
             let body = json!({
                 "endpoint": endpoint,
                 "event_type": event_type,

@@ -34,12 +34,17 @@ pub struct DlqQuery {
     pub cursor: Option<String>,
 }
 
-fn time(field: &str, value: Option<&str>) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+fn time(
+    field: &str,
+    value: Option<&str>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
     value
         .map(|v| {
             chrono::DateTime::parse_from_rfc3339(v)
                 .map(|t| t.with_timezone(&chrono::Utc))
-                .map_err(|_| ApiError::validation(field, format!("{v:?} is not an RFC 3339 timestamp")))
+                .map_err(|_| {
+                    ApiError::validation(field, format!("{v:?} is not an RFC 3339 timestamp"))
+                })
         })
         .transpose()
 }
@@ -97,7 +102,10 @@ async fn list(
     let filter = query.filter()?;
     let limit = query.limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::validation("limit", format!("must be between 1 and {MAX_PAGE}")));
+        return Err(ApiError::validation(
+            "limit",
+            format!("must be between 1 and {MAX_PAGE}"),
+        ));
     }
     let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
     let mut items = state
@@ -145,7 +153,10 @@ async fn stats(
         DlqGroupBy::Hour => "hour",
     };
     let rows = state.delivery.store.dlq_counts(&tenant, column).await?;
-    let total = rows.iter().map(|(_, n)| u64::try_from(*n).unwrap_or(0)).sum();
+    let total = rows
+        .iter()
+        .map(|(_, n)| u64::try_from(*n).unwrap_or(0))
+        .sum();
     let groups = rows
         .into_iter()
         .map(|(key, count)| {

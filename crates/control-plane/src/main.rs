@@ -174,7 +174,12 @@ async fn main() -> anyhow::Result<()> {
         bail!("no tenants: pass --tenant NAME:TOKEN, --tenants-file PATH or SWITCHYARD_TENANTS");
     }
     let schedule_text = args.retry_schedule.clone().unwrap_or_else(|| {
-        if args.demo { DEMO_SCHEDULE } else { DEFAULT_SCHEDULE }.to_owned()
+        if args.demo {
+            DEMO_SCHEDULE
+        } else {
+            DEFAULT_SCHEDULE
+        }
+        .to_owned()
     });
     let schedule = switchyard_control_plane::delivery::schedule::parse_schedule(&schedule_text)
         .map_err(anyhow::Error::msg)
@@ -183,7 +188,10 @@ async fn main() -> anyhow::Result<()> {
     config.idempotency.retention = args.idempotency_retention;
     config.idempotency.lease = args.idempotency_lease;
     config.sweep_every = args.sweep_every;
-    config.retry_schedule = schedule_text.split(',').map(|s| s.trim().to_owned()).collect();
+    config.retry_schedule = schedule_text
+        .split(',')
+        .map(|s| s.trim().to_owned())
+        .collect();
     config.delivery.schedule = schedule;
     config.delivery.lease_margin = args.delivery_lease_margin;
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
@@ -226,7 +234,10 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
         idle_poll: args.poll,
         report_schedule,
     };
-    println!("switchyard edge plane {:?} relaying for {}", config.name, config.control_plane);
+    println!(
+        "switchyard edge plane {:?} relaying for {}",
+        config.name, config.control_plane
+    );
     tokio::select! {
         result = switchyard_control_plane::edge::agent::run(config) => result,
         _ = tokio::signal::ctrl_c() => Ok(()),

@@ -47,7 +47,9 @@ const MAX_IDS: usize = 1_000;
 fn check_session_id(id: &str) -> Result<(), ApiError> {
     let ok = !id.is_empty()
         && id.len() <= 128
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
     if ok {
         Ok(())
     } else {
@@ -101,7 +103,10 @@ async fn selected(
                     Bind::Int(i) => query.bind(i),
                 };
             }
-            Ok(query.bind(MAX_FILTER_SELECTION).fetch_all(&mut *conn).await?)
+            Ok(query
+                .bind(MAX_FILTER_SELECTION)
+                .fetch_all(&mut *conn)
+                .await?)
         }
     }
 }
@@ -142,7 +147,12 @@ async fn start(
     check_request(&request)?;
     let ctx = &state.delivery;
     if request.dry_run {
-        let mut conn = ctx.store.readers.acquire().await.map_err(StoreError::from)?;
+        let mut conn = ctx
+            .store
+            .readers
+            .acquire()
+            .await
+            .map_err(StoreError::from)?;
         let count = dry_run_count(&mut conn, &tenant, &request.selection).await?;
         return Ok(Json(ReplayDryRun {
             session_id: id,
@@ -153,7 +163,12 @@ async fn start(
     }
     let fingerprint = Sha256::digest(crate::canonical_json::to_vec(&body)).to_vec();
     let now = ctx.clock.now_ms();
-    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await.map_err(StoreError::from)?;
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(StoreError::from)?;
     let existing: Option<Vec<u8>> =
         sqlx::query_scalar("SELECT fingerprint FROM replay_sessions WHERE tenant = ? AND id = ?")
             .bind(&tenant)
@@ -166,7 +181,10 @@ async fn start(
             return Err(ApiError::ReplaySessionReused { id });
         }
         let session = load(&mut tx, &tenant, &id, true, now).await?;
-        return Ok(session_response(200, session.ok_or_else(|| ApiError::Internal("session vanished".into()))?));
+        return Ok(session_response(
+            200,
+            session.ok_or_else(|| ApiError::Internal("session vanished".into()))?,
+        ));
     }
     let originals = selected(&mut tx, &tenant, &request.selection).await?;
     let mut replayed = 0u64;
@@ -255,7 +273,10 @@ async fn start(
     let session = load(&mut tx, &tenant, &id, true, now).await?;
     tx.commit().await.map_err(StoreError::from)?;
     ctx.wake.notify_one();
-    Ok(session_response(201, session.ok_or_else(|| ApiError::Internal("session vanished".into()))?))
+    Ok(session_response(
+        201,
+        session.ok_or_else(|| ApiError::Internal("session vanished".into()))?,
+    ))
 }
 
 fn session_stored(status: u16, session: &ReplaySession) -> StoredResponse {
@@ -355,10 +376,19 @@ async fn read(
     Tenant(tenant): Tenant,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let mut conn = state.delivery.store.readers.acquire().await.map_err(StoreError::from)?;
+    let mut conn = state
+        .delivery
+        .store
+        .readers
+        .acquire()
+        .await
+        .map_err(StoreError::from)?;
     let session = load(&mut conn, &tenant, &id, true, state.clock.now_ms())
         .await?
-        .ok_or(ApiError::NotFound { kind: "replay session", name: id })?;
+        .ok_or(ApiError::NotFound {
+            kind: "replay session",
+            name: id,
+        })?;
     Ok(Json(session).into_response())
 }
 
@@ -394,7 +424,13 @@ async fn list(
                 .ok_or_else(|| ApiError::validation("cursor", "is not a cursor this server issued"))
         })
         .transpose()?;
-    let mut conn = state.delivery.store.readers.acquire().await.map_err(StoreError::from)?;
+    let mut conn = state
+        .delivery
+        .store
+        .readers
+        .acquire()
+        .await
+        .map_err(StoreError::from)?;
     let (at, after_id) = after.unwrap_or((i64::MAX, String::new()));
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT id, created_at FROM replay_sessions WHERE tenant = ? \
@@ -493,7 +529,11 @@ pub async fn cancel_pending(
 }
 
 /// Puts a replayed delivery back into the DLQ (its replay was withdrawn).
-pub async fn restore_original(conn: &mut SqliteConnection, original: &str, now: i64) -> Result<(), StoreError> {
+pub async fn restore_original(
+    conn: &mut SqliteConnection,
+    original: &str,
+    now: i64,
+) -> Result<(), StoreError> {
     sqlx::query(
         "UPDATE deliveries SET state = 'dead', replayed_by = NULL, updated_at = ? WHERE id = ? AND state = 'replayed'",
     )

@@ -36,7 +36,10 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     pub fn new(delays: Vec<Duration>, random: Arc<dyn RandomSource>) -> Self {
-        assert!(!delays.is_empty(), "a retry schedule has at least one attempt");
+        assert!(
+            !delays.is_empty(),
+            "a retry schedule has at least one attempt"
+        );
         Self { delays, random }
     }
 

@@ -25,7 +25,10 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Option<Strin
     mac.update(timestamp.to_string().as_bytes());
     mac.update(b".");
     mac.update(body);
-    Some(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
+    Some(format!(
+        "v1,{}",
+        STANDARD.encode(mac.finalize().into_bytes())
+    ))
 }
 
 /// What a receiver does: true when any `v1,` signature in `header` matches `secret`.
@@ -50,7 +53,13 @@ mod tests {
         let body = br#"{"test": 2432232314}"#;
         let sig = sign(secret, id, 1614265330, body).unwrap();
         assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
-        assert!(verify(secret, id, 1614265330, body, &format!("v1,bogus {sig}")));
+        assert!(verify(
+            secret,
+            id,
+            1614265330,
+            body,
+            &format!("v1,bogus {sig}")
+        ));
         assert!(!verify(secret, id, 1614265331, body, &sig));
     }
 

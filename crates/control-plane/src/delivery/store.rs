@@ -156,8 +156,12 @@ impl Claimed {
         headers.push(("content-type".into(), "application/json".into()));
         headers.push(("webhook-id".into(), self.event_id.clone()));
         headers.push(("webhook-timestamp".into(), timestamp.to_string()));
-        let signature =
-            signing::signature_header(&self.secrets, &self.event_id, timestamp, self.body.as_bytes());
+        let signature = signing::signature_header(
+            &self.secrets,
+            &self.event_id,
+            timestamp,
+            self.body.as_bytes(),
+        );
         if !signature.is_empty() {
             headers.push(("webhook-signature".into(), signature));
         }
@@ -169,7 +173,13 @@ impl Claimed {
 }
 
 /// The webhook body: the same bytes on every attempt and replay of an event.
-pub fn webhook_body(event_id: &str, event_type: &str, endpoint: &str, created_at: i64, payload: &str) -> String {
+pub fn webhook_body(
+    event_id: &str,
+    event_type: &str,
+    endpoint: &str,
+    created_at: i64,
+    payload: &str,
+) -> String {
     let data: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
     json!({
         "id": event_id,
@@ -211,7 +221,13 @@ pub async fn begin_attempt(
     let event_type: String = row.try_get("event_type")?;
     let endpoint: String = row.try_get("endpoint")?;
     let payload: String = row.try_get("payload")?;
-    let body = webhook_body(&event_id, &event_type, &endpoint, row.try_get("event_created_at")?, &payload);
+    let body = webhook_body(
+        &event_id,
+        &event_type,
+        &endpoint,
+        row.try_get("event_created_at")?,
+        &payload,
+    );
 
     let target: Option<TargetSpec> = sqlx::query_scalar::<_, String>(
         "SELECT spec FROM resources WHERE tenant = ? AND kind = 'target' AND name = ?",
@@ -382,18 +398,20 @@ pub async fn finish_attempt(
     Ok(true)
 }
 
-async fn replay_cancelled(conn: &mut SqliteConnection, delivery: &SqliteRow) -> Result<bool, StoreError> {
+async fn replay_cancelled(
+    conn: &mut SqliteConnection,
+    delivery: &SqliteRow,
+) -> Result<bool, StoreError> {
     let Some(session) = delivery.try_get::<Option<String>, _>("replay_session")? else {
         return Ok(false);
     };
     let tenant: String = delivery.try_get("tenant")?;
-    let cancelled: Option<Option<i64>> = sqlx::query_scalar(
-        "SELECT cancelled_at FROM replay_sessions WHERE tenant = ? AND id = ?",
-    )
-    .bind(tenant)
-    .bind(session)
-    .fetch_optional(&mut *conn)
-    .await?;
+    let cancelled: Option<Option<i64>> =
+        sqlx::query_scalar("SELECT cancelled_at FROM replay_sessions WHERE tenant = ? AND id = ?")
+            .bind(tenant)
+            .bind(session)
+            .fetch_optional(&mut *conn)
+            .await?;
     Ok(matches!(cancelled, Some(Some(_))))
 }
 
@@ -425,7 +443,18 @@ pub async fn reap_expired_leases(
                 owner.as_deref().unwrap_or("the sender")
             ),
         );
-        if finish_attempt(conn, &id, &attempt, row.try_get("lease_token")?, &result, now, policy, FinishedBy::Reaper).await? {
+        if finish_attempt(
+            conn,
+            &id,
+            &attempt,
+            row.try_get("lease_token")?,
+            &result,
+            now,
+            policy,
+            FinishedBy::Reaper,
+        )
+        .await?
+        {
             reaped += 1;
         }
     }
@@ -450,7 +479,9 @@ pub async fn fail_unpicked_relays(
     .await?;
     let mut failed = 0;
     for (id, edge) in ids {
-        if let Some(claimed) = begin_attempt(conn, &id, "control-plane", now, lease_margin_ms).await? {
+        if let Some(claimed) =
+            begin_attempt(conn, &id, "control-plane", now, lease_margin_ms).await?
+        {
             let result = AttemptResult::failed(
                 ErrorClass::Connect,
                 format!(
@@ -458,7 +489,17 @@ pub async fn fail_unpicked_relays(
                     edge.unwrap_or_default()
                 ),
             );
-            finish_attempt(conn, &id, &claimed.attempt_id, claimed.lease_token, &result, now, policy, FinishedBy::Sender).await?;
+            finish_attempt(
+                conn,
+                &id,
+                &claimed.attempt_id,
+                claimed.lease_token,
+                &result,
+                now,
+                policy,
+                FinishedBy::Sender,
+            )
+            .await?;
             failed += 1;
         }
     }
@@ -476,24 +517,28 @@ pub async fn claim_due(
     relay: Option<(&str, &str)>,
 ) -> Result<Vec<Claimed>, StoreError> {
     let ids: Vec<String> = match relay {
-        None => sqlx::query_scalar(
-            "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
+        None => {
+            sqlx::query_scalar(
+                "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
              AND mode <> 'async_relay' ORDER BY next_attempt_at LIMIT ?",
-        )
-        .bind(now)
-        .bind(limit)
-        .fetch_all(&mut *conn)
-        .await?,
-        Some((tenant, edge)) => sqlx::query_scalar(
-            "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
+            )
+            .bind(now)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?
+        }
+        Some((tenant, edge)) => {
+            sqlx::query_scalar(
+                "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
              AND mode = 'async_relay' AND tenant = ? AND edge = ? ORDER BY next_attempt_at LIMIT ?",
-        )
-        .bind(now)
-        .bind(tenant)
-        .bind(edge)
-        .bind(limit)
-        .fetch_all(&mut *conn)
-        .await?,
+            )
+            .bind(now)
+            .bind(tenant)
+            .bind(edge)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?
+        }
     };
     let mut claimed = Vec::with_capacity(ids.len());
     for id in ids {
@@ -542,8 +587,14 @@ fn delivery_from_row(row: &SqliteRow) -> Result<Delivery, StoreError> {
         mode: mode_from_str(row.try_get("mode")?)?,
         edge: row.try_get("edge")?,
         state: DeliveryState::parse(&state).ok_or_else(|| corrupt(format!("state {state:?}")))?,
-        attempts_made: row.try_get::<i64, _>("attempts_made")?.try_into().map_err(corrupt)?,
-        max_attempts: row.try_get::<i64, _>("max_attempts")?.try_into().map_err(corrupt)?,
+        attempts_made: row
+            .try_get::<i64, _>("attempts_made")?
+            .try_into()
+            .map_err(corrupt)?,
+        max_attempts: row
+            .try_get::<i64, _>("max_attempts")?
+            .try_into()
+            .map_err(corrupt)?,
         next_attempt_at: opt_time("next_attempt_at")?,
         created_at: to_datetime(row.try_get("created_at")?),
         updated_at: to_datetime(row.try_get("updated_at")?),
@@ -568,7 +619,10 @@ fn attempt_from_row(row: &SqliteRow) -> Result<Attempt, StoreError> {
     };
     Ok(Attempt {
         id: row.try_get("id")?,
-        number: row.try_get::<i64, _>("number")?.try_into().map_err(corrupt)?,
+        number: row
+            .try_get::<i64, _>("number")?
+            .try_into()
+            .map_err(corrupt)?,
         started_at: to_datetime(row.try_get("started_at")?),
         duration_ms: row
             .try_get::<Option<i64>, _>("duration_ms")?
@@ -592,7 +646,10 @@ async fn attach_attempts(pool: &SqlitePool, deliveries: &mut [Delivery]) -> Resu
         .bind(&d.id)
         .fetch_all(pool)
         .await?;
-        d.attempts = rows.iter().map(attempt_from_row).collect::<Result<_, _>>()?;
+        d.attempts = rows
+            .iter()
+            .map(attempt_from_row)
+            .collect::<Result<_, _>>()?;
     }
     Ok(())
 }
@@ -630,7 +687,10 @@ impl DeliveryStore {
         .bind(id)
         .fetch_all(&self.readers)
         .await?;
-        let mut deliveries = rows.iter().map(delivery_from_row).collect::<Result<Vec<_>, _>>()?;
+        let mut deliveries = rows
+            .iter()
+            .map(delivery_from_row)
+            .collect::<Result<Vec<_>, _>>()?;
         attach_attempts(&self.readers, &mut deliveries).await?;
         let payload: String = row.try_get("payload")?;
         Ok(Some(Event {
@@ -693,11 +753,15 @@ impl DeliveryStore {
                     endpoint: r.try_get("endpoint")?,
                     flow: r.try_get("flow")?,
                     target: r.try_get("target")?,
-                    error_class: class_from(r.try_get("error_class")?)?.unwrap_or(ErrorClass::Connect),
+                    error_class: class_from(r.try_get("error_class")?)?
+                        .unwrap_or(ErrorClass::Connect),
                     last_status_code: r
                         .try_get::<Option<i64>, _>("last_status")?
                         .and_then(|s| u16::try_from(s).ok()),
-                    attempts: r.try_get::<i64, _>("attempts_made")?.try_into().map_err(corrupt)?,
+                    attempts: r
+                        .try_get::<i64, _>("attempts_made")?
+                        .try_into()
+                        .map_err(corrupt)?,
                     dead_at: to_datetime(r.try_get("dead_at")?),
                     replay_session: r.try_get("replay_session")?,
                 })
@@ -716,7 +780,11 @@ impl DeliveryStore {
             "error_class" => "error_class",
             _ => "CAST(hour AS TEXT)",
         };
-        let order = if column == "hour" { "hour DESC" } else { "2 DESC, 1" };
+        let order = if column == "hour" {
+            "hour DESC"
+        } else {
+            "2 DESC, 1"
+        };
         let rows: Vec<(String, i64)> = sqlx::query_as(&format!(
             "SELECT {key}, SUM(count) FROM dlq_counts WHERE tenant = ? GROUP BY {key} HAVING SUM(count) > 0 ORDER BY {order}"
         ))

@@ -14,7 +14,10 @@ use crate::store::StoreError;
 
 /// Sends one claimed attempt and records its outcome. Returns the result and whether it was
 /// recorded (`false`: the lease was lost and a newer holder owns the delivery).
-pub async fn perform(ctx: &DeliveryContext, claimed: &Claimed) -> Result<(AttemptResult, bool), StoreError> {
+pub async fn perform(
+    ctx: &DeliveryContext,
+    claimed: &Claimed,
+) -> Result<(AttemptResult, bool), StoreError> {
     let result = match &claimed.target {
         None => AttemptResult::failed(
             ErrorClass::Connect,
@@ -37,7 +40,11 @@ pub async fn perform(ctx: &DeliveryContext, claimed: &Claimed) -> Result<(Attemp
 }
 
 /// Records `result` for `claimed`, fenced by its lease token.
-pub async fn record(ctx: &DeliveryContext, claimed: &Claimed, result: &AttemptResult) -> Result<bool, StoreError> {
+pub async fn record(
+    ctx: &DeliveryContext,
+    claimed: &Claimed,
+    result: &AttemptResult,
+) -> Result<bool, StoreError> {
     let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await?;
     let recorded = store::finish_attempt(
         &mut tx,
@@ -69,7 +76,15 @@ pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claime
     let claimed = if limit == 0 {
         Vec::new()
     } else {
-        store::claim_due(&mut tx, now, limit, &ctx.config.worker_id, ctx.lease_margin_ms(), None).await?
+        store::claim_due(
+            &mut tx,
+            now,
+            limit,
+            &ctx.config.worker_id,
+            ctx.lease_margin_ms(),
+            None,
+        )
+        .await?
     };
     tx.commit().await?;
     Ok(claimed)
@@ -99,10 +114,12 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
                 }
                 Err(e) => tracing::warn!(error = %e, "delivery worker pass failed; retrying"),
             }
-            let pickup = i64::try_from(ctx.config.edge_pickup_timeout.as_millis()).unwrap_or(i64::MAX / 4);
+            let pickup =
+                i64::try_from(ctx.config.edge_pickup_timeout.as_millis()).unwrap_or(i64::MAX / 4);
             let sleep = match store::next_wakeup(&ctx.store.readers, pickup).await {
                 Ok(Some(at)) => {
-                    let ms = (at - ctx.clock.now_ms()).clamp(5, ctx.config.poll_max.as_millis() as i64);
+                    let ms =
+                        (at - ctx.clock.now_ms()).clamp(5, ctx.config.poll_max.as_millis() as i64);
                     Duration::from_millis(ms as u64)
                 }
                 _ => ctx.config.poll_max,

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use switchyard_protocol::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
+use switchyard_protocol::{
+    EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt,
+};
 use tokio::sync::Semaphore;
 
 use crate::delivery::http;
@@ -46,14 +48,22 @@ pub async fn run(config: EdgeConfig) -> anyhow::Result<()> {
             continue;
         }
         let leased = control
-            .post(format!("{}/v1/edges/{}/lease", config.control_plane, config.name))
+            .post(format!(
+                "{}/v1/edges/{}/lease",
+                config.control_plane, config.name
+            ))
             .bearer_auth(&config.token)
             .json(&EdgeLeaseRequest { max: free })
             .send()
             .await;
         let lease = match leased {
-            Ok(r) if r.status().is_success() => r.json::<EdgeLease>().await.map_err(anyhow::Error::from),
-            Ok(r) => Err(anyhow::anyhow!("control plane answered HTTP {}", r.status())),
+            Ok(r) if r.status().is_success() => {
+                r.json::<EdgeLease>().await.map_err(anyhow::Error::from)
+            }
+            Ok(r) => Err(anyhow::anyhow!(
+                "control plane answered HTTP {}",
+                r.status()
+            )),
             Err(e) => Err(e.into()),
         };
         let lease = match lease {
@@ -75,8 +85,12 @@ pub async fn run(config: EdgeConfig) -> anyhow::Result<()> {
         }
         for attempt in lease.attempts {
             let permit = permits.clone().acquire_owned().await?;
-            let (config, control, webhooks, policy) =
-                (config.clone(), control.clone(), webhooks.clone(), policy.clone());
+            let (config, control, webhooks, policy) = (
+                config.clone(),
+                control.clone(),
+                webhooks.clone(),
+                policy.clone(),
+            );
             tokio::spawn(async move {
                 deliver(&config, &control, &webhooks, &policy, attempt).await;
                 drop(permit);
@@ -134,8 +148,12 @@ async fn deliver(
                 tracing::warn!(attempt = %attempt.attempt_id, status = %r.status(), "report rejected");
                 return;
             }
-            Ok(r) => tracing::warn!(attempt = %attempt.attempt_id, status = %r.status(), "report failed; retrying"),
-            Err(e) => tracing::warn!(attempt = %attempt.attempt_id, error = %e, "report failed; retrying"),
+            Ok(r) => {
+                tracing::warn!(attempt = %attempt.attempt_id, status = %r.status(), "report failed; retrying")
+            }
+            Err(e) => {
+                tracing::warn!(attempt = %attempt.attempt_id, error = %e, "report failed; retrying")
+            }
         }
     }
     tracing::error!(attempt = %attempt.attempt_id,

@@ -22,7 +22,9 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::post;
 use sqlx::Row;
-use switchyard_protocol::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
+use switchyard_protocol::{
+    EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt,
+};
 
 use crate::AppState;
 use crate::clock::to_datetime;
@@ -48,7 +50,8 @@ async fn lease(
     Path(name): Path<String>,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Json<EdgeLease>, ApiError> {
-    switchyard_protocol::validate_name(&name).map_err(|e| ApiError::validation("name", e.to_string()))?;
+    switchyard_protocol::validate_name(&name)
+        .map_err(|e| ApiError::validation("name", e.to_string()))?;
     let JsonBody(body) = body?;
     let request: EdgeLeaseRequest =
         serde_json::from_value(body).map_err(|e| ApiError::validation("body", e.to_string()))?;
@@ -57,7 +60,12 @@ async fn lease(
     }
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();
-    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await.map_err(StoreError::from)?;
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(StoreError::from)?;
     store::reap_expired_leases(&mut tx, now, &ctx.policy).await?;
     let claimed = store::claim_due(
         &mut tx,
@@ -75,7 +83,17 @@ async fn lease(
                 switchyard_protocol::ErrorClass::Connect,
                 format!("target {:?} no longer exists", c.target_name),
             );
-            store::finish_attempt(&mut tx, &c.delivery_id, &c.attempt_id, c.lease_token, &result, now, &ctx.policy, FinishedBy::Sender).await?;
+            store::finish_attempt(
+                &mut tx,
+                &c.delivery_id,
+                &c.attempt_id,
+                c.lease_token,
+                &result,
+                now,
+                &ctx.policy,
+                FinishedBy::Sender,
+            )
+            .await?;
             continue;
         };
         attempts.push(RelayedAttempt {
@@ -111,7 +129,12 @@ async fn report(
     }
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();
-    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await.map_err(StoreError::from)?;
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(StoreError::from)?;
     let row = sqlx::query(
         "SELECT a.delivery_id, a.outcome, a.finished_by FROM attempts a JOIN deliveries d ON d.id = a.delivery_id \
          WHERE a.id = ? AND d.tenant = ? AND a.performed_by = ?",
@@ -149,7 +172,10 @@ async fn report(
         error: report
             .error
             .map(|e| e.chars().take(500).collect())
-            .or_else(|| error_class.map(|_| format!("receiver answered HTTP {}", report.status_code.unwrap_or(0)))),
+            .or_else(|| {
+                error_class
+                    .map(|_| format!("receiver answered HTTP {}", report.status_code.unwrap_or(0)))
+            }),
     };
     let delivery_id: String = row.get("delivery_id");
     let recorded = store::finish_attempt(

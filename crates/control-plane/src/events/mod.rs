@@ -35,7 +35,8 @@ fn check_request(request: &SubmitEventRequest) -> Result<(), ApiError> {
     let t = &request.event_type;
     let ok = !t.is_empty()
         && t.len() <= 128
-        && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
     if !ok {
         return Err(ApiError::validation(
             "event_type",
@@ -55,7 +56,10 @@ fn check_request(request: &SubmitEventRequest) -> Result<(), ApiError> {
 
 enum Submitted {
     Duplicate(String),
-    New { event_id: String, sync: Vec<Claimed> },
+    New {
+        event_id: String,
+        sync: Vec<Claimed>,
+    },
 }
 
 async fn submit(
@@ -64,8 +68,8 @@ async fn submit(
     body: Result<JsonBody, ApiError>,
 ) -> Result<Response, ApiError> {
     let JsonBody(body) = body?;
-    let request: SubmitEventRequest = serde_json::from_value(body)
-        .map_err(|e| ApiError::validation("body", e.to_string()))?;
+    let request: SubmitEventRequest =
+        serde_json::from_value(body).map_err(|e| ApiError::validation("body", e.to_string()))?;
     check_request(&request)?;
     let submitted = accept(&state, &tenant, &request).await?;
     let ctx = &state.delivery;
@@ -119,10 +123,19 @@ async fn submit(
 }
 
 /// Dedups, checks the endpoint, and commits the event with its deliveries.
-async fn accept(state: &AppState, tenant: &str, request: &SubmitEventRequest) -> Result<Submitted, ApiError> {
+async fn accept(
+    state: &AppState,
+    tenant: &str,
+    request: &SubmitEventRequest,
+) -> Result<Submitted, ApiError> {
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();
-    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await.map_err(crate::store::StoreError::from)?;
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(crate::store::StoreError::from)?;
     let (spec, status) = store::resource_json(&mut tx, tenant, "endpoint", &request.endpoint)
         .await?
         .ok_or_else(|| ApiError::NotFound {
@@ -131,9 +144,18 @@ async fn accept(state: &AppState, tenant: &str, request: &SubmitEventRequest) ->
         })?;
     let event_id = store::new_id("evt");
     if let Some(key) = &request.event_key {
-        let retention = i64::try_from(state.idempotency.retention.as_millis()).unwrap_or(i64::MAX / 2);
-        if let Some(existing) =
-            store::claim_event_key(&mut tx, tenant, &request.endpoint, key, &event_id, now, now - retention).await?
+        let retention =
+            i64::try_from(state.idempotency.retention.as_millis()).unwrap_or(i64::MAX / 2);
+        if let Some(existing) = store::claim_event_key(
+            &mut tx,
+            tenant,
+            &request.endpoint,
+            key,
+            &event_id,
+            now,
+            now - retention,
+        )
+        .await?
         {
             return Ok(Submitted::Duplicate(existing));
         }
@@ -143,7 +165,8 @@ async fn accept(state: &AppState, tenant: &str, request: &SubmitEventRequest) ->
             name: request.endpoint.clone(),
         });
     }
-    let spec: EndpointSpec = serde_json::from_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let spec: EndpointSpec =
+        serde_json::from_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?;
     if !spec.event_types.is_empty() && !spec.event_types.iter().any(|t| t == &request.event_type) {
         return Err(ApiError::validation(
             "event_type",
@@ -188,8 +211,14 @@ async fn accept(state: &AppState, tenant: &str, request: &SubmitEventRequest) ->
         let delivery_id = store::insert_delivery(&mut tx, &new, now).await?;
         if flow_spec.mode == FlowMode::Sync {
             // Commit the first attempt as in flight before calling out (the recovery point).
-            if let Some(claimed) =
-                store::begin_attempt(&mut tx, &delivery_id, "control-plane", now, ctx.lease_margin_ms()).await?
+            if let Some(claimed) = store::begin_attempt(
+                &mut tx,
+                &delivery_id,
+                "control-plane",
+                now,
+                ctx.lease_margin_ms(),
+            )
+            .await?
             {
                 sync.push(claimed);
             }
@@ -210,7 +239,10 @@ async fn read_event(
         .store
         .event(&tenant, &id)
         .await?
-        .ok_or(ApiError::NotFound { kind: "event", name: id })?;
+        .ok_or(ApiError::NotFound {
+            kind: "event",
+            name: id,
+        })?;
     Ok(Json(event).into_response())
 }
 
@@ -219,11 +251,15 @@ async fn read_delivery(
     Tenant(tenant): Tenant,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let delivery = state
-        .delivery
-        .store
-        .delivery(&tenant, &id)
-        .await?
-        .ok_or(ApiError::NotFound { kind: "delivery", name: id })?;
+    let delivery =
+        state
+            .delivery
+            .store
+            .delivery(&tenant, &id)
+            .await?
+            .ok_or(ApiError::NotFound {
+                kind: "delivery",
+                name: id,
+            })?;
     Ok(Json(delivery).into_response())
 }

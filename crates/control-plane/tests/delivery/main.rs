@@ -1,0 +1,9 @@
+//! Integration tests of the delivery pipeline: real loopback receivers, a fast retry
+//! schedule, real edge and control-plane processes for the crash tests.
+
+mod crash;
+mod events;
+mod paths;
+mod replay;
+mod support;
+mod workers;

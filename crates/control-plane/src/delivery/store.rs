@@ -302,16 +302,37 @@ pub enum FinishedBy {
 /// Records the outcome of attempt `attempt_id` if the delivery is still in flight under
 /// `lease_token` (the fence): success ends the delivery; a failure schedules the next
 /// attempt or, after the last one, moves it to the DLQ. `false`: fenced out, nothing written.
+/// Names an attempt and the lease it was claimed under (the fence of its completion).
+#[derive(Debug, Clone, Copy)]
+pub struct Fence<'a> {
+    pub delivery_id: &'a str,
+    pub attempt_id: &'a str,
+    pub lease_token: i64,
+}
+
+impl Claimed {
+    pub fn fence(&self) -> Fence<'_> {
+        Fence {
+            delivery_id: &self.delivery_id,
+            attempt_id: &self.attempt_id,
+            lease_token: self.lease_token,
+        }
+    }
+}
+
 pub async fn finish_attempt(
     conn: &mut SqliteConnection,
-    delivery_id: &str,
-    attempt_id: &str,
-    lease_token: i64,
+    fence: Fence<'_>,
     result: &AttemptResult,
     now: i64,
     policy: &RetryPolicy,
     finished_by: FinishedBy,
 ) -> Result<bool, StoreError> {
+    let Fence {
+        delivery_id,
+        attempt_id,
+        lease_token,
+    } = fence;
     let Some(row) = sqlx::query(
         "SELECT attempts_made, max_attempts, tenant, replay_session, replay_of FROM deliveries \
          WHERE id = ? AND state = 'in_flight' AND lease_token = ? AND current_attempt = ?",
@@ -445,9 +466,11 @@ pub async fn reap_expired_leases(
         );
         if finish_attempt(
             conn,
-            &id,
-            &attempt,
-            row.try_get("lease_token")?,
+            Fence {
+                delivery_id: &id,
+                attempt_id: &attempt,
+                lease_token: row.try_get("lease_token")?,
+            },
             &result,
             now,
             policy,
@@ -491,9 +514,11 @@ pub async fn fail_unpicked_relays(
             );
             finish_attempt(
                 conn,
-                &id,
-                &claimed.attempt_id,
-                claimed.lease_token,
+                Fence {
+                    delivery_id: &id,
+                    attempt_id: &claimed.attempt_id,
+                    lease_token: claimed.lease_token,
+                },
                 &result,
                 now,
                 policy,
@@ -829,17 +854,30 @@ pub fn dlq_where(filter: &DlqFilter) -> (String, Vec<Bind>) {
     (clause, binds)
 }
 
+/// An event to insert.
+pub struct NewEvent<'a> {
+    pub tenant: &'a str,
+    pub id: &'a str,
+    pub endpoint: &'a str,
+    pub event_type: &'a str,
+    pub event_key: Option<&'a str>,
+    pub payload: &'a Value,
+}
+
 /// Inserts the event row.
 pub async fn insert_event(
     conn: &mut SqliteConnection,
-    tenant: &str,
-    id: &str,
-    endpoint: &str,
-    event_type: &str,
-    event_key: Option<&str>,
-    payload: &Value,
+    event: &NewEvent<'_>,
     now: i64,
 ) -> Result<(), StoreError> {
+    let NewEvent {
+        tenant,
+        id,
+        endpoint,
+        event_type,
+        event_key,
+        payload,
+    } = *event;
     sqlx::query(
         "INSERT INTO events (tenant, id, endpoint, event_type, event_key, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     )

@@ -9,7 +9,7 @@ use tokio::sync::Semaphore;
 
 use super::DeliveryContext;
 use super::http::{self, AttemptResult};
-use super::store::{self, Claimed, FinishedBy};
+use super::store::{self, Claimed, Fence, FinishedBy};
 use crate::store::StoreError;
 
 /// Sends one claimed attempt and records its outcome. Returns the result and whether it was
@@ -48,9 +48,11 @@ pub async fn record(
     let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await?;
     let recorded = store::finish_attempt(
         &mut tx,
-        &claimed.delivery_id,
-        &claimed.attempt_id,
-        claimed.lease_token,
+        Fence {
+            delivery_id: &claimed.delivery_id,
+            attempt_id: &claimed.attempt_id,
+            lease_token: claimed.lease_token,
+        },
         result,
         ctx.clock.now_ms(),
         &ctx.policy,

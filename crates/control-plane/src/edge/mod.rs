@@ -29,7 +29,7 @@ use switchyard_protocol::{
 use crate::AppState;
 use crate::clock::to_datetime;
 use crate::delivery::http::AttemptResult;
-use crate::delivery::store::{self, FinishedBy};
+use crate::delivery::store::{self, Fence, FinishedBy};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
 use crate::store::StoreError;
@@ -85,9 +85,11 @@ async fn lease(
             );
             store::finish_attempt(
                 &mut tx,
-                &c.delivery_id,
-                &c.attempt_id,
-                c.lease_token,
+                Fence {
+                    delivery_id: &c.delivery_id,
+                    attempt_id: &c.attempt_id,
+                    lease_token: c.lease_token,
+                },
                 &result,
                 now,
                 &ctx.policy,
@@ -180,9 +182,11 @@ async fn report(
     let delivery_id: String = row.get("delivery_id");
     let recorded = store::finish_attempt(
         &mut tx,
-        &delivery_id,
-        &attempt_id,
-        report.lease_token,
+        Fence {
+            delivery_id: &delivery_id,
+            attempt_id: &attempt_id,
+            lease_token: report.lease_token,
+        },
         &result,
         now,
         &ctx.policy,

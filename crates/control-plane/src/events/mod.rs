@@ -180,12 +180,14 @@ async fn accept(
     }
     store::insert_event(
         &mut tx,
-        tenant,
-        &event_id,
-        &request.endpoint,
-        &request.event_type,
-        request.event_key.as_deref(),
-        &request.payload,
+        &store::NewEvent {
+            tenant,
+            id: &event_id,
+            endpoint: &request.endpoint,
+            event_type: &request.event_type,
+            event_key: request.event_key.as_deref(),
+            payload: &request.payload,
+        },
         now,
     )
     .await?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use switchyard_control_plane::clock::SystemClock;
 use switchyard_control_plane::delivery::http::AttemptResult;
-use switchyard_control_plane::delivery::store::{self, FinishedBy};
+use switchyard_control_plane::delivery::store::{self, Fence, FinishedBy};
 use switchyard_control_plane::delivery::{DeliveryConfig, DeliveryContext, DeliveryStore, worker};
 use switchyard_control_plane::store::SqliteStore;
 
@@ -152,9 +152,11 @@ async fn a_stale_lease_holder_cannot_record_over_the_reaper() {
     };
     let recorded = store::finish_attempt(
         &mut tx,
-        &stale.delivery_id,
-        &stale.attempt_id,
-        stale.lease_token,
+        Fence {
+            delivery_id: &stale.delivery_id,
+            attempt_id: &stale.attempt_id,
+            lease_token: stale.lease_token,
+        },
         &ok,
         now,
         &ctx.policy,

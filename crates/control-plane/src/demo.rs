@@ -3,6 +3,9 @@
 
 use serde_json::{Value, json};
 
+/// The demo's retry schedule: fast enough that the DLQ fills within minutes.
+pub const DEMO_SCHEDULE: &str = "0s,2s,10s,30s,1m";
+
 /// The demo tenant's name and token. It is a sandbox on loopback: the token is not a secret.
 pub const DEMO_TENANT: &str = "demo";
 pub const DEMO_TOKEN: &str = "demo-token-switchyard";

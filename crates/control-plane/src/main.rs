@@ -100,7 +100,7 @@ struct ServeArgs {
 }
 
 const DEFAULT_SCHEDULE: &str = "0s,10s,1m,10m,1h";
-const DEMO_SCHEDULE: &str = "0s,2s,10s,30s,1m";
+use switchyard_control_plane::demo::DEMO_SCHEDULE;
 
 /// Parses `500ms`, `90s`, `10m`, `24h`, `2d`.
 fn parse_duration(text: &str) -> Result<Duration, String> {

@@ -29,6 +29,14 @@ impl Sandbox {
             format!("sqlite://{}", db.display()),
             tenants,
         );
+        let mut config = config;
+        config.retry_schedule = crate::demo::DEMO_SCHEDULE
+            .split(',')
+            .map(str::to_owned)
+            .collect();
+        config.delivery.schedule =
+            crate::delivery::schedule::parse_schedule(crate::demo::DEMO_SCHEDULE)
+                .map_err(anyhow::Error::msg)?;
         let server = Server::start(config).await?;
         let demo = crate::demo::start(&server.url(), std::time::Duration::from_secs(3)).await?;
         Ok(Self {

@@ -83,3 +83,34 @@ impl DeliveryContext {
         i64::try_from(self.config.lease_margin.as_millis()).unwrap_or(i64::MAX / 4)
     }
 }
+
+/// The live part of a resource's status: an endpoint's `pending_deliveries`.
+pub async fn live_status(
+    state: &crate::AppState,
+    tenant: &str,
+    kind: switchyard_protocol::ResourceKind,
+    name: &str,
+) -> Result<Option<serde_json::Value>, crate::store::StoreError> {
+    if kind != switchyard_protocol::ResourceKind::Endpoint {
+        return Ok(None);
+    }
+    let pending = state.delivery.store.pending_count(tenant, name).await?;
+    Ok(Some(serde_json::json!({ "pending_deliveries": pending })))
+}
+
+/// Fills the live status into listed resources.
+pub async fn with_live_status(
+    state: &crate::AppState,
+    tenant: &str,
+    mut items: Vec<switchyard_protocol::Resource>,
+) -> Result<Vec<switchyard_protocol::Resource>, crate::store::StoreError> {
+    for item in &mut items {
+        if let (Some(serde_json::Value::Object(live)), serde_json::Value::Object(status)) = (
+            live_status(state, tenant, item.kind, &item.name).await?,
+            &mut item.status,
+        ) {
+            status.extend(live);
+        }
+    }
+    Ok(items)
+}

@@ -3,6 +3,7 @@
 
 mod crash;
 mod events;
+mod openapi;
 mod paths;
 mod replay;
 mod support;

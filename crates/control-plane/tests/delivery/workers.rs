@@ -97,6 +97,10 @@ async fn a_stale_lease_holder_cannot_record_over_the_reaper() {
     let api = Api::new(server.url());
     api.route("http://127.0.0.1:9/x", json!({})).await;
     let event = api.event_id(1).await;
+    let endpoint = api.get("/v1/endpoints/ep").await;
+    assert_eq!(endpoint["status"]["pending_deliveries"], 1, "{endpoint}");
+    let listed = api.get("/v1/endpoints").await;
+    assert_eq!(listed["items"][0]["status"]["pending_deliveries"], 1);
     let ctx = context(&db, "worker-a").await;
     let now = chrono::Utc::now().timestamp_millis();
 

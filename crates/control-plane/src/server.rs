@@ -90,8 +90,10 @@ impl Server {
     pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
         let sqlite = SqliteStore::open(&config.db_url).await?;
         let (writer, readers) = sqlite.pools();
+        let mut delivery_config = config.delivery;
+        delivery_config.dedup_retention = config.idempotency.retention;
         let delivery = Arc::new(crate::delivery::DeliveryContext::new(
-            config.delivery,
+            delivery_config,
             crate::delivery::DeliveryStore { writer, readers },
             config.clock.clone(),
         ));

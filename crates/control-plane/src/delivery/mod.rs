@@ -38,6 +38,8 @@ pub struct DeliveryConfig {
     pub concurrency: usize,
     /// Longest sleep between looks at the queue.
     pub poll_max: Duration,
+    /// How long an `event_key` dedups; the server sets it to the idempotency retention.
+    pub dedup_retention: Duration,
 }
 
 impl Default for DeliveryConfig {
@@ -51,6 +53,7 @@ impl Default for DeliveryConfig {
             worker_id: format!("worker-{}", uuid::Uuid::new_v4().simple()),
             concurrency: 64,
             poll_max: Duration::from_secs(1),
+            dedup_retention: Duration::from_secs(86_400),
         }
     }
 }

@@ -96,7 +96,14 @@ pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claime
 pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let permits = Arc::new(Semaphore::new(ctx.config.concurrency.max(1)));
+        let mut last_sweep = 0i64;
         loop {
+            if ctx.clock.now_ms() - last_sweep > 60_000 {
+                last_sweep = ctx.clock.now_ms();
+                if let Err(e) = sweep_event_keys(&ctx).await {
+                    tracing::warn!(error = %e, "sweeping expired event keys failed; will retry");
+                }
+            }
             let free = u32::try_from(permits.available_permits()).unwrap_or(u32::MAX);
             match claim_batch(&ctx, free).await {
                 Ok(batch) => {
@@ -132,4 +139,15 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Deletes event keys older than the dedup window (they no longer dedup anything).
+pub async fn sweep_event_keys(ctx: &DeliveryContext) -> Result<u64, StoreError> {
+    let retention = i64::try_from(ctx.config.dedup_retention.as_millis()).unwrap_or(i64::MAX / 2);
+    let cutoff = ctx.clock.now_ms().saturating_sub(retention);
+    let done = sqlx::query("DELETE FROM event_keys WHERE created_at < ?")
+        .bind(cutoff)
+        .execute(&ctx.store.writer)
+        .await?;
+    Ok(done.rows_affected())
 }

@@ -115,3 +115,50 @@ async fn kill_9_of_the_edge_mid_attempt_loses_nothing() {
     );
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn kill_9_during_a_sync_attempt_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let args = ["--retry-schedule", FAST, "--delivery-lease-margin", "200ms"];
+    let mut cp = spawn_control_plane(&db, &args).await;
+    let api = Api::new(cp.url.clone().unwrap());
+    let receiver = Receiver::start(hold_first).await;
+    api.route(&receiver.url, json!({"mode": "sync"})).await;
+    let submit = {
+        let api = api.clone();
+        tokio::spawn(async move {
+            api.http
+                .post(format!("{}/v1/events", api.base))
+                .bearer_auth(TOKEN)
+                .json(&json!({"endpoint": "ep", "event_type": "t", "payload": {}}))
+                .send()
+                .await
+        })
+    };
+    wait_for("the sync attempt", Duration::from_secs(10), || {
+        receiver.count() >= 1
+    })
+    .await;
+    let event = receiver.received()[0].header("webhook-id").to_owned();
+    cp.kill9().await;
+    assert!(
+        submit.await.unwrap().is_err(),
+        "the submitter saw the connection die"
+    );
+
+    let cp = spawn_control_plane(&db, &args).await;
+    let api = Api::new(cp.url.clone().unwrap());
+    let d = api
+        .wait_state(&event, "succeeded", Duration::from_secs(20))
+        .await;
+    assert_eq!(d["mode"], "sync");
+    assert_eq!(d["attempts"][0]["error_class"], "timeout");
+    assert!(
+        receiver
+            .received()
+            .iter()
+            .all(|r| r.header("webhook-id") == event)
+    );
+    assert!(receiver.count() >= 2);
+}

@@ -150,3 +150,23 @@ async fn every_matching_flow_gets_a_delivery_and_details_show_attempts() {
     assert_eq!(status, 404);
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_event_key_dedups_only_within_the_retention_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&dir.path().join("cp.db"), FAST);
+    cfg.idempotency.retention = Duration::from_millis(400);
+    let server = switchyard_control_plane::Server::start(cfg).await.unwrap();
+    let api = Api::new(server.url());
+    api.create("endpoints", "ep", json!({})).await;
+    let body = json!({"endpoint": "ep", "event_type": "t", "payload": {}, "event_key": "k"});
+    let (status, first) = api.submit(body.clone()).await;
+    assert_eq!(status, 202);
+    let (status, dup) = api.submit(body.clone()).await;
+    assert_eq!((status, &dup["id"]), (200, &first["id"]));
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (status, later) = api.submit(body).await;
+    assert_eq!(status, 202, "past the window the key is free again");
+    assert_ne!(later["id"], first["id"]);
+    server.stop().await.unwrap();
+}

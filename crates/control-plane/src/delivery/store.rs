@@ -755,7 +755,7 @@ impl DeliveryStore {
              dead_at, replay_session FROM deliveries WHERE tenant = ? AND state = 'dead'{clause}"
         );
         if after.is_some() {
-            sql.push_str(" AND (dead_at < ? OR (dead_at = ? AND id < ?))");
+            sql.push_str(" AND (dead_at, id) < (?, ?)");
         }
         sql.push_str(" ORDER BY dead_at DESC, id DESC LIMIT ?");
         let mut query = sqlx::query(&sql).bind(tenant);
@@ -766,7 +766,7 @@ impl DeliveryStore {
             };
         }
         if let Some((at, id)) = after {
-            query = query.bind(at).bind(at).bind(id);
+            query = query.bind(at).bind(id);
         }
         let rows = query.bind(limit).fetch_all(&self.readers).await?;
         rows.iter()

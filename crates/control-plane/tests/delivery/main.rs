@@ -2,6 +2,7 @@
 //! schedule, real edge and control-plane processes for the crash tests.
 
 mod crash;
+mod dlq;
 mod events;
 mod openapi;
 mod paths;

@@ -94,7 +94,9 @@ pub async fn seed(base_url: &str, receiver_base: &str) -> anyhow::Result<()> {
             .await?;
         let status = response.status().as_u16();
         // 409 name_taken: it was created before (and perhaps edited since): keep it.
-        if status != 201 && status != 409 {
+        // 422 idempotency_key_reused: seeded before with another receiver base (the demo
+        // receiver's port changes per run); `repoint_targets` updates the URL.
+        if status != 201 && status != 409 && status != 422 {
             anyhow::bail!(
                 "seeding {plural}/{name} failed with HTTP {status}: {}",
                 response.text().await?

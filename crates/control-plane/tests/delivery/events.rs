@@ -170,3 +170,56 @@ async fn an_event_key_dedups_only_within_the_retention_window() {
     assert_ne!(later["id"], first["id"]);
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn another_tenant_sees_none_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(dir.path()).await;
+    let api = Api::new(server.url());
+    let receiver = Receiver::start(|_| status(500)).await;
+    api.route(&receiver.url, json!({})).await;
+    let event = api.event_id(1).await;
+    let d = api
+        .wait_state(&event, "dead", Duration::from_secs(20))
+        .await;
+    let other = |path: String| {
+        let api = api.clone();
+        async move {
+            let r = api
+                .http
+                .get(format!("{}{path}", api.base))
+                .bearer_auth(OTHER_TOKEN)
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            (status, r.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    assert_eq!(other(format!("/v1/events/{event}")).await.0, 404);
+    assert_eq!(
+        other(format!("/v1/deliveries/{}", d["id"].as_str().unwrap()))
+            .await
+            .0,
+        404
+    );
+    let (_, dlq) = other("/v1/dlq".into()).await;
+    assert_eq!(dlq["items"].as_array().unwrap().len(), 0);
+    let (_, stats) = other("/v1/dlq/stats".into()).await;
+    assert_eq!(stats["total"], 0);
+    let r = api
+        .http
+        .put(format!("{}/v1/replays/r1", api.base))
+        .bearer_auth(OTHER_TOKEN)
+        .json(&json!({"selection": {"delivery_ids": [d["id"]]}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 201);
+    let session: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(
+        session["counts"]["skipped"], 1,
+        "another tenant cannot replay it"
+    );
+    server.stop().await.unwrap();
+}

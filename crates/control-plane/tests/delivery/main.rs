@@ -7,5 +7,6 @@ mod events;
 mod openapi;
 mod paths;
 mod replay;
+mod sandbox;
 mod support;
 mod workers;

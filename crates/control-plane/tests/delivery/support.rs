@@ -21,6 +21,7 @@ use switchyard_control_plane::{Server, ServerConfig};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 pub const TOKEN: &str = "acme-token-123";
+pub const OTHER_TOKEN: &str = "other-token-456";
 pub const FAST: &str = "0s,50ms,100ms,200ms,400ms";
 
 /// What the receiver answers to its n-th request (0-based).
@@ -138,6 +139,7 @@ impl Drop for Receiver {
 pub fn config(db: &Path, schedule: &str) -> ServerConfig {
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
+    tenants.add("other", OTHER_TOKEN);
     let mut config = ServerConfig::new(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         format!("sqlite://{}", db.display()),

@@ -61,6 +61,12 @@ CREATE INDEX dlq_by_target ON deliveries (tenant, target, dead_at DESC, id DESC)
 CREATE INDEX dlq_by_endpoint ON deliveries (tenant, endpoint, dead_at DESC, id DESC) WHERE state = 'dead';
 CREATE INDEX dlq_by_flow ON deliveries (tenant, flow, dead_at DESC, id DESC) WHERE state = 'dead';
 CREATE INDEX dlq_by_error_class ON deliveries (tenant, error_class, dead_at DESC, id DESC) WHERE state = 'dead';
+-- The error class combined with another filter (the triage question "which 5xx of target X"):
+-- without these, a rare combination scans every dead delivery of the other column.
+CREATE INDEX dlq_by_target_class ON deliveries (tenant, target, error_class, dead_at DESC, id DESC) WHERE state = 'dead';
+CREATE INDEX dlq_by_endpoint_class ON deliveries (tenant, endpoint, error_class, dead_at DESC, id DESC) WHERE state = 'dead';
+CREATE INDEX dlq_by_endpoint_target ON deliveries (tenant, endpoint, target, dead_at DESC, id DESC) WHERE state = 'dead';
+CREATE INDEX dlq_by_flow_class ON deliveries (tenant, flow, error_class, dead_at DESC, id DESC) WHERE state = 'dead';
 CREATE INDEX deliveries_replay_session ON deliveries (replay_session) WHERE replay_session IS NOT NULL;
 
 CREATE TABLE attempts (

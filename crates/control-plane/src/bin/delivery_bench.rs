@@ -324,7 +324,19 @@ async fn dlq(args: &Args) -> anyhow::Result<()> {
         ),
         (
             "DLQ page, target+class",
+            "/v1/dlq?limit=50&target=tg-7&error_class=timeout".to_owned(),
+        ),
+        (
+            "DLQ page, target+class=0",
             "/v1/dlq?limit=50&target=tg-7&error_class=http_4xx".to_owned(),
+        ),
+        (
+            "DLQ page, flow+class+since",
+            format!("/v1/dlq?limit=50&flow=fl-7&error_class=timeout&since={since}"),
+        ),
+        (
+            "DLQ page, endpoint+target",
+            "/v1/dlq?limit=50&endpoint=ep-3&target=tg-8".to_owned(),
         ),
         (
             "DLQ stats, target",

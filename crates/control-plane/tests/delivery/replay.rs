@@ -175,12 +175,12 @@ async fn cancel_withdraws_unsent_redeliveries_and_is_keyed() {
         .call(
             "PUT",
             "/v1/replays/slow",
-            Some(json!({"selection": {"filter": {}}, "rate_per_s": 1.0})),
+            Some(json!({"selection": {"filter": {}}, "rate_per_s": 0.5})),
             None,
         )
         .await;
     assert_eq!(status, 201);
-    // The first goes at once; the others are spaced a second apart.
+    // The first goes at once; the others are spaced two seconds apart.
     wait_for("the first re-delivery", Duration::from_secs(5), || {
         receiver.count() > 25
     })

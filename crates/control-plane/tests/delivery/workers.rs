@@ -48,8 +48,13 @@ async fn two_workers_never_deliver_the_same_attempt() {
     for n in 0..200 {
         events.push(api.event_id(n).await);
     }
-    let a = worker::spawn(context(&db, "worker-a").await);
-    let b = worker::spawn(context(&db, "worker-b").await);
+    // Both are ready before either starts, so they compete from the first pass.
+    let (ctx_a, ctx_b) = (
+        context(&db, "worker-a").await,
+        context(&db, "worker-b").await,
+    );
+    let a = worker::spawn(ctx_a);
+    let b = worker::spawn(ctx_b);
     wait_for("200 deliveries", Duration::from_secs(30), || {
         receiver.count() >= 200
     })

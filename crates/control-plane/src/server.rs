@@ -27,7 +27,8 @@ pub struct ServerConfig {
     pub db_url: String,
     pub tenants: Tenants,
     pub idempotency: IdempotencyConfig,
-    /// Delay before each delivery attempt, as reported by `/v1/info`.
+    /// Delay before each delivery attempt. Informational: `/v1/info` reports
+    /// `delivery.schedule`, which is what the worker uses.
     pub retry_schedule: Vec<String>,
     /// How often expired idempotency keys are swept.
     pub sweep_every: Duration,
@@ -104,7 +105,9 @@ impl Server {
             hooks: config.hooks,
             tenants: config.tenants,
             idempotency: config.idempotency,
-            retry_schedule: config.retry_schedule,
+            // What the worker really uses (`config.retry_schedule` is kept for callers that
+            // set it; the delivery schedule is authoritative).
+            retry_schedule: crate::delivery::schedule::format_schedule(&delivery.config.schedule),
             delivery: delivery.clone(),
         });
         let listener = TcpListener::bind(config.listen).await?;

@@ -95,9 +95,40 @@ pub fn parse_schedule(text: &str) -> Result<Vec<Duration>, String> {
     Ok(delays)
 }
 
+/// Formats delays the way `parse_schedule` reads them (`0s`, `50ms`, `10s`, `1m`, `1h`).
+pub fn format_schedule(delays: &[Duration]) -> Vec<String> {
+    delays
+        .iter()
+        .map(|d| {
+            let ms = d.as_millis();
+            match ms {
+                0 => "0s".to_owned(),
+                ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+                ms if ms % 60_000 == 0 => format!("{}m", ms / 60_000),
+                ms if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
+                ms => format!("{ms}ms"),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedules_format_back_to_their_text() {
+        for text in [
+            "0s,10s,1m,10m,1h",
+            "0s,50ms,100ms,200ms,400ms",
+            "0s,2s,10s,30s,1m",
+        ] {
+            assert_eq!(
+                format_schedule(&parse_schedule(text).unwrap()).join(","),
+                text
+            );
+        }
+    }
 
     #[test]
     fn default_schedule_parses_to_five_attempts() {

@@ -40,6 +40,10 @@ pub struct DeliveryConfig {
     pub poll_max: Duration,
     /// How long an `event_key` dedups; the server sets it to the idempotency retention.
     pub dedup_retention: Duration,
+    /// Negative control for tests only: decide what to claim from a read outside the write
+    /// transaction and claim it unconditionally (the race the real claim prevents).
+    #[doc(hidden)]
+    pub unsafe_stale_claim: bool,
 }
 
 impl Default for DeliveryConfig {
@@ -54,6 +58,7 @@ impl Default for DeliveryConfig {
             concurrency: 64,
             poll_max: Duration::from_secs(1),
             dedup_retention: Duration::from_secs(86_400),
+            unsafe_stale_claim: false,
         }
     }
 }

@@ -201,12 +201,38 @@ pub async fn begin_attempt(
     now: i64,
     lease_margin_ms: i64,
 ) -> Result<Option<Claimed>, StoreError> {
+    begin_attempt_checked(conn, delivery_id, owner, now, lease_margin_ms, true).await
+}
+
+/// The negative control of the claim: starts an attempt whatever state the delivery is in,
+/// the way a worker that decided from a stale read would. Only tests use it, to prove the
+/// two-worker test catches double delivery.
+#[doc(hidden)]
+pub async fn begin_attempt_unchecked(
+    conn: &mut SqliteConnection,
+    delivery_id: &str,
+    owner: &str,
+    now: i64,
+    lease_margin_ms: i64,
+) -> Result<Option<Claimed>, StoreError> {
+    begin_attempt_checked(conn, delivery_id, owner, now, lease_margin_ms, false).await
+}
+
+async fn begin_attempt_checked(
+    conn: &mut SqliteConnection,
+    delivery_id: &str,
+    owner: &str,
+    now: i64,
+    lease_margin_ms: i64,
+    require_pending: bool,
+) -> Result<Option<Claimed>, StoreError> {
     let Some(row) = sqlx::query(
         "SELECT d.tenant, d.target, d.edge, d.attempts_made, d.lease_token, d.event_id, d.event_type, \
          e.endpoint, e.created_at AS event_created_at, e.payload \
-         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ? AND d.state = 'pending'",
+         FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = ? AND (d.state = 'pending' OR NOT ?)",
     )
     .bind(delivery_id)
+    .bind(require_pending)
     .fetch_optional(&mut *conn)
     .await?
     else {

@@ -70,6 +70,9 @@ pub async fn record(
 
 /// One pass: reap expired leases and unpicked relay attempts, then claim up to `limit`.
 pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claimed>, StoreError> {
+    if ctx.config.unsafe_stale_claim {
+        return stale_claim(ctx, limit).await;
+    }
     let now = ctx.clock.now_ms();
     let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await?;
     store::reap_expired_leases(&mut tx, now, &ctx.policy).await?;
@@ -150,4 +153,35 @@ pub async fn sweep_event_keys(ctx: &DeliveryContext) -> Result<u64, StoreError> 
         .execute(&ctx.store.writer)
         .await?;
     Ok(done.rows_affected())
+}
+
+/// The negative control: read due work, then claim it without re-checking (check-then-act).
+async fn stale_claim(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claimed>, StoreError> {
+    let now = ctx.clock.now_ms();
+    let due: Vec<String> = sqlx::query_scalar(
+        "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(&ctx.store.readers)
+    .await?;
+    // Widen the race window the way a busy server would.
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await?;
+    let mut claimed = Vec::new();
+    for id in due {
+        if let Some(c) = store::begin_attempt_unchecked(
+            &mut tx,
+            &id,
+            &ctx.config.worker_id,
+            now,
+            ctx.lease_margin_ms(),
+        )
+        .await?
+        {
+            claimed.push(c);
+        }
+    }
+    tx.commit().await?;
+    Ok(claimed)
 }

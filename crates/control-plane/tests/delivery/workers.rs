@@ -14,6 +14,14 @@ use switchyard_control_plane::store::SqliteStore;
 use crate::support::*;
 
 async fn context(db: &std::path::Path, worker_id: &str) -> Arc<DeliveryContext> {
+    context_with(db, worker_id, false).await
+}
+
+async fn context_with(
+    db: &std::path::Path,
+    worker_id: &str,
+    unsafe_stale_claim: bool,
+) -> Arc<DeliveryContext> {
     let sqlite = SqliteStore::open(&format!("sqlite://{}", db.display()))
         .await
         .unwrap();
@@ -21,6 +29,7 @@ async fn context(db: &std::path::Path, worker_id: &str) -> Arc<DeliveryContext> 
     let config = DeliveryConfig {
         worker_id: worker_id.to_owned(),
         poll_max: Duration::from_millis(20),
+        unsafe_stale_claim,
         ..config(db, FAST).delivery
     };
     Arc::new(DeliveryContext::new(
@@ -178,5 +187,50 @@ async fn a_stale_lease_holder_cannot_record_over_the_reaper() {
     let d = api.delivery_of(&event).await;
     assert_eq!(d["state"], "in_flight");
     assert_eq!(d["attempts"][0]["outcome"], "failed");
+    server.stop().await.unwrap();
+}
+
+/// Negative control: the same two workers deciding from a read outside the write
+/// transaction (check-then-act) do send some attempts twice, so the test above can fail.
+#[tokio::test]
+async fn negative_control_a_stale_read_claim_double_delivers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let mut cfg = config(&db, FAST);
+    cfg.delivery.run_worker = false;
+    let server = switchyard_control_plane::Server::start(cfg).await.unwrap();
+    let api = Api::new(server.url());
+    let receiver = Receiver::start(|_| Reply {
+        status: 200,
+        delay: Duration::from_millis(2),
+    })
+    .await;
+    api.route(&receiver.url, json!({})).await;
+    for n in 0..200 {
+        api.event_id(n).await;
+    }
+    let (ctx_a, ctx_b) = (
+        context_with(&db, "worker-a", true).await,
+        context_with(&db, "worker-b", true).await,
+    );
+    let a = worker::spawn(ctx_a);
+    let b = worker::spawn(ctx_b);
+    let seen = || {
+        receiver
+            .received()
+            .iter()
+            .map(|r| r.header("webhook-id").to_owned())
+            .collect::<HashSet<_>>()
+            .len()
+    };
+    wait_for("every event", Duration::from_secs(30), || seen() >= 200).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.abort();
+    b.abort();
+    assert!(
+        receiver.count() > 200,
+        "without the atomic claim some attempts go out twice ({} requests for 200 events)",
+        receiver.count()
+    );
     server.stop().await.unwrap();
 }

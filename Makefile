@@ -2,12 +2,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test check lint test-rust bench
+.PHONY: help setup run run-control-plane test check lint test-rust bench bench-delivery
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
+	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
 
 setup:
 	./scripts/setup.sh
@@ -28,3 +29,6 @@ test: setup lint test-rust
 
 bench:
 	cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench
+
+bench-delivery:
+	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench

@@ -3,6 +3,9 @@
 
 use serde_json::{Value, json};
 
+/// The demo's retry schedule: fast enough that the DLQ fills within minutes.
+pub const DEMO_SCHEDULE: &str = "0s,2s,10s,30s,1m";
+
 /// The demo tenant's name and token. It is a sandbox on loopback: the token is not a secret.
 pub const DEMO_TENANT: &str = "demo";
 pub const DEMO_TOKEN: &str = "demo-token-switchyard";
@@ -91,7 +94,9 @@ pub async fn seed(base_url: &str, receiver_base: &str) -> anyhow::Result<()> {
             .await?;
         let status = response.status().as_u16();
         // 409 name_taken: it was created before (and perhaps edited since): keep it.
-        if status != 201 && status != 409 {
+        // 422 idempotency_key_reused: seeded before with another receiver base (the demo
+        // receiver's port changes per run); `repoint_targets` updates the URL.
+        if status != 201 && status != 409 && status != 422 {
             anyhow::bail!(
                 "seeding {plural}/{name} failed with HTTP {status}: {}",
                 response.text().await?
@@ -99,4 +104,69 @@ pub async fn seed(base_url: &str, receiver_base: &str) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Points the demo targets at `receiver_base` (the receiver's port changes per run); a
+/// target the user re-pointed elsewhere is left alone.
+pub async fn repoint_targets(base_url: &str, receiver_base: &str) -> anyhow::Result<()> {
+    let client = reqwest::Client::new();
+    for (plural, name, spec) in demo_resources(receiver_base) {
+        if plural != "targets" {
+            continue;
+        }
+        let current: Value = client
+            .get(format!("{base_url}/v1/targets/{name}"))
+            .bearer_auth(DEMO_TOKEN)
+            .send()
+            .await?
+            .json()
+            .await?;
+        let url = current["spec"]["url"].as_str().unwrap_or_default();
+        let path = url.rsplit('/').next().unwrap_or_default();
+        let demo_path = spec["url"]
+            .as_str()
+            .unwrap_or_default()
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let ours = url.starts_with("http://127.0.0.1:") && path == demo_path;
+        if !ours || url == spec["url"].as_str().unwrap_or_default() {
+            continue;
+        }
+        client
+            .patch(format!("{base_url}/v1/targets/{name}"))
+            .bearer_auth(DEMO_TOKEN)
+            .header(
+                "idempotency-key",
+                format!("demo-repoint-{name}-{receiver_base}"),
+            )
+            .json(&json!({"spec": {"url": spec["url"]}}))
+            .send()
+            .await?;
+    }
+    Ok(())
+}
+
+/// The demo's moving parts: the receiver and the trickle of events.
+pub struct DemoRuntime {
+    pub receiver: crate::demo_receiver::DemoReceiver,
+    trickle: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for DemoRuntime {
+    fn drop(&mut self) {
+        self.trickle.abort();
+    }
+}
+
+/// Starts the demo receiver, seeds (or re-points) the demo resources at it, and starts a
+/// trickle of events (one every ~`every`).
+pub async fn start(base_url: &str, every: std::time::Duration) -> anyhow::Result<DemoRuntime> {
+    let receiver = crate::demo_receiver::DemoReceiver::start().await?;
+    let receiver_base = receiver.base_url();
+    seed(base_url, &receiver_base).await?;
+    repoint_targets(base_url, &receiver_base).await?;
+    let trickle =
+        crate::demo_receiver::spawn_trickle(base_url.to_owned(), DEMO_TOKEN.to_owned(), every);
+    Ok(DemoRuntime { receiver, trickle })
 }

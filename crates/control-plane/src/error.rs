@@ -42,6 +42,10 @@ pub enum ApiError {
         expected: String,
         current: Option<i64>,
     },
+    #[error("endpoint {name:?} is disabled; enable it to accept events")]
+    EndpointDisabled { name: String },
+    #[error("replay session {id:?} exists with a different request; choose a new session id")]
+    ReplaySessionReused { id: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
     #[error("Content-Type must be application/json")]
@@ -68,7 +72,8 @@ impl ApiError {
             Self::KeyInProgress { .. } | Self::NameTaken { .. } | Self::InUse { .. } => {
                 StatusCode::CONFLICT
             }
-            Self::ReferenceMissing { .. } => StatusCode::CONFLICT,
+            Self::ReferenceMissing { .. } | Self::EndpointDisabled { .. } => StatusCode::CONFLICT,
+            Self::ReplaySessionReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
             Self::VersionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
@@ -91,6 +96,8 @@ impl ApiError {
             Self::NameTaken { .. } => ErrorCode::NameTaken,
             Self::InUse { .. } => ErrorCode::InUse,
             Self::ReferenceMissing { .. } => ErrorCode::ReferenceMissing,
+            Self::EndpointDisabled { .. } => ErrorCode::EndpointDisabled,
+            Self::ReplaySessionReused { .. } => ErrorCode::ReplaySessionReused,
             Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
@@ -118,6 +125,8 @@ impl ApiError {
             Self::NameTaken { .. } => "Name already taken",
             Self::InUse { .. } => "Resource in use",
             Self::ReferenceMissing { .. } => "Referenced resource missing",
+            Self::EndpointDisabled { .. } => "Endpoint disabled",
+            Self::ReplaySessionReused { .. } => "Replay session id reused with a different request",
             Self::VersionMismatch { .. } => "Version mismatch",
             Self::PayloadTooLarge { .. } => "Payload too large",
             Self::UnsupportedMediaType => "Unsupported media type",

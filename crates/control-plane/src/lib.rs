@@ -5,12 +5,18 @@
 
 pub mod canonical_json;
 pub mod clock;
+pub mod delivery;
 pub mod demo;
+pub mod demo_receiver;
+pub mod dlq;
+pub mod edge;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod hooks;
 pub mod idempotency;
 pub mod openapi;
+pub mod replays;
 pub mod resources;
 pub mod sandbox;
 pub mod server;
@@ -31,4 +37,6 @@ pub struct AppStateInner {
     pub tenants: extract::Tenants,
     pub idempotency: idempotency::IdempotencyConfig,
     pub retry_schedule: Vec<String>,
+    /// The delivery pipeline (events, worker, DLQ, replays, edge protocol).
+    pub delivery: Arc<delivery::DeliveryContext>,
 }

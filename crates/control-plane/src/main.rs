@@ -28,6 +28,30 @@ struct Cli {
 enum Command {
     /// Serve the HTTP API.
     Serve(ServeArgs),
+    /// Run an edge plane: deliver a control plane's async_relay flows that name this edge.
+    Edge(EdgeArgs),
+}
+
+#[derive(clap::Args)]
+struct EdgeArgs {
+    /// Base URL of the control plane.
+    #[arg(long)]
+    control_plane: String,
+    /// The tenant's bearer token (prefer SWITCHYARD_EDGE_TOKEN: keeps it out of `ps`).
+    #[arg(long, env = "SWITCHYARD_EDGE_TOKEN", hide_env_values = true)]
+    token: String,
+    /// This edge's name, as flows name it in spec.edge.
+    #[arg(long)]
+    name: String,
+    /// Attempts sent at once.
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
+    /// Sleep between leases when idle.
+    #[arg(long, default_value = "200ms", value_parser = parse_duration)]
+    poll: Duration,
+    /// Delays before each try of an outcome report to the control plane.
+    #[arg(long, default_value = "0s,10s,1m,10m,1h")]
+    retry_schedule: String,
 }
 
 #[derive(clap::Args)]
@@ -55,12 +79,28 @@ struct ServeArgs {
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     sweep_every: Duration,
     /// Delivery retry schedule: the delay before each attempt.
-    #[arg(long, default_value = "0s,10s,1m,10m,1h")]
-    retry_schedule: String,
-    /// Seed demo endpoints, targets and flows for a tenant named `demo` if it has none.
+    #[arg(long)]
+    retry_schedule: Option<String>,
+    /// Seed demo endpoints, targets and flows for a tenant named `demo` if it has none,
+    /// run the built-in demo receiver on loopback and a trickle of demo events. Unless
+    /// --retry-schedule is given, the demo uses the faster schedule 0s,2s,10s,30s,1m.
     #[arg(long)]
     demo: bool,
+    /// Added to a target's timeout to form an attempt's lease; an attempt whose lease
+    /// expires unrecorded counts as failed (timeout) and is retried.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    delivery_lease_margin: Duration,
+    /// A due async_relay attempt that no edge leases within this time counts as failed.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    edge_pickup_timeout: Duration,
+    /// Run no delivery worker in this process (events are accepted; another process
+    /// sharing the database delivers).
+    #[arg(long)]
+    no_worker: bool,
 }
+
+const DEFAULT_SCHEDULE: &str = "0s,10s,1m,10m,1h";
+use switchyard_control_plane::demo::DEMO_SCHEDULE;
 
 /// Parses `500ms`, `90s`, `10m`, `24h`, `2d`.
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -125,25 +165,37 @@ async fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let Command::Serve(args) = Cli::parse().command;
+    let args = match Cli::parse().command {
+        Command::Serve(args) => args,
+        Command::Edge(args) => return run_edge(args).await,
+    };
     let tenants = load_tenants(&args)?;
     if tenants.is_empty() && !args.demo {
         bail!("no tenants: pass --tenant NAME:TOKEN, --tenants-file PATH or SWITCHYARD_TENANTS");
     }
-    for delay in args.retry_schedule.split(',') {
-        parse_duration(delay)
-            .map_err(anyhow::Error::msg)
-            .context("--retry-schedule")?;
-    }
+    let schedule_text = args.retry_schedule.clone().unwrap_or_else(|| {
+        if args.demo {
+            DEMO_SCHEDULE
+        } else {
+            DEFAULT_SCHEDULE
+        }
+        .to_owned()
+    });
+    let schedule = switchyard_control_plane::delivery::schedule::parse_schedule(&schedule_text)
+        .map_err(anyhow::Error::msg)
+        .context("--retry-schedule")?;
     let mut config = ServerConfig::new(args.listen, &args.db, tenants);
     config.idempotency.retention = args.idempotency_retention;
     config.idempotency.lease = args.idempotency_lease;
     config.sweep_every = args.sweep_every;
-    config.retry_schedule = args
-        .retry_schedule
+    config.retry_schedule = schedule_text
         .split(',')
         .map(|s| s.trim().to_owned())
         .collect();
+    config.delivery.schedule = schedule;
+    config.delivery.lease_margin = args.delivery_lease_margin;
+    config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
+    config.delivery.run_worker = !args.no_worker;
     if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
         let point = HookPoint::parse(&point)
             .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
@@ -151,17 +203,43 @@ async fn main() -> anyhow::Result<()> {
     }
     let server = Server::start(config).await?;
     println!("switchyard control plane listening on {}", server.url());
-    if args.demo {
-        // Until the demo receiver exists, targets point at a closed loopback port.
-        demo::seed(&server.url(), "http://127.0.0.1:9/demo").await?;
+    let _demo = if args.demo {
+        let runtime = demo::start(&server.url(), Duration::from_secs(2)).await?;
+        println!("demo receiver on {}", runtime.receiver.base_url());
         println!("demo tenant {DEMO_TENANT:?}: export SWITCHYARD_TOKEN={DEMO_TOKEN}");
         println!(
             "try: curl -H \"Authorization: Bearer {DEMO_TOKEN}\" {}/v1/flows",
             server.url()
         );
-    }
+        Some(runtime)
+    } else {
+        None
+    };
     tokio::select! {
         result = server.wait() => result,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}
+
+async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
+    let report_schedule =
+        switchyard_control_plane::delivery::schedule::parse_schedule(&args.retry_schedule)
+            .map_err(anyhow::Error::msg)
+            .context("--retry-schedule")?;
+    let config = switchyard_control_plane::edge::agent::EdgeConfig {
+        control_plane: args.control_plane.trim_end_matches('/').to_owned(),
+        token: args.token,
+        name: args.name,
+        concurrency: args.concurrency,
+        idle_poll: args.poll,
+        report_schedule,
+    };
+    println!(
+        "switchyard edge plane {:?} relaying for {}",
+        config.name, config.control_plane
+    );
+    tokio::select! {
+        result = switchyard_control_plane::edge::agent::run(config) => result,
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }

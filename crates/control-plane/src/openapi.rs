@@ -17,6 +17,8 @@ use utoipa::openapi::{
 };
 use utoipa::{PartialSchema, ToSchema};
 
+mod delivery;
+
 const IDEMPOTENCY_DOC: &str = "Required on every mutating request: 1-255 printable ASCII characters, \
 as an RFC 8941 string (\"abc\") or a bare token. Scoped to the tenant. The same key with the same \
 request (method, path, If-Match, canonical JSON body) replays the stored response byte for byte with \
@@ -310,6 +312,8 @@ pub fn document() -> OpenApi {
             ),
         );
 
+    paths = delivery::paths(paths);
+
     let mut components = ComponentsBuilder::new().security_scheme(
         "bearer",
         SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
@@ -341,6 +345,8 @@ pub fn document() -> OpenApi {
                 page_schema(&format!("{kind}Resource")),
             );
     }
+
+    components = delivery::components(components);
 
     OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Switchyard control plane").version(env!("CARGO_PKG_VERSION"))

@@ -12,6 +12,8 @@ use crate::{Server, ServerConfig};
 pub struct Sandbox {
     pub server: Server,
     pub token: String,
+    /// The demo receiver and event trickle (stopped when the sandbox is dropped).
+    pub demo: crate::demo::DemoRuntime,
 }
 
 impl Sandbox {
@@ -27,12 +29,20 @@ impl Sandbox {
             format!("sqlite://{}", db.display()),
             tenants,
         );
+        let mut config = config;
+        config.retry_schedule = crate::demo::DEMO_SCHEDULE
+            .split(',')
+            .map(str::to_owned)
+            .collect();
+        config.delivery.schedule =
+            crate::delivery::schedule::parse_schedule(crate::demo::DEMO_SCHEDULE)
+                .map_err(anyhow::Error::msg)?;
         let server = Server::start(config).await?;
-        // Until the demo receiver exists, targets point at a closed loopback port.
-        crate::demo::seed(&server.url(), "http://127.0.0.1:9/demo").await?;
+        let demo = crate::demo::start(&server.url(), std::time::Duration::from_secs(3)).await?;
         Ok(Self {
             server,
             token: DEMO_TOKEN.to_owned(),
+            demo,
         })
     }
 

@@ -27,12 +27,15 @@ pub struct ServerConfig {
     pub db_url: String,
     pub tenants: Tenants,
     pub idempotency: IdempotencyConfig,
-    /// Delay before each delivery attempt, as reported by `/v1/info`.
+    /// Delay before each delivery attempt. Informational: `/v1/info` reports
+    /// `delivery.schedule`, which is what the worker uses.
     pub retry_schedule: Vec<String>,
     /// How often expired idempotency keys are swept.
     pub sweep_every: Duration,
     pub clock: Arc<dyn Clock>,
     pub hooks: Arc<dyn Hooks>,
+    /// The delivery pipeline's schedule, leases and worker settings.
+    pub delivery: crate::delivery::DeliveryConfig,
 }
 
 impl ServerConfig {
@@ -46,6 +49,7 @@ impl ServerConfig {
             sweep_every: Duration::from_secs(60),
             clock: Arc::new(SystemClock),
             hooks: Arc::new(NoHooks),
+            delivery: crate::delivery::DeliveryConfig::default(),
         }
     }
 }
@@ -57,12 +61,17 @@ pub struct Server {
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
     sweeper: JoinHandle<()>,
+    worker: Option<JoinHandle<()>>,
 }
 
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(system::routes())
         .merge(resources::routes())
+        .merge(crate::events::routes())
+        .merge(crate::dlq::routes())
+        .merge(crate::replays::routes())
+        .merge(crate::edge::routes())
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -80,14 +89,26 @@ pub fn router(state: AppState) -> Router {
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
     pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
-        let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&config.db_url).await?);
+        let sqlite = SqliteStore::open(&config.db_url).await?;
+        let (writer, readers) = sqlite.pools();
+        let mut delivery_config = config.delivery;
+        delivery_config.dedup_retention = config.idempotency.retention;
+        let delivery = Arc::new(crate::delivery::DeliveryContext::new(
+            delivery_config,
+            crate::delivery::DeliveryStore { writer, readers },
+            config.clock.clone(),
+        ));
+        let store: Arc<dyn Store> = Arc::new(sqlite);
         let state: AppState = Arc::new(AppStateInner {
             store,
             clock: config.clock,
             hooks: config.hooks,
             tenants: config.tenants,
             idempotency: config.idempotency,
-            retry_schedule: config.retry_schedule,
+            // What the worker really uses (`config.retry_schedule` is kept for callers that
+            // set it; the delivery schedule is authoritative).
+            retry_schedule: crate::delivery::schedule::format_schedule(&delivery.config.schedule),
+            delivery: delivery.clone(),
         });
         let listener = TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
@@ -101,12 +122,17 @@ impl Server {
                 .await
         });
         let sweeper = spawn_sweeper(state.clone(), config.sweep_every);
+        let worker = delivery
+            .config
+            .run_worker
+            .then(|| crate::delivery::worker::spawn(delivery.clone()));
         Ok(Self {
             addr,
             state,
             shutdown: Some(tx),
             task,
             sweeper,
+            worker,
         })
     }
 
@@ -120,6 +146,9 @@ impl Server {
             let _ = tx.send(());
         }
         self.sweeper.abort();
+        if let Some(worker) = self.worker.take() {
+            worker.abort();
+        }
         (&mut self.task).await??;
         Ok(())
     }

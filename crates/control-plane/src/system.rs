@@ -38,6 +38,13 @@ pub const FEATURES: &[&str] = &[
     "merge-patch",
     "if-match",
     "cursor-pagination",
+    "events",
+    "event-dedup",
+    "sync-delivery",
+    "edge-relay",
+    "standard-webhooks-signatures",
+    "dlq",
+    "replay-sessions",
 ];
 
 async fn info(State(state): State<AppState>, _tenant: Tenant) -> Json<ServerInfo> {

@@ -4,16 +4,30 @@
 //! the CLI and the desktop app agree on one shape. Validation that both sides need (resource
 //! names, specs) lives here too: the server is authoritative, clients use it to fail early.
 
+pub mod dlq;
+pub mod edge;
+pub mod events;
 pub mod headers;
 pub mod info;
 pub mod merge_patch;
 pub mod name;
 pub mod problem;
+pub mod replay;
 pub mod resource;
 
+pub use dlq::{DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
+pub use edge::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
+pub use events::{
+    Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, SubmitEventRequest,
+    SubmitEventResponse,
+};
 pub use info::ServerInfo;
 pub use name::{NameError, validate_name};
 pub use problem::{ErrorCode, Problem};
+pub use replay::{
+    ReplayCounts, ReplayDryRun, ReplayItem, ReplayItemStatus, ReplayRequest, ReplaySelection,
+    ReplaySession, ReplayStatus,
+};
 pub use resource::{
     ApplyRequest, CreateRequest, EndpointSpec, EndpointStatus, FieldError, FlowMode, FlowSpec,
     FlowStatus, Page, Resource, ResourceKind, SigningSecretInfo, TargetSpec, TargetStatus,

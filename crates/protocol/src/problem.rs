@@ -19,6 +19,8 @@ pub enum ErrorCode {
     ReferenceMissing,
     VersionMismatch,
     EndpointDisabled,
+    /// A replay session id was reused with a different request body.
+    ReplaySessionReused,
     PayloadTooLarge,
     UnsupportedMediaType,
     MethodNotAllowed,
@@ -45,6 +47,7 @@ impl ErrorCode {
             Self::ReferenceMissing => "reference_missing",
             Self::VersionMismatch => "version_mismatch",
             Self::EndpointDisabled => "endpoint_disabled",
+            Self::ReplaySessionReused => "replay_session_reused",
             Self::PayloadTooLarge => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::MethodNotAllowed => "method_not_allowed",

@@ -308,7 +308,12 @@ async fn list(
         None
     };
     Ok(Json(Page {
-        items: rows.iter().map(render::to_wire).collect(),
+        items: crate::delivery::with_live_status(
+            &state,
+            &tenant,
+            rows.iter().map(render::to_wire).collect(),
+        )
+        .await?,
         next_cursor,
     }))
 }
@@ -327,5 +332,6 @@ async fn read(
             kind: kind.as_str(),
             name: name.clone(),
         })?;
-    Ok(render::resource_response(200, &row, None).into_response())
+    let live = crate::delivery::live_status(&state, &tenant, kind, &name).await?;
+    Ok(render::resource_response(200, &row, live).into_response())
 }

@@ -215,4 +215,10 @@ pub trait StoreTx: Send {
     ) -> Result<bool, StoreError>;
 
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
+
+    /// The open SQLite transaction, for operations that keep their own SQL (the delivery
+    /// pipeline's keyed writes). `None` on other backends.
+    fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
+        None
+    }
 }

@@ -53,6 +53,12 @@ impl SqliteStore {
             .await?;
         Ok(Self { writer, readers })
     }
+
+    /// The single writer pool (take `BEGIN IMMEDIATE` on it) and the read-only pool, for
+    /// modules that keep their own SQL (the delivery pipeline).
+    pub fn pools(&self) -> (SqlitePool, SqlitePool) {
+        (self.writer.clone(), self.readers.clone())
+    }
 }
 
 fn kind_from_str(text: &str) -> Result<ResourceKind, StoreError> {
@@ -431,5 +437,9 @@ impl StoreTx for SqliteTx {
     async fn commit(self: Box<Self>) -> Result<(), StoreError> {
         self.tx.commit().await?;
         Ok(())
+    }
+
+    fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
+        Some(&mut self.tx)
     }
 }

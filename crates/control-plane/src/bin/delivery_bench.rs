@@ -1,0 +1,391 @@
+//! `switchyard-delivery-bench`: throughput of the delivery pipeline and DLQ query latency.
+//!
+//! Prints, each against a baseline measured in the same run:
+//! - events accepted/s (POST /v1/events, worker off) vs. GET /v1/info requests/s;
+//! - events delivered/s to a loopback receiver vs. raw POSTs/s to that receiver;
+//! - DLQ first page (unfiltered and filtered) and stats latency p50/p95 with N dead
+//!   deliveries (default 1,000,000, bulk-inserted) vs. GET /healthz latency.
+//!
+//! Usage: switchyard-delivery-bench [--events N] [--dlq-rows N] [--concurrency N]
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::post;
+use serde_json::json;
+use switchyard_control_plane::delivery::schedule::parse_schedule;
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::{Server, ServerConfig};
+
+const TOKEN: &str = "bench-token-123";
+
+/// A scratch directory removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> anyhow::Result<Self> {
+        let dir = std::env::temp_dir().join(format!(
+            "switchyard-{name}-{}",
+            uuid::Uuid::new_v4().simple()
+        ));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self(dir))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Args {
+    events: usize,
+    dlq_rows: u64,
+    concurrency: usize,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut args = Args {
+        events: 5_000,
+        dlq_rows: 1_000_000,
+        concurrency: 16,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--events" => args.events = value.parse()?,
+            "--dlq-rows" => args.dlq_rows = value.parse()?,
+            "--concurrency" => args.concurrency = value.parse()?,
+            other => anyhow::bail!("unknown flag {other}"),
+        }
+    }
+    Ok(args)
+}
+
+async fn start(dir: &std::path::Path, worker: bool) -> anyhow::Result<Server> {
+    let mut tenants = Tenants::default();
+    tenants.add("bench", TOKEN);
+    let mut config = ServerConfig::new(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        format!("sqlite://{}", dir.join("cp.db").display()),
+        tenants,
+    );
+    config.delivery.run_worker = worker;
+    config.delivery.schedule =
+        parse_schedule("0s,50ms,100ms,200ms,400ms").map_err(anyhow::Error::msg)?;
+    Server::start(config).await
+}
+
+/// Runs `total` requests with `concurrency` callers; returns requests/s.
+async fn rate<F, Fut>(total: usize, concurrency: usize, call: F) -> anyhow::Result<f64>
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let call = Arc::new(call);
+    let next = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (call, next) = (call.clone(), next.clone());
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                    if i >= total {
+                        return Ok::<_, anyhow::Error>(());
+                    }
+                    call(i).await?;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    Ok(total as f64 / started.elapsed().as_secs_f64())
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let at = |p: f64| {
+        samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)].as_secs_f64() * 1000.0
+    };
+    (at(0.50), at(0.95))
+}
+
+async fn latency(client: &reqwest::Client, url: &str, runs: usize) -> anyhow::Result<(f64, f64)> {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let response = client.get(url).bearer_auth(TOKEN).send().await?;
+        anyhow::ensure!(
+            response.status().is_success(),
+            "{url}: HTTP {}",
+            response.status()
+        );
+        response.bytes().await?;
+        samples.push(started.elapsed());
+    }
+    Ok(percentiles(samples))
+}
+
+async fn setup_route(client: &reqwest::Client, base: &str, url: &str) -> anyhow::Result<()> {
+    for (plural, name, spec) in [
+        ("endpoints", "ep", json!({})),
+        ("targets", "tg", json!({"url": url, "timeout_ms": 5000})),
+        ("flows", "fl", json!({"endpoint": "ep", "target": "tg"})),
+    ] {
+        let r = client
+            .post(format!("{base}/v1/{plural}"))
+            .bearer_auth(TOKEN)
+            .header("idempotency-key", format!("bench-{plural}"))
+            .json(&json!({"name": name, "spec": spec}))
+            .send()
+            .await?;
+        anyhow::ensure!(
+            r.status().as_u16() == 201,
+            "create {plural}: HTTP {}",
+            r.status()
+        );
+    }
+    Ok(())
+}
+
+async fn receiver(count: Arc<AtomicU64>) -> anyhow::Result<String> {
+    let app = Router::new().route(
+        "/hook",
+        post(move || {
+            let count = count.clone();
+            async move {
+                count.fetch_add(1, Ordering::Relaxed);
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener =
+        tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+    let url = format!("http://{}/hook", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(url)
+}
+
+async fn throughput(args: &Args) -> anyhow::Result<()> {
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let received = Arc::new(AtomicU64::new(0));
+    let hook = receiver(received.clone()).await?;
+
+    // Accepting: worker off, so only the submission path is measured.
+    let dir = Scratch::new("bench-throughput")?;
+    let server = start(dir.path(), false).await?;
+    let base = server.url();
+    setup_route(&client, &base, &hook).await?;
+    let (c, b) = (client.clone(), base.clone());
+    let info_rate = rate(args.events, args.concurrency, move |_| {
+        let (c, b) = (c.clone(), b.clone());
+        async move {
+            c.get(format!("{b}/v1/info"))
+                .bearer_auth(TOKEN)
+                .send()
+                .await?
+                .bytes()
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let (c, b) = (client.clone(), base.clone());
+    let accept_rate = rate(args.events, args.concurrency, move |i| {
+        let (c, b) = (c.clone(), b.clone());
+        async move {
+            let r = c
+                .post(format!("{b}/v1/events"))
+                .bearer_auth(TOKEN)
+                .json(&json!({"endpoint": "ep", "event_type": "bench", "payload": {"i": i}, "event_key": format!("k{i}")}))
+                .send()
+                .await?;
+            anyhow::ensure!(r.status().as_u16() == 202, "submit: HTTP {}", r.status());
+            Ok(())
+        }
+    })
+    .await?;
+    server.stop().await?;
+    println!(
+        "events accepted/s:        {accept_rate:>10.0}   (baseline GET /v1/info: {info_rate:.0}/s, ratio {:.2})",
+        accept_rate / info_rate
+    );
+
+    // Delivering: the backlog of accepted events, drained by a worker.
+    let (c, h) = (client.clone(), hook.clone());
+    let raw_rate = rate(args.events, args.concurrency, move |_| {
+        let (c, h) = (c.clone(), h.clone());
+        async move {
+            c.post(&h).body("{}").send().await?;
+            Ok(())
+        }
+    })
+    .await?;
+    received.store(0, Ordering::Relaxed);
+    let started = Instant::now();
+    let server = start(dir.path(), true).await?;
+    while received.load(Ordering::Relaxed) < args.events as u64 {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(600),
+            "delivery stalled"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let delivered_rate = args.events as f64 / started.elapsed().as_secs_f64();
+    server.stop().await?;
+    println!(
+        "events delivered/s:       {delivered_rate:>10.0}   (baseline raw POSTs to the receiver: {raw_rate:.0}/s, ratio {:.2})",
+        delivered_rate / raw_rate
+    );
+    Ok(())
+}
+
+async fn dlq(args: &Args) -> anyhow::Result<()> {
+    let dir = Scratch::new("bench-dlq")?;
+    let server = start(dir.path(), false).await?;
+    let (writer, _) = {
+        let store = switchyard_control_plane::store::SqliteStore::open(&format!(
+            "sqlite://{}",
+            dir.path().join("cp.db").display()
+        ))
+        .await?;
+        store.pools()
+    };
+    let now = chrono::Utc::now().timestamp_millis();
+    let started = Instant::now();
+    // One statement per 100k rows: 50 targets, 10 endpoints, 20 flows, 5 error classes,
+    // deaths spread over the last 30 days. The DLQ counters are maintained by the triggers.
+    let batch = 100_000u64;
+    let mut done = 0u64;
+    while done < args.dlq_rows {
+        let n = batch.min(args.dlq_rows - done);
+        sqlx::query(
+            "WITH RECURSIVE seq(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM seq WHERE i < ?) \
+             INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
+               attempts_made, max_attempts, created_at, updated_at, dead_at, error_class, last_status) \
+             SELECT printf('dlv_bench%012d', i), 'bench', printf('evt_bench%012d', i), 'bench', \
+               'ep-' || (i % 10), 'fl-' || (i % 20), 'tg-' || (i % 50), 'async_inline', 'dead', 5, 5, \
+               ? - (i * 2591) % 2592000000, ? - (i * 2591) % 2592000000, ? - (i * 2591) % 2592000000, \
+               CASE i % 5 WHEN 0 THEN 'http_5xx' WHEN 1 THEN 'http_4xx' WHEN 2 THEN 'timeout' WHEN 3 THEN 'connect' ELSE 'tls' END, \
+               CASE i % 5 WHEN 0 THEN 503 WHEN 1 THEN 404 ELSE NULL END \
+             FROM seq",
+        )
+        .bind(done as i64)
+        .bind((done + n - 1) as i64)
+        .bind(now)
+        .bind(now)
+        .bind(now)
+        .execute(&writer)
+        .await?;
+        done += n;
+    }
+    sqlx::query("ANALYZE").execute(&writer).await?;
+    println!(
+        "DLQ rows inserted:        {:>10}   in {:.1} s",
+        args.dlq_rows,
+        started.elapsed().as_secs_f64()
+    );
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let base = server.url();
+    let runs = 200;
+    let (h50, h95) = latency(&client, &format!("{base}/healthz"), runs).await?;
+    println!("baseline GET /healthz:    p50 {h50:>7.2} ms   p95 {h95:>7.2} ms");
+    let since = chrono::DateTime::from_timestamp_millis(now - 7 * 86_400_000)
+        .unwrap_or_default()
+        .to_rfc3339();
+    let since = since.replace('+', "%2B");
+    for (label, query) in [
+        ("DLQ page, unfiltered", "/v1/dlq?limit=50".to_owned()),
+        (
+            "DLQ page, target",
+            "/v1/dlq?limit=50&target=tg-7".to_owned(),
+        ),
+        (
+            "DLQ page, error_class",
+            "/v1/dlq?limit=50&error_class=timeout".to_owned(),
+        ),
+        (
+            "DLQ page, endpoint+since",
+            format!("/v1/dlq?limit=50&endpoint=ep-3&since={since}"),
+        ),
+        (
+            "DLQ page, target+class",
+            "/v1/dlq?limit=50&target=tg-7&error_class=timeout".to_owned(),
+        ),
+        (
+            "DLQ page, target+class=0",
+            "/v1/dlq?limit=50&target=tg-7&error_class=http_4xx".to_owned(),
+        ),
+        (
+            "DLQ page, flow+class+since",
+            format!("/v1/dlq?limit=50&flow=fl-7&error_class=timeout&since={since}"),
+        ),
+        (
+            "DLQ page, endpoint+target",
+            "/v1/dlq?limit=50&endpoint=ep-3&target=tg-8".to_owned(),
+        ),
+        (
+            "DLQ stats, target",
+            "/v1/dlq/stats?group_by=target".to_owned(),
+        ),
+        (
+            "DLQ stats, error_class",
+            "/v1/dlq/stats?group_by=error_class".to_owned(),
+        ),
+        ("DLQ stats, hour", "/v1/dlq/stats?group_by=hour".to_owned()),
+    ] {
+        let (p50, p95) = latency(&client, &format!("{base}{query}"), runs).await?;
+        println!(
+            "{label:<25} p50 {p50:>7.2} ms   p95 {p95:>7.2} ms   (p95 = {:.1}x healthz)",
+            p95 / h95
+        );
+    }
+    // A page deep in the DLQ, via cursors.
+    let mut url = format!("{base}/v1/dlq?limit=500&target=tg-7");
+    let started = Instant::now();
+    for _ in 0..10 {
+        let page: serde_json::Value = client
+            .get(&url)
+            .bearer_auth(TOKEN)
+            .send()
+            .await?
+            .json()
+            .await?;
+        let Some(cursor) = page["next_cursor"].as_str() else {
+            break;
+        };
+        url = format!("{base}/v1/dlq?limit=500&target=tg-7&cursor={cursor}");
+    }
+    println!(
+        "DLQ 10 pages of 500 via cursor: {:.1} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    server.stop().await?;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = args()?;
+    println!(
+        "switchyard-delivery-bench: events={} dlq_rows={} concurrency={}",
+        args.events, args.dlq_rows, args.concurrency
+    );
+    throughput(&args).await?;
+    dlq(&args).await?;
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! The edge plane: the control plane's side of the relay protocol (`/v1/edges/{name}/…`)
+//! and, in [`agent`], the edge process itself.
+//!
+//! Protocol (types in `switchyard_protocol::edge`):
+//! 1. `POST /v1/edges/{name}/lease {max}`: the control plane claims up to `max` due
+//!    `async_relay` attempts of flows naming this edge, exactly as its own worker claims
+//!    (attempt row committed in flight, lease = target timeout + margin, fencing token
+//!    bumped) and answers with the signed requests. Secrets never leave the control plane.
+//! 2. The edge sends each request and reports `POST /v1/edges/{name}/attempts/{attempt_id}`
+//!    with the lease token. The report is idempotent: repeating it answers `recorded: true,
+//!    duplicate: true`; a report after the lease expired (and the attempt was counted failed)
+//!    answers `recorded: false, reason: lease_lost`. The edge retries a report that got no
+//!    answer on the delivery retry schedule (5 attempts).
+//! 3. A lease that expires unreported counts as a failed attempt (`timeout`); a due relay
+//!    attempt that no edge leases within the pickup timeout counts as a failed control
+//!    plane → edge hop (`connect`). Both consume the delivery's attempts, then the DLQ.
+
+pub mod agent;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::routing::post;
+use sqlx::Row;
+use switchyard_protocol::{
+    EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt,
+};
+
+use crate::AppState;
+use crate::clock::to_datetime;
+use crate::delivery::http::AttemptResult;
+use crate::delivery::store::{self, Fence, FinishedBy};
+use crate::error::ApiError;
+use crate::extract::{JsonBody, Tenant};
+use crate::store::StoreError;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/v1/edges/{name}/lease", post(lease))
+        .route("/v1/edges/{name}/attempts/{attempt_id}", post(report))
+}
+
+fn performer(name: &str) -> String {
+    format!("edge:{name}")
+}
+
+async fn lease(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(name): Path<String>,
+    body: Result<JsonBody, ApiError>,
+) -> Result<Json<EdgeLease>, ApiError> {
+    switchyard_protocol::validate_name(&name)
+        .map_err(|e| ApiError::validation("name", e.to_string()))?;
+    let JsonBody(body) = body?;
+    let request: EdgeLeaseRequest =
+        serde_json::from_value(body).map_err(|e| ApiError::validation("body", e.to_string()))?;
+    if !(1..=100).contains(&request.max) {
+        return Err(ApiError::validation("max", "must be between 1 and 100"));
+    }
+    let ctx = &state.delivery;
+    let now = ctx.clock.now_ms();
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(StoreError::from)?;
+    store::reap_expired_leases(&mut tx, now, &ctx.policy).await?;
+    let claimed = store::claim_due(
+        &mut tx,
+        now,
+        request.max,
+        &performer(&name),
+        ctx.lease_margin_ms(),
+        Some((&tenant, &name)),
+    )
+    .await?;
+    let mut attempts = Vec::with_capacity(claimed.len());
+    for c in claimed {
+        let Some(target) = &c.target else {
+            let result = AttemptResult::failed(
+                switchyard_protocol::ErrorClass::Connect,
+                format!("target {:?} no longer exists", c.target_name),
+            );
+            store::finish_attempt(
+                &mut tx,
+                Fence {
+                    delivery_id: &c.delivery_id,
+                    attempt_id: &c.attempt_id,
+                    lease_token: c.lease_token,
+                },
+                &result,
+                now,
+                &ctx.policy,
+                FinishedBy::Sender,
+            )
+            .await?;
+            continue;
+        };
+        attempts.push(RelayedAttempt {
+            delivery_id: c.delivery_id.clone(),
+            attempt_id: c.attempt_id.clone(),
+            attempt_number: c.number,
+            lease_token: c.lease_token,
+            lease_until: to_datetime(c.lease_until),
+            url: target.url.clone(),
+            timeout_ms: target.timeout_ms,
+            headers: c.signed_headers(now),
+            body: c.body.clone(),
+        });
+    }
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(Json(EdgeLease { attempts }))
+}
+
+async fn report(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path((name, attempt_id)): Path<(String, String)>,
+    body: Result<JsonBody, ApiError>,
+) -> Result<Json<EdgeAttemptAck>, ApiError> {
+    let JsonBody(body) = body?;
+    let report: EdgeAttemptReport =
+        serde_json::from_value(body).map_err(|e| ApiError::validation("body", e.to_string()))?;
+    if report.status_code.is_none() && report.error_class.is_none() {
+        return Err(ApiError::validation(
+            "status_code",
+            "a report has a status_code, an error_class, or both",
+        ));
+    }
+    let ctx = &state.delivery;
+    let now = ctx.clock.now_ms();
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(StoreError::from)?;
+    let row = sqlx::query(
+        "SELECT a.delivery_id, a.outcome, a.finished_by FROM attempts a JOIN deliveries d ON d.id = a.delivery_id \
+         WHERE a.id = ? AND d.tenant = ? AND a.performed_by = ?",
+    )
+    .bind(&attempt_id)
+    .bind(&tenant)
+    .bind(performer(&name))
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(StoreError::from)?
+    .ok_or_else(|| ApiError::NotFound {
+        kind: "attempt",
+        name: attempt_id.clone(),
+    })?;
+    let outcome: String = row.get("outcome");
+    if outcome != "in_flight" {
+        let by_sender = row.get::<Option<String>, _>("finished_by").as_deref() == Some("sender");
+        return Ok(Json(EdgeAttemptAck {
+            recorded: by_sender,
+            duplicate: by_sender,
+            reason: (!by_sender).then(|| "lease_lost".to_owned()),
+        }));
+    }
+    // A 2xx only counts when nothing else says it failed.
+    let error_class = match (report.error_class, report.status_code) {
+        (Some(c), _) => Some(c),
+        (None, Some(200..=299)) => None,
+        (None, Some(500..=599)) => Some(switchyard_protocol::ErrorClass::Http5xx),
+        (None, _) => Some(switchyard_protocol::ErrorClass::Http4xx),
+    };
+    let result = AttemptResult {
+        duration_ms: report.duration_ms,
+        status_code: report.status_code,
+        error_class,
+        error: report
+            .error
+            .map(|e| e.chars().take(500).collect())
+            .or_else(|| {
+                error_class
+                    .map(|_| format!("receiver answered HTTP {}", report.status_code.unwrap_or(0)))
+            }),
+    };
+    let delivery_id: String = row.get("delivery_id");
+    let recorded = store::finish_attempt(
+        &mut tx,
+        Fence {
+            delivery_id: &delivery_id,
+            attempt_id: &attempt_id,
+            lease_token: report.lease_token,
+        },
+        &result,
+        now,
+        &ctx.policy,
+        FinishedBy::Sender,
+    )
+    .await?;
+    tx.commit().await.map_err(StoreError::from)?;
+    ctx.wake.notify_one();
+    Ok(Json(EdgeAttemptAck {
+        recorded,
+        duplicate: false,
+        reason: (!recorded).then(|| "lease_lost".to_owned()),
+    }))
+}

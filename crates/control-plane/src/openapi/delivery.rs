@@ -1,0 +1,221 @@
+//! OpenAPI paths and schemas of the delivery pipeline: events, deliveries, the DLQ, replay
+//! sessions and the edge-plane protocol.
+
+use switchyard_protocol::{
+    Attempt, AttemptOutcome, Delivery, DeliveryState, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy,
+    DlqStats, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, ErrorClass, Event,
+    RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem, ReplayItemStatus, ReplayRequest,
+    ReplaySelection, ReplaySession, ReplayStatus, SubmitEventRequest, SubmitEventResponse,
+};
+use utoipa::openapi::path::{HttpMethod, PathItem};
+use utoipa::openapi::{ComponentsBuilder, PathsBuilder};
+use utoipa::{PartialSchema, ToSchema};
+
+use super::{Op, operation, page_schema, path_param, query_param};
+
+const DLQ_FILTER: [(&str, &str); 6] = [
+    ("endpoint", "Only deliveries of this endpoint"),
+    ("target", "Only deliveries to this target"),
+    ("flow", "Only deliveries through this flow"),
+    (
+        "error_class",
+        "http_4xx | http_5xx | timeout | connect | tls",
+    ),
+    ("since", "Dead at or after this RFC 3339 instant"),
+    ("until", "Dead before this RFC 3339 instant"),
+];
+
+fn get(
+    summary: &str,
+    tag: &str,
+    params: Vec<utoipa::openapi::path::Parameter>,
+    ok: &str,
+    schema: &str,
+) -> PathItem {
+    PathItem::new(
+        HttpMethod::Get,
+        operation(Op {
+            summary: summary.into(),
+            tag,
+            keyed: false,
+            if_match: false,
+            params,
+            body: None,
+            ok: ("200", ok, Some(schema.into())),
+            errors: &[("404", "not_found")],
+        }),
+    )
+}
+
+pub fn paths(paths: PathsBuilder) -> PathsBuilder {
+    let mut dlq_params: Vec<_> = DLQ_FILTER.iter().map(|(n, d)| query_param(n, d)).collect();
+    dlq_params.push(query_param("limit", "1-500, default 50"));
+    dlq_params.push(query_param("cursor", "next_cursor of the previous page"));
+    let mut replay = PathItem::new(
+        HttpMethod::Put,
+        operation(Op {
+            summary: "Start a replay session (keyed by the session id): 201 new, 200 the same \
+                      request again (nothing new happens), 422 replay_session_reused for the same \
+                      id with another body. Each selected dead delivery is re-delivered at most \
+                      once per session, as a new delivery linked to it. dry_run answers 200 with \
+                      the count and creates nothing."
+                .into(),
+            tag: "replays",
+            keyed: false,
+            if_match: false,
+            params: vec![path_param("id")],
+            body: Some("ReplayRequest"),
+            ok: (
+                "201",
+                "Session created (200: the same session again; dry run: ReplayDryRun)",
+                Some("ReplaySession".into()),
+            ),
+            errors: &[("422", "replay_session_reused")],
+        }),
+    );
+    replay.get = get(
+        "A replay session with counts and per-item results",
+        "replays",
+        vec![path_param("id")],
+        "The session",
+        "ReplaySession",
+    )
+    .get;
+    paths
+        .path(
+            "/v1/events",
+            PathItem::new(
+                HttpMethod::Post,
+                operation(Op {
+                    summary: "Submit an event. Dedup on (endpoint, event_key) within the retention \
+                              window: a duplicate answers 200 with the original and duplicate: true. \
+                              202 when accepted; with a matching sync flow, the answer comes after \
+                              its first attempt: 200 if it succeeded, 202 if it failed (retries \
+                              continue). No Idempotency-Key: event_key is the dedup key."
+                        .into(),
+                    tag: "events",
+                    keyed: false,
+                    if_match: false,
+                    params: vec![],
+                    body: Some("SubmitEventRequest"),
+                    ok: ("202", "Accepted (200: duplicate, or sync first attempt succeeded)", Some("SubmitEventResponse".into())),
+                    errors: &[("404", "not_found (endpoint)"), ("409", "endpoint_disabled")],
+                }),
+            ),
+        )
+        .path("/v1/events/{id}", get("An event with its deliveries and their attempts", "events", vec![path_param("id")], "The event", "Event"))
+        .path(
+            "/v1/deliveries/{id}",
+            get("A delivery with its full attempt history and the next planned attempt", "events", vec![path_param("id")], "The delivery", "Delivery"),
+        )
+        .path("/v1/dlq", get("Dead deliveries, newest first, filtered, cursor-paginated", "dlq", dlq_params, "One page", "DlqEntryPage"))
+        .path(
+            "/v1/dlq/stats",
+            get(
+                "Counts of dead deliveries grouped by target, error_class or hour",
+                "dlq",
+                vec![query_param("group_by", "target (default) | error_class | hour")],
+                "Counts",
+                "DlqStats",
+            ),
+        )
+        .path(
+            "/v1/replays",
+            get(
+                "Replay sessions, newest first (without items)",
+                "replays",
+                vec![query_param("limit", "1-200, default 50"), query_param("cursor", "next_cursor of the previous page")],
+                "One page",
+                "ReplaySessionPage",
+            ),
+        )
+        .path("/v1/replays/{id}", replay)
+        .path(
+            "/v1/replays/{id}/cancel",
+            PathItem::new(
+                HttpMethod::Post,
+                operation(Op {
+                    summary: "Cancel a replay session: unsent re-deliveries are withdrawn and their \
+                              originals return to the DLQ; in-flight attempts finish and are not \
+                              retried."
+                        .into(),
+                    tag: "replays",
+                    keyed: true,
+                    if_match: false,
+                    params: vec![path_param("id")],
+                    body: None,
+                    ok: ("200", "The cancelled session", Some("ReplaySession".into())),
+                    errors: &[("404", "not_found")],
+                }),
+            ),
+        )
+        .path(
+            "/v1/edges/{name}/lease",
+            PathItem::new(
+                HttpMethod::Post,
+                operation(Op {
+                    summary: "Edge plane: lease due async_relay attempts of flows naming this edge. \
+                              Each comes signed, with a lease token; an unreported lease that \
+                              expires counts as a failed attempt (timeout)."
+                        .into(),
+                    tag: "edge",
+                    keyed: false,
+                    if_match: false,
+                    params: vec![path_param("name")],
+                    body: Some("EdgeLeaseRequest"),
+                    ok: ("200", "Leased attempts (possibly none)", Some("EdgeLease".into())),
+                    errors: &[],
+                }),
+            ),
+        )
+        .path(
+            "/v1/edges/{name}/attempts/{attempt_id}",
+            PathItem::new(
+                HttpMethod::Post,
+                operation(Op {
+                    summary: "Edge plane: report an attempt's outcome (idempotent by attempt id, \
+                              fenced by the lease token)."
+                        .into(),
+                    tag: "edge",
+                    keyed: false,
+                    if_match: false,
+                    params: vec![path_param("name"), path_param("attempt_id")],
+                    body: Some("EdgeAttemptReport"),
+                    ok: ("200", "Acknowledged", Some("EdgeAttemptAck".into())),
+                    errors: &[("404", "not_found (no such attempt leased to this edge)")],
+                }),
+            ),
+        )
+}
+
+pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {
+    components
+        .schema(SubmitEventRequest::name(), SubmitEventRequest::schema())
+        .schema(SubmitEventResponse::name(), SubmitEventResponse::schema())
+        .schema(Event::name(), Event::schema())
+        .schema(Delivery::name(), Delivery::schema())
+        .schema(DeliveryState::name(), DeliveryState::schema())
+        .schema(Attempt::name(), Attempt::schema())
+        .schema(AttemptOutcome::name(), AttemptOutcome::schema())
+        .schema(ErrorClass::name(), ErrorClass::schema())
+        .schema(DlqFilter::name(), DlqFilter::schema())
+        .schema(DlqEntry::name(), DlqEntry::schema())
+        .schema("DlqEntryPage", page_schema("DlqEntry"))
+        .schema(DlqGroupBy::name(), DlqGroupBy::schema())
+        .schema(DlqGroup::name(), DlqGroup::schema())
+        .schema(DlqStats::name(), DlqStats::schema())
+        .schema(ReplayRequest::name(), ReplayRequest::schema())
+        .schema(ReplaySelection::name(), ReplaySelection::schema())
+        .schema(ReplayDryRun::name(), ReplayDryRun::schema())
+        .schema(ReplayStatus::name(), ReplayStatus::schema())
+        .schema(ReplayItemStatus::name(), ReplayItemStatus::schema())
+        .schema(ReplayItem::name(), ReplayItem::schema())
+        .schema(ReplayCounts::name(), ReplayCounts::schema())
+        .schema(ReplaySession::name(), ReplaySession::schema())
+        .schema("ReplaySessionPage", page_schema("ReplaySession"))
+        .schema(EdgeLeaseRequest::name(), EdgeLeaseRequest::schema())
+        .schema(EdgeLease::name(), EdgeLease::schema())
+        .schema(RelayedAttempt::name(), RelayedAttempt::schema())
+        .schema(EdgeAttemptReport::name(), EdgeAttemptReport::schema())
+        .schema(EdgeAttemptAck::name(), EdgeAttemptAck::schema())
+}

@@ -1,0 +1,12 @@
+//! Integration tests of the delivery pipeline: real loopback receivers, a fast retry
+//! schedule, real edge and control-plane processes for the crash tests.
+
+mod crash;
+mod dlq;
+mod events;
+mod openapi;
+mod paths;
+mod replay;
+mod sandbox;
+mod support;
+mod workers;

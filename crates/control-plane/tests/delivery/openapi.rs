@@ -1,0 +1,68 @@
+//! The OpenAPI document covers the delivery API and every `$ref` resolves.
+
+use serde_json::Value;
+
+use crate::support::*;
+
+fn refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == "$ref"
+                    && let Some(r) = v.as_str()
+                {
+                    out.push(r.to_owned());
+                }
+                refs(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn openapi_documents_the_delivery_api_and_every_ref_resolves() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(dir.path()).await;
+    let doc: Value = reqwest::get(format!("{}/openapi.json", server.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for path in [
+        "/v1/events",
+        "/v1/events/{id}",
+        "/v1/deliveries/{id}",
+        "/v1/dlq",
+        "/v1/dlq/stats",
+        "/v1/replays",
+        "/v1/replays/{id}",
+        "/v1/replays/{id}/cancel",
+        "/v1/edges/{name}/lease",
+    ] {
+        assert!(doc["paths"][path].is_object(), "{path} is documented");
+    }
+    assert!(doc["paths"]["/v1/replays/{id}"]["put"].is_object());
+    assert!(doc["paths"]["/v1/replays/{id}"]["get"].is_object());
+    let mut all = Vec::new();
+    refs(&doc, &mut all);
+    for r in all {
+        let name = r.trim_start_matches("#/components/schemas/");
+        assert!(
+            doc["components"]["schemas"][name].is_object(),
+            "dangling $ref {r}"
+        );
+    }
+    let info: Value = Api::new(server.url()).get("/v1/info").await;
+    assert_eq!(info["retry_schedule"].as_array().unwrap().len(), 5);
+    assert!(
+        info["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "replay-sessions")
+    );
+    server.stop().await.unwrap();
+}

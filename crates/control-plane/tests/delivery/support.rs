@@ -1,0 +1,361 @@
+//! Test harness: in-process and out-of-process control planes, real loopback receivers,
+//! an edge process, and small API helpers.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use serde_json::{Value, json};
+use switchyard_control_plane::delivery::DeliveryConfig;
+use switchyard_control_plane::delivery::schedule::parse_schedule;
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::{Server, ServerConfig};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+pub const TOKEN: &str = "acme-token-123";
+pub const OTHER_TOKEN: &str = "other-token-456";
+pub const FAST: &str = "0s,50ms,100ms,200ms,400ms";
+
+/// What the receiver answers to its n-th request (0-based).
+#[derive(Clone, Copy, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub delay: Duration,
+}
+
+pub fn status(status: u16) -> Reply {
+    Reply {
+        status,
+        delay: Duration::ZERO,
+    }
+}
+
+type Behaviour = Arc<dyn Fn(usize) -> Reply + Send + Sync>;
+
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub headers: HashMap<String, String>,
+    pub body: String,
+}
+
+impl Received {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).map_or("", String::as_str)
+    }
+}
+
+#[derive(Clone)]
+struct ReceiverState {
+    log: Arc<Mutex<Vec<Received>>>,
+    behaviour: Arc<Mutex<Behaviour>>,
+}
+
+/// A real webhook receiver on loopback that records every request.
+pub struct Receiver {
+    pub url: String,
+    log: Arc<Mutex<Vec<Received>>>,
+    behaviour: Arc<Mutex<Behaviour>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn receive(
+    State(state): State<ReceiverState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let received = Received {
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+            .collect(),
+        body: String::from_utf8_lossy(&body).into_owned(),
+    };
+    let index = {
+        let mut log = state.log.lock().unwrap();
+        log.push(received);
+        log.len() - 1
+    };
+    let behaviour = state.behaviour.lock().unwrap().clone();
+    let reply = behaviour(index);
+    if !reply.delay.is_zero() {
+        tokio::time::sleep(reply.delay).await;
+    }
+    StatusCode::from_u16(reply.status).unwrap()
+}
+
+impl Receiver {
+    pub async fn start(behaviour: impl Fn(usize) -> Reply + Send + Sync + 'static) -> Self {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let behaviour: Arc<Mutex<Behaviour>> = Arc::new(Mutex::new(Arc::new(behaviour)));
+        let state = ReceiverState {
+            log: log.clone(),
+            behaviour: behaviour.clone(),
+        };
+        let app = Router::new()
+            .route("/hook", post(receive))
+            .with_state(state);
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .await
+            .unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self {
+            url,
+            log,
+            behaviour,
+            task,
+        }
+    }
+
+    pub fn set(&self, behaviour: impl Fn(usize) -> Reply + Send + Sync + 'static) {
+        *self.behaviour.lock().unwrap() = Arc::new(behaviour);
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.log.lock().unwrap().clone()
+    }
+
+    pub fn count(&self) -> usize {
+        self.log.lock().unwrap().len()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+pub fn config(db: &Path, schedule: &str) -> ServerConfig {
+    let mut tenants = Tenants::default();
+    tenants.add("acme", TOKEN);
+    tenants.add("other", OTHER_TOKEN);
+    let mut config = ServerConfig::new(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        format!("sqlite://{}", db.display()),
+        tenants,
+    );
+    config.retry_schedule = schedule.split(',').map(str::to_owned).collect();
+    config.delivery = DeliveryConfig {
+        schedule: parse_schedule(schedule).unwrap(),
+        lease_margin: Duration::from_millis(300),
+        poll_max: Duration::from_millis(100),
+        ..DeliveryConfig::default()
+    };
+    config
+}
+
+pub async fn server(dir: &Path) -> Server {
+    Server::start(config(&dir.join("cp.db"), FAST))
+        .await
+        .unwrap()
+}
+
+/// A tiny API client for one control plane.
+#[derive(Clone)]
+pub struct Api {
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+impl Api {
+    pub fn new(base: impl Into<String>) -> Self {
+        Self {
+            base: base.into(),
+            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        }
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        key: Option<&str>,
+    ) -> (u16, Value) {
+        let mut request = self
+            .http
+            .request(method.parse().unwrap(), format!("{}{path}", self.base))
+            .bearer_auth(TOKEN);
+        if let Some(key) = key {
+            request = request.header("idempotency-key", key);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    pub async fn get(&self, path: &str) -> Value {
+        let (status, body) = self.call("GET", path, None, None).await;
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body
+    }
+
+    pub async fn create(&self, plural: &str, name: &str, spec: Value) -> Value {
+        let key = format!("create-{plural}-{name}");
+        let (status, body) = self
+            .call(
+                "POST",
+                &format!("/v1/{plural}"),
+                Some(json!({"name": name, "spec": spec})),
+                Some(&key),
+            )
+            .await;
+        assert_eq!(status, 201, "create {plural}/{name}: {body}");
+        body
+    }
+
+    /// Endpoint `ep`, target `tg` at `url` (returns its signing secret), flow `fl`.
+    pub async fn route(&self, url: &str, mode: Value) -> String {
+        self.create("endpoints", "ep", json!({})).await;
+        let target = self
+            .create("targets", "tg", json!({"url": url, "timeout_ms": 2000}))
+            .await;
+        let mut flow = json!({"endpoint": "ep", "target": "tg"});
+        if let (Some(flow), Some(mode)) = (flow.as_object_mut(), mode.as_object()) {
+            flow.extend(mode.clone());
+        }
+        self.create("flows", "fl", flow).await;
+        target["status"]["signing_secret"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    pub async fn submit(&self, body: Value) -> (u16, Value) {
+        self.call("POST", "/v1/events", Some(body), None).await
+    }
+
+    pub async fn event_id(&self, n: u64) -> String {
+        let (status, body) = self
+            .submit(json!({"endpoint": "ep", "event_type": "thing.happened", "payload": {"n": n}}))
+            .await;
+        assert!(status == 202 || status == 200, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn delivery_of(&self, event_id: &str) -> Value {
+        let event = self.get(&format!("/v1/events/{event_id}")).await;
+        event["deliveries"][0].clone()
+    }
+
+    /// Waits until the event's first delivery is in `state`.
+    pub async fn wait_state(&self, event_id: &str, state: &str, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let d = self.delivery_of(event_id).await;
+            if d["state"] == state {
+                return d;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "delivery never reached {state}: {d:#}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
+pub async fn wait_for(what: &str, within: Duration, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A child process (control plane or edge), killed with SIGKILL on drop.
+pub struct Child {
+    pub child: tokio::process::Child,
+    pub url: Option<String>,
+}
+
+impl Child {
+    pub async fn kill9(&mut self) {
+        self.child.start_kill().unwrap();
+        self.child.wait().await.unwrap();
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_switchyard-control-plane");
+
+/// Starts `switchyard-control-plane serve` on a free port; waits for its URL.
+pub async fn spawn_control_plane(db: &Path, extra: &[&str]) -> Child {
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--tenant",
+            &format!("acme:{TOKEN}"),
+        ])
+        .arg("--db")
+        .arg(format!("sqlite://{}", db.display()))
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let mut child = command.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("switchyard control plane listening on ") {
+                return url.to_owned();
+            }
+        }
+        panic!("control plane exited before listening");
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Child {
+        child,
+        url: Some(url),
+    }
+}
+
+/// Starts `switchyard-control-plane edge` for `control_plane`.
+pub fn spawn_edge(control_plane: &str, name: &str) -> Child {
+    let child = tokio::process::Command::new(BIN)
+        .args([
+            "edge",
+            "--control-plane",
+            control_plane,
+            "--name",
+            name,
+            "--poll",
+            "20ms",
+        ])
+        .args(["--retry-schedule", FAST])
+        .env("SWITCHYARD_EDGE_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    Child { child, url: None }
+}

@@ -1,0 +1,236 @@
+//! Two workers on one database never deliver the same attempt; a stale lease is fenced.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use switchyard_control_plane::clock::SystemClock;
+use switchyard_control_plane::delivery::http::AttemptResult;
+use switchyard_control_plane::delivery::store::{self, Fence, FinishedBy};
+use switchyard_control_plane::delivery::{DeliveryConfig, DeliveryContext, DeliveryStore, worker};
+use switchyard_control_plane::store::SqliteStore;
+
+use crate::support::*;
+
+async fn context(db: &std::path::Path, worker_id: &str) -> Arc<DeliveryContext> {
+    context_with(db, worker_id, false).await
+}
+
+async fn context_with(
+    db: &std::path::Path,
+    worker_id: &str,
+    unsafe_stale_claim: bool,
+) -> Arc<DeliveryContext> {
+    let sqlite = SqliteStore::open(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let (writer, readers) = sqlite.pools();
+    let config = DeliveryConfig {
+        worker_id: worker_id.to_owned(),
+        poll_max: Duration::from_millis(20),
+        unsafe_stale_claim,
+        ..config(db, FAST).delivery
+    };
+    Arc::new(DeliveryContext::new(
+        config,
+        DeliveryStore { writer, readers },
+        Arc::new(SystemClock),
+    ))
+}
+
+#[tokio::test]
+async fn two_workers_never_deliver_the_same_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let mut cfg = config(&db, FAST);
+    cfg.delivery.run_worker = false; // only the two workers below deliver
+    let server = switchyard_control_plane::Server::start(cfg).await.unwrap();
+    let api = Api::new(server.url());
+    let receiver = Receiver::start(|_| Reply {
+        status: 200,
+        delay: Duration::from_millis(2),
+    })
+    .await;
+    api.route(&receiver.url, json!({})).await;
+    let mut events = Vec::new();
+    for n in 0..200 {
+        events.push(api.event_id(n).await);
+    }
+    // Both are ready before either starts, so they compete from the first pass.
+    let (ctx_a, ctx_b) = (
+        context(&db, "worker-a").await,
+        context(&db, "worker-b").await,
+    );
+    let a = worker::spawn(ctx_a);
+    let b = worker::spawn(ctx_b);
+    wait_for("200 deliveries", Duration::from_secs(30), || {
+        receiver.count() >= 200
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    a.abort();
+    b.abort();
+
+    let received = receiver.received();
+    assert_eq!(received.len(), 200, "no attempt was sent twice");
+    let attempt_ids: HashSet<_> = received
+        .iter()
+        .map(|r| r.header("switchyard-attempt-id"))
+        .collect();
+    let event_ids: HashSet<_> = received.iter().map(|r| r.header("webhook-id")).collect();
+    assert_eq!((attempt_ids.len(), event_ids.len()), (200, 200));
+    let mut by_worker: HashMap<String, usize> = HashMap::new();
+    for e in &events {
+        let d = api.wait_state(e, "succeeded", Duration::from_secs(5)).await;
+        assert_eq!(d["attempts_made"], 1);
+        *by_worker
+            .entry(
+                d["attempts"][0]["performed_by"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+            .or_default() += 1;
+    }
+    assert_eq!(
+        by_worker.len(),
+        2,
+        "both workers delivered (they really competed): {by_worker:?}"
+    );
+    server.stop().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_stale_lease_holder_cannot_record_over_the_reaper() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let mut cfg = config(&db, FAST);
+    cfg.delivery.run_worker = false;
+    let server = switchyard_control_plane::Server::start(cfg).await.unwrap();
+    let api = Api::new(server.url());
+    api.route("http://127.0.0.1:9/x", json!({})).await;
+    let event = api.event_id(1).await;
+    let endpoint = api.get("/v1/endpoints/ep").await;
+    assert_eq!(endpoint["status"]["pending_deliveries"], 1, "{endpoint}");
+    let listed = api.get("/v1/endpoints").await;
+    assert_eq!(listed["items"][0]["status"]["pending_deliveries"], 1);
+    let ctx = context(&db, "worker-a").await;
+    let now = chrono::Utc::now().timestamp_millis();
+
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .unwrap();
+    let claimed = store::claim_due(&mut tx, now, 10, "worker-a", 100, None)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let stale = claimed[0].clone();
+    // Nothing else can claim it while the lease holds.
+    let mut tx = ctx
+        .store
+        .writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .unwrap();
+    assert!(
+        store::claim_due(&mut tx, now + 10_000, 10, "worker-b", 100, None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The lease expires: the reaper counts the attempt failed and schedules attempt 2 …
+    let reaped = store::reap_expired_leases(&mut tx, stale.lease_until + 1, &ctx.policy)
+        .await
+        .unwrap();
+    assert_eq!(reaped, 1);
+    // … which worker-b claims.
+    let fresh = store::claim_due(
+        &mut tx,
+        stale.lease_until + 10_000,
+        10,
+        "worker-b",
+        100,
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(fresh.len(), 1);
+    assert_eq!(fresh[0].number, 2);
+    // The paused first holder wakes up with a success: fenced out, nothing written.
+    let ok = AttemptResult {
+        duration_ms: 5,
+        status_code: Some(200),
+        error_class: None,
+        error: None,
+    };
+    let recorded = store::finish_attempt(
+        &mut tx,
+        Fence {
+            delivery_id: &stale.delivery_id,
+            attempt_id: &stale.attempt_id,
+            lease_token: stale.lease_token,
+        },
+        &ok,
+        now,
+        &ctx.policy,
+        FinishedBy::Sender,
+    )
+    .await
+    .unwrap();
+    assert!(!recorded, "a stale lease token must not record");
+    tx.commit().await.unwrap();
+    let d = api.delivery_of(&event).await;
+    assert_eq!(d["state"], "in_flight");
+    assert_eq!(d["attempts"][0]["outcome"], "failed");
+    server.stop().await.unwrap();
+}
+
+/// Negative control: the same two workers deciding from a read outside the write
+/// transaction (check-then-act) do send some attempts twice, so the test above can fail.
+#[tokio::test]
+async fn negative_control_a_stale_read_claim_double_delivers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let mut cfg = config(&db, FAST);
+    cfg.delivery.run_worker = false;
+    let server = switchyard_control_plane::Server::start(cfg).await.unwrap();
+    let api = Api::new(server.url());
+    let receiver = Receiver::start(|_| Reply {
+        status: 200,
+        delay: Duration::from_millis(2),
+    })
+    .await;
+    api.route(&receiver.url, json!({})).await;
+    for n in 0..200 {
+        api.event_id(n).await;
+    }
+    let (ctx_a, ctx_b) = (
+        context_with(&db, "worker-a", true).await,
+        context_with(&db, "worker-b", true).await,
+    );
+    let a = worker::spawn(ctx_a);
+    let b = worker::spawn(ctx_b);
+    let seen = || {
+        receiver
+            .received()
+            .iter()
+            .map(|r| r.header("webhook-id").to_owned())
+            .collect::<HashSet<_>>()
+            .len()
+    };
+    wait_for("every event", Duration::from_secs(30), || seen() >= 200).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.abort();
+    b.abort();
+    assert!(
+        receiver.count() > 200,
+        "without the atomic claim some attempts go out twice ({} requests for 200 events)",
+        receiver.count()
+    );
+    server.stop().await.unwrap();
+}

@@ -1,0 +1,74 @@
+//! The dead-letter queue: deliveries whose every attempt failed.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::events::ErrorClass;
+
+/// Which dead deliveries: every field narrows the selection; absent fields match all.
+/// Used as the query of `GET /v1/dlq` and as a replay session's `selection.filter`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DlqFilter {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
+    /// Dead at or after this instant (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+    /// Dead strictly before this instant (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// One dead delivery, as the DLQ lists it (newest first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DlqEntry {
+    pub delivery_id: String,
+    pub event_id: String,
+    pub event_type: String,
+    pub endpoint: String,
+    pub flow: String,
+    pub target: String,
+    pub error_class: ErrorClass,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status_code: Option<u16>,
+    pub attempts: u32,
+    pub dead_at: DateTime<Utc>,
+    /// Set when this delivery was itself a replay that died again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_session: Option<String>,
+}
+
+/// `GET /v1/dlq/stats?group_by=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DlqGroupBy {
+    Target,
+    ErrorClass,
+    /// The UTC hour the delivery died in; keys are RFC 3339 hour starts.
+    Hour,
+}
+
+/// One group of the DLQ statistics.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DlqGroup {
+    /// The target name, the error class, or the hour (`2026-11-29T10:00:00Z`).
+    pub key: String,
+    pub count: u64,
+}
+
+/// Counts of dead deliveries, grouped; largest groups first (hours: newest first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DlqStats {
+    pub group_by: DlqGroupBy,
+    /// All dead deliveries of the tenant.
+    pub total: u64,
+    pub groups: Vec<DlqGroup>,
+}

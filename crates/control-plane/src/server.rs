@@ -64,6 +64,25 @@ pub struct Server {
     worker: Option<JoinHandle<()>>,
 }
 
+/// Runs every request in its own task. A client that disconnects (or a proxy that resets the
+/// connection) drops the request future; without this, a handler could be cancelled half-way
+/// through a transaction on the single writer connection, leaving a claimed key to wait out
+/// its lease. With it, the work finishes and its response is stored for the retry.
+async fn run_to_completion(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    match tokio::spawn(next.run(request)).await {
+        Ok(response) => response,
+        Err(failure) => {
+            tracing::error!(error = %failure, "request task failed");
+            axum::response::IntoResponse::into_response(ApiError::Internal(
+                "request task failed".into(),
+            ))
+        }
+    }
+}
+
 pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(system::routes())
@@ -75,6 +94,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(run_to_completion))
         .layer(CatchPanicLayer::custom(
             |_panic: Box<dyn std::any::Any + Send>| {
                 axum::response::IntoResponse::into_response(ApiError::Internal(

@@ -416,3 +416,33 @@ async fn stored_responses_survive_a_restart() {
     .await;
     assert_eq!((again.replayed, again.without_replay_flag()), (true, first));
 }
+
+#[tokio::test]
+async fn a_request_whose_client_hangs_up_still_completes_and_is_replayed() {
+    let gate = Gate::new(HookPoint::AfterEffect, "k");
+    let hooks = gate.clone();
+    let s = Arc::new(TestServer::start_with(|c| c.hooks = hooks).await);
+    // The client gives up while the server is inside the request's transaction.
+    let impatient = s
+        .keyed(Method::POST, "/v1/endpoints", "k")
+        .json(&endpoint("orders"))
+        .timeout(Duration::from_millis(200))
+        .send();
+    let (result, ()) = tokio::join!(impatient, async {
+        gate.arrived.notified().await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        gate.release.notify_one();
+    });
+    assert!(result.is_err(), "the client timed out");
+    // The server finished the work anyway: the retry is a replay, not a 409 until the lease ends.
+    let done = eventually(Duration::from_secs(5), async || {
+        let r = Observed::of(s.create("endpoints", "k", endpoint("orders")).await).await;
+        r.status == 201 && r.replayed
+    })
+    .await;
+    assert!(
+        done,
+        "the abandoned request completed and stored its response"
+    );
+    assert_eq!(s.get("/v1/endpoints/orders").await.status(), 200);
+}

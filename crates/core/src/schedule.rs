@@ -156,7 +156,7 @@ mod tests {
         let mut dead = live.clone();
         dead[1].owner_dead = true;
         assert_eq!(plan(&dead, &HashSet::new(), 10).ready, [2]);
-        assert_eq!(plan(&live, &HashSet::new(), 1_000).ready, [2]);
+        assert_eq!(plan(&live, &HashSet::new(), 1_000).ready, [1, 2]);
     }
 
     #[test]

@@ -79,6 +79,8 @@ impl Console {
         let mut unauthorized = false;
         let mut fatal: Option<CoreError> = None;
         let mut online_reported: Option<bool> = None;
+        // Stopped because what is left waits on operations that need a person.
+        let mut blocked_only = false;
         loop {
             let live = self.load_live(profile, &my_boot).await?;
             let now = self.now();
@@ -127,6 +129,7 @@ impl Console {
                         && !unauthorized
                         && fatal.is_none())
                 {
+                    blocked_only = p.next_wake.is_none() && !p.others_sending && p.ready.is_empty();
                     break;
                 }
                 let now = self.now();
@@ -189,7 +192,9 @@ impl Console {
             let _ = self.refresh(profile).await;
         }
         let counts = self.pending_counts(profile).await?;
-        let outcome = if counts.pending + counts.sending > 0 {
+        let outcome = if counts.pending + counts.sending > 0
+            && !(blocked_only && counts.needs_attention > 0)
+        {
             SyncOutcome::Incomplete
         } else if counts.needs_attention > 0 {
             SyncOutcome::NeedsAttention

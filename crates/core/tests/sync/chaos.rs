@@ -15,20 +15,20 @@ use crate::proxy::{FaultProxy, Faults};
 
 /// What the server must hold for one resource.
 #[derive(Debug, Clone, PartialEq)]
-struct Expected {
+pub struct Expected {
     spec: Value,
     enabled: Option<bool>,
     version: i64,
 }
 
-type Model = BTreeMap<(ResourceKind, String), Expected>;
+pub type Model = BTreeMap<(ResourceKind, String), Expected>;
 
 fn canon(kind: ResourceKind, spec: &Value) -> Value {
     kind.validate_spec(spec).unwrap()
 }
 
 /// Makes `n` random valid edits through the console, mirroring each in the model.
-async fn edit(console: &Console, seed: u64, n: usize) -> Model {
+pub async fn edit(console: &Console, seed: u64, n: usize) -> Model {
     use ResourceKind::*;
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut m: Model = BTreeMap::new();
@@ -231,7 +231,7 @@ async fn edit(console: &Console, seed: u64, n: usize) -> Model {
 }
 
 /// What went wrong, resource by resource.
-async fn compare(cp: &ControlPlane, model: &Model) -> Vec<String> {
+pub async fn compare(cp: &ControlPlane, model: &Model) -> Vec<String> {
     let mut problems = Vec::new();
     let mut actual: BTreeMap<(ResourceKind, String), switchyard_core::Resource> = cp
         .all()
@@ -280,6 +280,10 @@ struct ChaosResult {
 }
 
 async fn run_chaos(omit_key: bool, seed: u64) -> ChaosResult {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("switchyard_control_plane=warn")
+        .with_test_writer()
+        .try_init();
     let dir = tempfile::tempdir().unwrap();
     let mut cp = ControlPlane::start(dir.path(), !omit_key).await;
     let proxy = FaultProxy::start(&cp.url(), seed).await;
@@ -320,7 +324,17 @@ async fn run_chaos(omit_key: bool, seed: u64) -> ChaosResult {
             break;
         }
     }
-    if !matches!(code, Some(0) | Some(3)) {
+    let unfinished_now = console
+        .list_outbox(OutboxFilter {
+            profile: Some("p".into()),
+            states: vec![OpState::Pending, OpState::Sending],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .len();
+    if !matches!(code, Some(0) | Some(3)) || (unfinished_now > 0 && !omit_key) {
+        eprintln!("final code {code:?}");
         let live = console
             .list_outbox(OutboxFilter {
                 profile: Some("p".into()),

@@ -57,7 +57,12 @@ pub fn default_data_dir() -> PathBuf {
 }
 
 pub(crate) struct Inner {
+    /// Readers (WAL: they never block the writer).
     pub pool: SqlitePool,
+    /// The one writer connection of this process: every write transaction goes through it
+    /// (`BEGIN IMMEDIATE`), so this process's writers queue instead of spinning on
+    /// SQLite's busy handler. Other processes wait on `busy_timeout`.
+    pub writer: SqlitePool,
     pub data_dir: PathBuf,
     pub secrets: Secrets,
     pub events: broadcast::Sender<Event>,
@@ -78,7 +83,7 @@ impl Console {
         std::fs::create_dir_all(&opts.data_dir).map_err(|e| {
             CoreError::Io(format!("cannot create {}: {e}", opts.data_dir.display()))
         })?;
-        let pool = crate::db::open(&opts.data_dir.join("console.db")).await?;
+        let (pool, writer) = crate::db::open(&opts.data_dir.join("console.db")).await?;
         let (events, _) = broadcast::channel(1024);
         let owner = format!(
             "{}:{}:{}",
@@ -89,6 +94,7 @@ impl Console {
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
+                writer,
                 data_dir: opts.data_dir.clone(),
                 secrets: Secrets::new(&opts.data_dir),
                 events,
@@ -132,7 +138,7 @@ impl Console {
         check_token(&input.token)?;
         let storage = self.inner.secrets.persistent_storage();
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let inserted = sqlx::query(
             "INSERT INTO profiles (name, url, token_store, sandbox, created_at) VALUES (?, ?, ?, 0, ?) \
              ON CONFLICT (name) DO NOTHING",
@@ -175,7 +181,7 @@ impl Console {
         .bind(SANDBOX_PROFILE)
         .bind(url)
         .bind(now)
-        .execute(&self.inner.pool)
+        .execute(&self.inner.writer)
         .await?;
         self.inner.secrets.set_memory(SANDBOX_PROFILE, token);
         self.profile(SANDBOX_PROFILE).await
@@ -194,7 +200,7 @@ impl Console {
             sqlx::query("UPDATE profiles SET url = ? WHERE name = ?")
                 .bind(url)
                 .bind(name)
-                .execute(&self.inner.pool)
+                .execute(&self.inner.writer)
                 .await?;
         }
         if let Some(token) = &edit.token {
@@ -208,7 +214,7 @@ impl Console {
             (None, None) => "no change".to_owned(),
         };
         crate::audit::insert(
-            &self.inner.pool,
+            &self.inner.writer,
             self.now(),
             &self.inner.opts.actor,
             Some(name),
@@ -237,7 +243,7 @@ impl Console {
             ));
         }
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("DELETE FROM outbox WHERE profile = ?")
             .bind(name)
             .execute(&mut *tx)

@@ -23,12 +23,18 @@ pub fn connect_options(path: &Path) -> SqliteConnectOptions {
         .foreign_keys(true)
 }
 
-pub async fn open(path: &Path) -> Result<SqlitePool> {
-    let pool = SqlitePoolOptions::new()
+/// Opens the writer (one connection) and the readers, running migrations first.
+pub async fn open(path: &Path) -> Result<(SqlitePool, SqlitePool)> {
+    let writer = SqlitePoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(120))
+        .connect_with(connect_options(path))
+        .await?;
+    MIGRATOR.run(&writer).await?;
+    let readers = SqlitePoolOptions::new()
         .max_connections(4)
         .acquire_timeout(Duration::from_secs(60))
         .connect_with(connect_options(path))
         .await?;
-    MIGRATOR.run(&pool).await?;
-    Ok(pool)
+    Ok((readers, writer))
 }

@@ -171,7 +171,7 @@ impl Console {
         let prepared = prepare(&write)?;
         let now = self.now();
         let key = uuid::Uuid::new_v4().to_string();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM profiles WHERE name = ?")
             .bind(profile)
             .fetch_optional(&mut *tx)
@@ -362,7 +362,7 @@ impl Console {
             return self.retry_as_new(id).await;
         }
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let changed = sqlx::query(
             "UPDATE outbox SET state = 'pending', failures = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'needs_attention'",
         )
@@ -456,7 +456,7 @@ impl Console {
             )
             .await;
         if result.is_err() {
-            let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+            let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
             recompute_local(&mut tx, &op.profile, op.kind, &op.name).await?;
             tx.commit().await?;
         }
@@ -482,7 +482,7 @@ impl Console {
             });
         }
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         // A pending op is only discarded if no sync claimed it meanwhile.
         let changed = sqlx::query(
             "UPDATE outbox SET state = 'discarded', updated_at = ? WHERE id = ? AND state IN ('pending', 'needs_attention') AND lease_epoch = ?",

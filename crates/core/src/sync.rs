@@ -26,6 +26,25 @@ use crate::types::*;
 /// How long an idle engine waits before looking again at ops other processes hold.
 const IDLE_POLL_MS: i64 = 250;
 
+fn counts_of(live: &[LiveOp]) -> PendingCounts {
+    let mut c = PendingCounts::default();
+    for op in live {
+        match op.state {
+            OpState::Pending => c.pending += 1,
+            OpState::Sending => c.sending += 1,
+            OpState::NeedsAttention => c.needs_attention += 1,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// An op this process has claimed: its lease epoch fences every later write.
+struct Claimed {
+    op: OutboxOp,
+    epoch: i64,
+}
+
 /// What one attempt task reports back.
 enum Finished {
     Done,
@@ -81,8 +100,18 @@ impl Console {
         let mut online_reported: Option<bool> = None;
         // Stopped because what is left waits on operations that need a person.
         let mut blocked_only = false;
+        let mut live: Vec<LiveOp> = Vec::new();
+        let mut reload = true;
+        let mut last_reload = Instant::now();
         loop {
-            let live = self.load_live(profile, &my_boot).await?;
+            // The in-memory view is kept current for our own ops; other processes' changes
+            // are picked up by a periodic reload, and always before deciding to stop.
+            let fresh = reload || last_reload.elapsed() >= Duration::from_secs(1);
+            if fresh {
+                live = self.load_live(profile, &my_boot).await?;
+                last_reload = Instant::now();
+                reload = false;
+            }
             let now = self.now();
             let p = plan(&live, &running, now);
             let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
@@ -96,7 +125,8 @@ impl Console {
                         .find(|o| o.id == id)
                         .map(|o| o.lease_epoch)
                         .unwrap_or(0);
-                    let Some(op) = self.claim(id, epoch).await? else {
+                    let Some(claimed) = self.claim(id, epoch).await? else {
+                        reload = true;
                         continue;
                     };
                     running.insert(id);
@@ -109,12 +139,16 @@ impl Console {
                     });
                     let run = run.clone();
                     tasks.spawn(async move {
-                        let id = op.id;
-                        (id, run.attempt(op).await)
+                        let id = claimed.op.id;
+                        (id, run.attempt(claimed).await)
                     });
                 }
             }
             if running.is_empty() {
+                if !fresh {
+                    reload = true;
+                    continue;
+                }
                 let stop = unauthorized
                     || fatal.is_some()
                     || past_deadline
@@ -142,6 +176,7 @@ impl Console {
                         .min(d.saturating_duration_since(Instant::now()).as_millis() as i64 + 1);
                 }
                 tokio::time::sleep(Duration::from_millis(wait.max(1) as u64)).await;
+                reload = true;
                 continue;
             }
             // Wait for one attempt to finish (or the deadline), then re-plan.
@@ -171,15 +206,17 @@ impl Console {
                 None => tasks.join_next().await,
             };
             if let Some(j) = joined {
-                self.account(
+                if let Some(id) = self.account(
                     j,
                     &mut running,
                     &mut progress,
                     &mut unauthorized,
                     &mut fatal,
                     &mut online_reported,
-                );
-                progress.counts = self.pending_counts(profile).await?;
+                ) {
+                    self.refresh_live(&mut live, id, &my_boot).await?;
+                }
+                progress.counts = counts_of(&live);
                 self.emit(Event::SyncProgress(progress.clone()));
                 self.emit(Event::PendingCount {
                     profile: profile.to_owned(),
@@ -211,7 +248,7 @@ impl Console {
             elapsed_ms: started.elapsed().as_millis() as u64,
         };
         crate::audit::insert(
-            &self.inner.pool,
+            &self.inner.writer,
             self.now(),
             &self.inner.opts.actor,
             Some(profile),
@@ -249,13 +286,13 @@ impl Console {
         unauthorized: &mut bool,
         fatal: &mut Option<CoreError>,
         online: &mut Option<bool>,
-    ) {
+    ) -> Option<i64> {
         let (id, finished) = match joined {
             Ok(v) => v,
             Err(e) => {
                 *fatal = Some(CoreError::Storage(format!("sync task failed: {e}")));
                 running.clear();
-                return;
+                return None;
             }
         };
         running.remove(&id);
@@ -283,6 +320,32 @@ impl Console {
             Finished::LostLease => {}
             Finished::Aborted(msg) => *fatal = Some(CoreError::Storage(msg)),
         }
+        Some(id)
+    }
+
+    /// Re-reads one op after its attempt, keeping the in-memory live list current.
+    async fn refresh_live(&self, live: &mut Vec<LiveOp>, id: i64, my_boot: &str) -> Result<()> {
+        let row = sqlx::query(
+            "SELECT state, next_attempt_at, lease_until, lease_owner, lease_epoch FROM outbox WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        let state = row.as_ref().and_then(|r| OpState::parse(r.get("state")));
+        match (row, state) {
+            (Some(r), Some(state)) if state.is_live() => {
+                if let Some(op) = live.iter_mut().find(|o| o.id == id) {
+                    let owner: Option<String> = r.get("lease_owner");
+                    op.state = state;
+                    op.next_attempt_at = r.get("next_attempt_at");
+                    op.lease_until = r.get("lease_until");
+                    op.owner_dead = owner.as_deref().is_some_and(|o| owner_is_dead(o, my_boot));
+                    op.lease_epoch = r.get("lease_epoch");
+                }
+            }
+            _ => live.retain(|o| o.id != id),
+        }
+        Ok(())
     }
 
     async fn load_live(&self, profile: &str, my_boot: &str) -> Result<Vec<LiveOp>> {
@@ -317,11 +380,11 @@ impl Console {
 
     /// Claims an op for this process: one conditional UPDATE on the epoch we saw, so two
     /// processes can never both win. Fixes `If-Match` before the first send.
-    async fn claim(&self, id: i64, epoch: i64) -> Result<Option<OutboxOp>> {
+    async fn claim(&self, id: i64, epoch: i64) -> Result<Option<Claimed>> {
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let row = sqlx::query(
-            "SELECT profile, kind, name, seq, if_match_fixed, chained FROM outbox WHERE id = ?",
+            "SELECT profile, kind, name, seq, if_match_fixed, chained, first_sent_at FROM outbox WHERE id = ?",
         )
         .bind(id)
         .fetch_one(&mut *tx)
@@ -355,7 +418,7 @@ impl Console {
         let lease_until = now + self.inner.opts.lease.as_millis() as i64;
         let claimed = sqlx::query(&format!(
             "UPDATE outbox SET state = 'sending', lease_owner = ?1, lease_until = ?2, lease_epoch = lease_epoch + 1, \
-             attempts = attempts + 1, updated_at = ?3, \
+             attempts = attempts + 1, updated_at = ?3, first_sent_at = COALESCE(first_sent_at, ?3), \
              if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE ?4 END, if_match_fixed = 1 \
              WHERE id = ?5 AND lease_epoch = ?6 AND state IN ('pending', 'sending') RETURNING {OP_COLUMNS}"
         ))
@@ -370,9 +433,12 @@ impl Console {
         let Some(claimed) = claimed else {
             return Ok(None);
         };
-        let op = op_from_row(&claimed)?;
+        let mut op = op_from_row(&claimed)?;
+        // The retention check needs when it was first sent before this claim.
+        op.first_sent_at = row.get("first_sent_at");
+        let epoch = claimed.get("lease_epoch");
         tx.commit().await?;
-        Ok(Some(op))
+        Ok(Some(Claimed { op, epoch }))
     }
 }
 
@@ -389,16 +455,9 @@ impl Run {
     }
 
     /// One attempt: (maybe) verify live state, send once, record the outcome.
-    async fn attempt(&self, op: OutboxOp) -> Finished {
+    async fn attempt(&self, claimed: Claimed) -> Finished {
         let c = &self.console;
-        let epoch: i64 = match sqlx::query_scalar("SELECT lease_epoch FROM outbox WHERE id = ?")
-            .bind(op.id)
-            .fetch_one(&c.inner.pool)
-            .await
-        {
-            Ok(e) => e,
-            Err(e) => return Finished::Aborted(e.to_string()),
-        };
+        let Claimed { op, epoch } = claimed;
         // An op first sent longer ago than the server keeps keys may have executed and been
         // forgotten: check live state instead of replaying blindly.
         if let Some(first) = op.first_sent_at {
@@ -413,15 +472,6 @@ impl Run {
                     Err(e) => return self.record_transient(&op, epoch, None, e.to_string()).await,
                 }
             }
-        }
-        if op.first_sent_at.is_none() {
-            let _ = sqlx::query(
-                "UPDATE outbox SET first_sent_at = ? WHERE id = ? AND first_sent_at IS NULL",
-            )
-            .bind(c.now())
-            .bind(op.id)
-            .execute(&c.inner.pool)
-            .await;
         }
         let result = self
             .client
@@ -581,7 +631,7 @@ impl Run {
     ) -> Result<Finished> {
         let c = &self.console;
         let now = c.now();
-        let mut tx = c.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = c.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let changed = sqlx::query(
             "UPDATE outbox SET state = 'done', result_version = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL, \
              updated_at = ? WHERE id = ? AND lease_epoch = ? AND state = 'sending'",
@@ -675,7 +725,7 @@ impl Run {
             c.inner.opts.rng.as_ref(),
         );
         let error_json = serde_json::to_string(&error).expect("error serializes");
-        let mut tx = c.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = c.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (state, next_at, failures_now, finished) = match next {
             Next::RetryAt { at_ms } => (OpState::Pending, at_ms, failures + 1, Finished::Retry),
             Next::Hold => (OpState::Pending, now, failures, Finished::Unauthorized),

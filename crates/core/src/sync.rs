@@ -43,6 +43,8 @@ fn counts_of(live: &[LiveOp]) -> PendingCounts {
 struct Claimed {
     op: OutboxOp,
     epoch: i64,
+    /// An earlier claim already sent (or may have sent) it.
+    sent_before: bool,
 }
 
 /// What one attempt task reports back.
@@ -382,63 +384,42 @@ impl Console {
     /// processes can never both win. Fixes `If-Match` before the first send.
     async fn claim(&self, id: i64, epoch: i64) -> Result<Option<Claimed>> {
         let now = self.now();
-        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let row = sqlx::query(
-            "SELECT profile, kind, name, seq, if_match_fixed, chained, first_sent_at FROM outbox WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let mut if_match: Option<i64> = None;
-        if row.get::<i64, _>("if_match_fixed") == 0 {
-            // Chained behind earlier writes to this resource: the version the last of them produced.
-            let pred: Option<Option<i64>> = sqlx::query_scalar(
-                "SELECT result_version FROM outbox WHERE profile = ? AND kind = ? AND name = ? AND seq < ? AND state = 'done' \
-                 ORDER BY seq DESC, id DESC LIMIT 1",
-            )
-            .bind(row.get::<String, _>("profile"))
-            .bind(row.get::<String, _>("kind"))
-            .bind(row.get::<String, _>("name"))
-            .bind(row.get::<i64, _>("seq"))
-            .fetch_optional(&mut *tx)
-            .await?;
-            if_match = match pred {
-                Some(v) => v,
-                None => sqlx::query_scalar(
-                    "SELECT server_version FROM cache WHERE profile = ? AND kind = ? AND name = ?",
-                )
-                .bind(row.get::<String, _>("profile"))
-                .bind(row.get::<String, _>("kind"))
-                .bind(row.get::<String, _>("name"))
-                .fetch_optional(&mut *tx)
-                .await?
-                .flatten(),
-            };
-        }
         let lease_until = now + self.inner.opts.lease.as_millis() as i64;
+        // One statement, so it is atomic on its own. A chained op (queued behind earlier
+        // writes to the same resource) takes as If-Match the version the last of them
+        // produced, else the cached server version; it is fixed here, before the first send.
+        // `first_sent_at` is set on the first claim: a value equal to `now` means "never
+        // sent before", which the retention check treats as fresh.
         let claimed = sqlx::query(&format!(
             "UPDATE outbox SET state = 'sending', lease_owner = ?1, lease_until = ?2, lease_epoch = lease_epoch + 1, \
              attempts = attempts + 1, updated_at = ?3, first_sent_at = COALESCE(first_sent_at, ?3), \
-             if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE ?4 END, if_match_fixed = 1 \
-             WHERE id = ?5 AND lease_epoch = ?6 AND state IN ('pending', 'sending') RETURNING {OP_COLUMNS}"
+             if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE COALESCE( \
+                 (SELECT p.result_version FROM outbox p WHERE p.profile = outbox.profile AND p.kind = outbox.kind \
+                  AND p.name = outbox.name AND p.seq < outbox.seq AND p.state = 'done' ORDER BY p.seq DESC, p.id DESC LIMIT 1), \
+                 (SELECT c.server_version FROM cache c WHERE c.profile = outbox.profile AND c.kind = outbox.kind \
+                  AND c.name = outbox.name)) END, \
+             if_match_fixed = 1 \
+             WHERE id = ?4 AND lease_epoch = ?5 AND state IN ('pending', 'sending') \
+             RETURNING {OP_COLUMNS}, first_sent_at < ?3 AS sent_before"
         ))
         .bind(&self.inner.owner)
         .bind(lease_until)
         .bind(now)
-        .bind(if_match)
         .bind(id)
         .bind(epoch)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&self.inner.writer)
         .await?;
         let Some(claimed) = claimed else {
             return Ok(None);
         };
-        let mut op = op_from_row(&claimed)?;
-        // The retention check needs when it was first sent before this claim.
-        op.first_sent_at = row.get("first_sent_at");
+        let op = op_from_row(&claimed)?;
         let epoch = claimed.get("lease_epoch");
-        tx.commit().await?;
-        Ok(Some(Claimed { op, epoch }))
+        let sent_before = claimed.get::<i64, _>("sent_before") != 0;
+        Ok(Some(Claimed {
+            op,
+            epoch,
+            sent_before,
+        }))
     }
 }
 
@@ -457,12 +438,31 @@ impl Run {
     /// One attempt: (maybe) verify live state, send once, record the outcome.
     async fn attempt(&self, claimed: Claimed) -> Finished {
         let c = &self.console;
-        let Claimed { op, epoch } = claimed;
+        let Claimed {
+            op,
+            epoch,
+            sent_before,
+        } = claimed;
         // An op first sent longer ago than the server keeps keys may have executed and been
         // forgotten: check live state instead of replaying blindly.
-        if let Some(first) = op.first_sent_at {
+        if let Some(first) = op.first_sent_at.filter(|_| sent_before) {
             let retention = match self.retention_ms().await {
                 Ok(r) => r,
+                Err(CoreError::Unauthorized { .. }) => {
+                    return self
+                        .record_outcome(
+                            &op,
+                            epoch,
+                            AttemptOutcome::Unauthorized,
+                            OpError {
+                                status: Some(401),
+                                problem: None,
+                                message: "the control plane rejected the token".into(),
+                                transient: false,
+                            },
+                        )
+                        .await;
+                }
                 Err(e) => return self.record_transient(&op, epoch, None, e.to_string()).await,
             };
             if c.now() - first > retention {
@@ -647,16 +647,38 @@ impl Run {
         }
         // The server's answer is the newest truth for this resource, unless a refresh already
         // brought something newer.
-        let cached: Option<Option<i64>> = sqlx::query_scalar(
-            "SELECT server_version FROM cache WHERE profile = ? AND kind = ? AND name = ?",
+        let state = sqlx::query(
+            "SELECT c.server_version, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile AND o.kind = c.kind \
+             AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) AS more \
+             FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?",
         )
         .bind(&op.profile)
         .bind(op.kind.as_str())
         .bind(&op.name)
         .fetch_optional(&mut *tx)
         .await?;
-        let cached = cached.flatten();
+        let cached: Option<i64> = state.as_ref().and_then(|r| r.get("server_version"));
+        let more_queued = state.as_ref().is_some_and(|r| r.get::<i64, _>("more") != 0);
         match (&resource, op.op) {
+            // The common case: nothing else queued for this resource, so the local view is
+            // the server's answer. One statement.
+            (Some(r), _) if !more_queued && cached.is_none_or(|v| r.version >= v) => {
+                sqlx::query(
+                    "INSERT INTO cache (profile, kind, name, server_json, server_version, refreshed_at, local_json, local_deleted) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT (profile, kind, name) DO UPDATE SET \
+                     server_json = ?4, server_version = ?5, refreshed_at = ?6, local_json = ?7, local_deleted = 0",
+                )
+                .bind(&op.profile)
+                .bind(op.kind.as_str())
+                .bind(&op.name)
+                .bind(serde_json::to_string(r).expect("resource serializes"))
+                .bind(r.version)
+                .bind(now)
+                .bind(serde_json::to_string(&crate::local::view_of(r)).expect("view serializes"))
+                .execute(&mut *tx)
+                .await?;
+            }
+            // The server's answer is the newest truth, unless a refresh brought something newer.
             (Some(r), _) if cached.is_none_or(|v| r.version >= v) => {
                 crate::cache::upsert_server(&mut tx, &op.profile, op.kind, &op.name, Some(r), now)
                     .await?

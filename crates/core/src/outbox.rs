@@ -199,7 +199,7 @@ impl Console {
         let inserted = sqlx::query(
             "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
              chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after) \
-             VALUES (COALESCE(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM outbox)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
+             VALUES (COALESCE(?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
              'pending', ?, ?, ?, ?, ?) RETURNING id, seq",
         )
         .bind(replaces.map(|r| r.0))

@@ -28,3 +28,4 @@ test: setup lint test-rust
 
 bench:
 	cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench
+	cargo run --release -p switchyard-core --example bench

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing Switchyard needs on Debian 12: system packages (as root
-# or with sudo), the UI's npm packages, and tauri-driver for the WebDriver end-to-end tests.
+# or with sudo; libdbus-1-dev is for the console core's OS-keychain support), the UI's npm packages, and tauri-driver for the WebDriver end-to-end tests.
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 for pkg in build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libsoup-3.0-dev \
   libjavascriptcoregtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \
-  xvfb xauth webkit2gtk-driver imagemagick; do
+  xvfb xauth webkit2gtk-driver imagemagick libdbus-1-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ! command -v node >/dev/null 2>&1; then need_apt+=(nodejs npm); fi

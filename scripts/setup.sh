@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing Switchyard needs on Debian 12: system packages (as root
-# or with sudo; libdbus-1-dev is for the console core's OS-keychain support), the UI's npm packages, and tauri-driver for the WebDriver end-to-end tests.
+# or with sudo), the UI's npm packages, and tauri-driver for the WebDriver end-to-end tests.
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

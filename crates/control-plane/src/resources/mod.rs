@@ -75,16 +75,9 @@ async fn keyed(
         .get(axum::http::header::IF_MATCH)
         .and_then(|v| v.to_str().ok());
     let fp = fingerprint(method.as_str(), uri.path(), if_match, body);
-    // The pipeline runs in its own task: a client that disconnects mid-request must not
-    // cancel a claimed key half-way through its transaction (a dropped future left the
-    // single writer connection inside an open transaction, and every later write failed).
-    let (state, tenant, headers) = (state.clone(), tenant.to_owned(), headers.clone());
-    match tokio::spawn(async move { idempotency::run(&state, &tenant, &headers, fp, &op).await })
-        .await
-    {
-        Ok(response) => response,
-        Err(_) => ApiError::Internal("request task failed".into()).into_response(),
-    }
+    // Cancellation safety (a client hanging up mid-transaction) is the router's job: every
+    // request runs to completion in its own task (`server::run_to_completion`).
+    idempotency::run(state, tenant, headers, fp, &op).await
 }
 
 /// Validation runs before the key is looked at: a 400 is never stored (contract rule 7).

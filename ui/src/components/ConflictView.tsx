@@ -1,6 +1,6 @@
 import { Alert, Button, Grid, Group, Stack, Text, Title } from "@mantine/core";
-import type { ConflictView as Conflict, JsonValue } from "../ipc/bindings";
-import { useConflict, useResolve, useResolveConflict } from "../ipc/queries";
+import type { ConflictView as Conflict } from "../ipc/bindings";
+import { useConflict, useResolve } from "../ipc/queries";
 import { JsonBlock, JsonDiff } from "./JsonDiff";
 
 /**
@@ -16,15 +16,9 @@ export function ConflictPanel({ id, onDone }: { id: number; onDone: () => void }
 }
 
 export function ThreeWay({ conflict, onDone }: { conflict: Conflict; onDone: () => void }) {
-  const resolveConflict = useResolveConflict();
   const resolve = useResolve();
-  const keep = (spec: JsonValue | null) => async () => {
-    if (spec === null) return;
-    await resolveConflict.mutateAsync({ id: conflict.op_id, spec });
-    onDone();
-  };
-  const takeTheirs = async () => {
-    await resolve.mutateAsync({ id: conflict.op_id, resolution: "discard" });
+  const settle = (resolution: "retry_as_new" | "discard") => async () => {
+    await resolve.mutateAsync({ id: conflict.op_id, resolution });
     onDone();
   };
   return (
@@ -34,6 +28,17 @@ export function ThreeWay({ conflict, onDone }: { conflict: Conflict; onDone: () 
         on version {conflict.base_version ?? "?"}; the control plane now has version{" "}
         {conflict.theirs_version ?? "?"}). Nothing was overwritten. Choose what should win.
       </Text>
+      {conflict.theirs_from_cache && (
+        <Alert color="yellow">
+          The control plane cannot be reached: “theirs” is the cached copy.
+        </Alert>
+      )}
+      {conflict.conflicting_fields.length > 0 && (
+        <Text size="sm">
+          Both sides changed: <b>{conflict.conflicting_fields.join(", ")}</b>. Keeping mine re-sends
+          your change with a new idempotency key on top of their version.
+        </Text>
+      )}
       <Grid>
         <Grid.Col span={4}>
           <Title order={6}>Base (v{conflict.base_version ?? "?"})</Title>
@@ -51,19 +56,18 @@ export function ThreeWay({ conflict, onDone }: { conflict: Conflict; onDone: () 
       <Group justify="flex-end">
         <Button
           variant="default"
-          onClick={takeTheirs}
+          onClick={settle("discard")}
           loading={resolve.isPending}
           data-testid="take-theirs"
         >
           Keep theirs (discard mine)
         </Button>
         <Button
-          onClick={keep(conflict.mine)}
-          loading={resolveConflict.isPending}
-          disabled={conflict.mine === null}
+          onClick={settle("retry_as_new")}
+          loading={resolve.isPending}
           data-testid="keep-mine"
         >
-          Keep mine (apply over v{conflict.theirs_version ?? "?"})
+          Keep mine (re-send on top of v{conflict.theirs_version ?? "?"})
         </Button>
       </Group>
     </Stack>

@@ -1,7 +1,7 @@
 // TanStack Query hooks over the typed IPC. Query keys are small and stable so the core's events
 // can invalidate exactly what changed.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { JsonValue, Kind, ProfileInput, Resolution, WriteRequest } from "./bindings";
+import type { Kind, ProfileInput, Resolution, WriteRequest } from "./bindings";
 import { call } from "./client";
 
 export const keys = {
@@ -119,15 +119,6 @@ export function useResolve() {
   return useMutation({
     mutationFn: ({ id, resolution }: { id: number; resolution: Resolution }) =>
       call("resolve", { id, resolution }),
-    onSettled: invalidate,
-  });
-}
-
-export function useResolveConflict() {
-  const invalidate = useInvalidateLocal();
-  return useMutation({
-    mutationFn: ({ id, spec }: { id: number; spec: JsonValue }) =>
-      call("resolve_conflict", { id, spec }),
     onSettled: invalidate,
   });
 }

@@ -40,15 +40,15 @@ export function ThreeWay({ conflict, onDone }: { conflict: Conflict; onDone: () 
         </Text>
       )}
       <Grid>
-        <Grid.Col span={4}>
+        <Grid.Col span={4} data-testid="side-base">
           <Title order={6}>Base (v{conflict.base_version ?? "?"})</Title>
           <JsonBlock value={conflict.base} height={300} />
         </Grid.Col>
-        <Grid.Col span={4}>
+        <Grid.Col span={4} data-testid="side-mine">
           <Title order={6}>Mine (base → mine)</Title>
           <JsonDiff before={conflict.base} after={conflict.mine} height={300} />
         </Grid.Col>
-        <Grid.Col span={4}>
+        <Grid.Col span={4} data-testid="side-theirs">
           <Title order={6}>Theirs (base → v{conflict.theirs_version ?? "?"})</Title>
           <JsonDiff before={conflict.base} after={conflict.theirs} height={300} />
         </Grid.Col>

@@ -86,7 +86,7 @@ export function ResourceTable({
           aria-label="Filter"
           data-testid="table-filter"
         />
-        <Text size="sm" c="dimmed" data-testid="row-count">
+        <Text size="sm" c="dimmed" data-testid="table-count">
           {rows.length === items.length
             ? `${items.length} total`
             : `${rows.length} of ${items.length}`}

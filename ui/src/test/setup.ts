@@ -28,3 +28,26 @@ afterEach(() => {
   cleanup();
   clearMocks();
 });
+
+// happy-dom does no layout: give elements a size so virtualised lists render their rows.
+Element.prototype.getBoundingClientRect = function getBoundingClientRect() {
+  return {
+    x: 0,
+    y: 0,
+    top: 0,
+    left: 0,
+    right: 1000,
+    bottom: 600,
+    width: 1000,
+    height: 600,
+    toJSON: () => ({}),
+  };
+};
+for (const [prop, value] of [
+  ["offsetHeight", 600],
+  ["offsetWidth", 1000],
+  ["clientHeight", 600],
+  ["clientWidth", 1000],
+] as const) {
+  Object.defineProperty(HTMLElement.prototype, prop, { configurable: true, get: () => value });
+}

@@ -111,10 +111,7 @@ async fn first_launch_shows_the_sandbox() -> Result<()> {
     })
     .await?;
 
-    app.css("[aria-label='Command palette']")
-        .await?
-        .click()
-        .await?;
+    app.click("palette-button").await?;
     let search = app.css(".mantine-Spotlight-search").await?;
     search.send_keys("orders").await?;
     app.wait_css_text(".mantine-Spotlight-search", "", |_| true)
@@ -166,10 +163,7 @@ async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
     .await?;
     ensure!(confirmed.contains("create"), "badge: {confirmed}");
     app.click("row-e2e-signups").await?;
-    app.css("button[role='tab'][id$='history']")
-        .await?
-        .click()
-        .await?;
+    app.click("tab-history").await?;
     app.wait_text("history", "the create in the history", |t| {
         t.contains("create") && t.contains("Confirmed")
     })

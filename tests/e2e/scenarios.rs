@@ -21,6 +21,7 @@ async fn wait_online(app: &App) -> Result<()> {
 async fn add_profile(app: &App, name: &str, url: &str) -> Result<()> {
     app.click("profile-switcher").await?;
     app.click("add-profile").await?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
     app.type_into("profile-name", name).await?;
     app.type_into("profile-url", url).await?;
     app.type_into("profile-token", TOKEN).await?;
@@ -50,6 +51,7 @@ async fn badge_of(
 /// Opens a resource's drawer, edits its description and saves; returns once it is queued.
 async fn edit_description(app: &App, name: &str, description: &str) -> Result<()> {
     app.click(&format!("row-{name}")).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
     app.click("edit").await?;
     app.type_into("field-description", description).await?;
     app.click("form-submit").await?;
@@ -152,6 +154,8 @@ async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
     app.click("nav-endpoint").await?;
     app.el("row-orders").await?;
     app.click("new-resource").await?;
+    // Let the modal finish opening: a click during its transition can land nowhere.
+    tokio::time::sleep(Duration::from_millis(600)).await;
     app.type_into("field-name", "e2e-signups").await?;
     app.type_into("field-description", "Sign-up events").await?;
     app.click("form-submit").await?;

@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use anyhow::{Result, ensure};
 use serde_json::json;
-use thirtyfour::prelude::*;
 
 use crate::harness::{App, ONE_AT_A_TIME};
 use crate::plane::{Plane, TOKEN};

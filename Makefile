@@ -47,6 +47,7 @@ test: setup lint test-rust test-ui test-e2e
 
 bench:
 	cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench
+	cargo run --release -p switchyard-core --example bench
 
 bench-desktop: setup ui
 	cargo build --release -p switchyard-desktop --features custom-protocol --bin switchyard-desktop --example bench_desktop

@@ -30,7 +30,10 @@ impl Sandbox {
         let server = Server::start(config).await?;
         // Until the demo receiver exists, targets point at a closed loopback port.
         crate::demo::seed(&server.url(), "http://127.0.0.1:9/demo").await?;
-        Ok(Self { server, token: DEMO_TOKEN.to_owned() })
+        Ok(Self {
+            server,
+            token: DEMO_TOKEN.to_owned(),
+        })
     }
 
     pub fn url(&self) -> String {

@@ -116,7 +116,7 @@ impl Console {
             }
         }
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let existing: Vec<(String, String)> =
             sqlx::query("SELECT kind, name FROM cache WHERE profile = ?")
                 .bind(profile)
@@ -173,7 +173,7 @@ impl Console {
         name: &str,
         server: Option<&Resource>,
     ) -> Result<()> {
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         upsert_server(&mut tx, profile, kind, name, server, self.now()).await?;
         tx.commit().await?;
         Ok(())

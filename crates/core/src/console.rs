@@ -57,7 +57,12 @@ pub fn default_data_dir() -> PathBuf {
 }
 
 pub(crate) struct Inner {
+    /// Readers (WAL: they never block the writer).
     pub pool: SqlitePool,
+    /// The one writer connection of this process: every write transaction goes through it
+    /// (`BEGIN IMMEDIATE`), so this process's writers queue instead of spinning on
+    /// SQLite's busy handler. Other processes wait on `busy_timeout`.
+    pub writer: SqlitePool,
     pub data_dir: PathBuf,
     pub secrets: Secrets,
     pub events: broadcast::Sender<Event>,
@@ -78,7 +83,7 @@ impl Console {
         std::fs::create_dir_all(&opts.data_dir).map_err(|e| {
             CoreError::Io(format!("cannot create {}: {e}", opts.data_dir.display()))
         })?;
-        let pool = crate::db::open(&opts.data_dir.join("console.db")).await?;
+        let (pool, writer) = crate::db::open(&opts.data_dir.join("console.db")).await?;
         let (events, _) = broadcast::channel(1024);
         let owner = format!(
             "{}:{}:{}",
@@ -89,6 +94,7 @@ impl Console {
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
+                writer,
                 data_dir: opts.data_dir.clone(),
                 secrets: Secrets::new(&opts.data_dir),
                 events,
@@ -130,23 +136,27 @@ impl Console {
         }
         check_url(&input.url)?;
         check_token(&input.token)?;
-        let storage = self.inner.secrets.persistent_storage();
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let inserted = sqlx::query(
             "INSERT INTO profiles (name, url, token_store, sandbox, created_at) VALUES (?, ?, ?, 0, ?) \
              ON CONFLICT (name) DO NOTHING",
         )
         .bind(&input.name)
         .bind(&input.url)
-        .bind(storage_tag(&storage))
+        .bind("pending")
         .bind(now)
         .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
             return Err(CoreError::ProfileExists(input.name));
         }
-        self.inner.secrets.set(&input.name, &input.token)?;
+        let storage = self.inner.secrets.store(&input.name, &input.token)?;
+        sqlx::query("UPDATE profiles SET token_store = ? WHERE name = ?")
+            .bind(storage_tag(&storage))
+            .bind(&input.name)
+            .execute(&mut *tx)
+            .await?;
         crate::audit::record(
             &mut tx,
             now,
@@ -175,7 +185,7 @@ impl Console {
         .bind(SANDBOX_PROFILE)
         .bind(url)
         .bind(now)
-        .execute(&self.inner.pool)
+        .execute(&self.inner.writer)
         .await?;
         self.inner.secrets.set_memory(SANDBOX_PROFILE, token);
         self.profile(SANDBOX_PROFILE).await
@@ -194,12 +204,17 @@ impl Console {
             sqlx::query("UPDATE profiles SET url = ? WHERE name = ?")
                 .bind(url)
                 .bind(name)
-                .execute(&self.inner.pool)
+                .execute(&self.inner.writer)
                 .await?;
         }
         if let Some(token) = &edit.token {
             check_token(token)?;
-            self.inner.secrets.set(name, token)?;
+            let storage = self.inner.secrets.store(name, token)?;
+            sqlx::query("UPDATE profiles SET token_store = ? WHERE name = ?")
+                .bind(storage_tag(&storage))
+                .bind(name)
+                .execute(&self.inner.writer)
+                .await?;
         }
         let detail = match (&edit.url, &edit.token) {
             (Some(u), Some(_)) => format!("url={u}, token replaced"),
@@ -208,7 +223,7 @@ impl Console {
             (None, None) => "no change".to_owned(),
         };
         crate::audit::insert(
-            &self.inner.pool,
+            &self.inner.writer,
             self.now(),
             &self.inner.opts.actor,
             Some(name),
@@ -237,7 +252,7 @@ impl Console {
             ));
         }
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         sqlx::query("DELETE FROM outbox WHERE profile = ?")
             .bind(name)
             .execute(&mut *tx)
@@ -342,7 +357,7 @@ impl Console {
         let token = self
             .inner
             .secrets
-            .get(name)?
+            .load(name, &profile.token_storage)?
             .ok_or_else(|| CoreError::NoToken(name.to_owned()))?;
         ApiClient::new(name, &profile.url, &token, self.inner.opts.request_timeout)
     }

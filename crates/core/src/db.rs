@@ -21,14 +21,21 @@ pub fn connect_options(path: &Path) -> SqliteConnectOptions {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(30))
         .foreign_keys(true)
+        .pragma("wal_autocheckpoint", "10000")
 }
 
-pub async fn open(path: &Path) -> Result<SqlitePool> {
-    let pool = SqlitePoolOptions::new()
+/// Opens the writer (one connection) and the readers, running migrations first.
+pub async fn open(path: &Path) -> Result<(SqlitePool, SqlitePool)> {
+    let writer = SqlitePoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(Duration::from_secs(120))
+        .connect_with(connect_options(path))
+        .await?;
+    MIGRATOR.run(&writer).await?;
+    let readers = SqlitePoolOptions::new()
         .max_connections(4)
         .acquire_timeout(Duration::from_secs(60))
         .connect_with(connect_options(path))
         .await?;
-    MIGRATOR.run(&pool).await?;
-    Ok(pool)
+    Ok((readers, writer))
 }

@@ -34,6 +34,8 @@ pub mod types;
 
 pub use clock::{Clock, RandomSource};
 pub use console::{Console, ConsoleOptions, default_data_dir};
+/// The SQLite pragmas of the console database (the benchmark baseline uses the same).
+pub use db::connect_options as sqlite_connect_options;
 pub use error::{CoreError, ErrorBody, ErrorClass, Result};
 pub use retry::RetryPolicy;
 pub use switchyard_protocol::{Problem, Resource, ResourceKind, ServerInfo};

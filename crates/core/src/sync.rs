@@ -26,6 +26,27 @@ use crate::types::*;
 /// How long an idle engine waits before looking again at ops other processes hold.
 const IDLE_POLL_MS: i64 = 250;
 
+fn counts_of(live: &[LiveOp]) -> PendingCounts {
+    let mut c = PendingCounts::default();
+    for op in live {
+        match op.state {
+            OpState::Pending => c.pending += 1,
+            OpState::Sending => c.sending += 1,
+            OpState::NeedsAttention => c.needs_attention += 1,
+            _ => {}
+        }
+    }
+    c
+}
+
+/// An op this process has claimed: its lease epoch fences every later write.
+struct Claimed {
+    op: OutboxOp,
+    epoch: i64,
+    /// An earlier claim already sent (or may have sent) it.
+    sent_before: bool,
+}
+
 /// What one attempt task reports back.
 enum Finished {
     Done,
@@ -79,8 +100,20 @@ impl Console {
         let mut unauthorized = false;
         let mut fatal: Option<CoreError> = None;
         let mut online_reported: Option<bool> = None;
+        // Stopped because what is left waits on operations that need a person.
+        let mut blocked_only = false;
+        let mut live: Vec<LiveOp> = Vec::new();
+        let mut reload = true;
+        let mut last_reload = Instant::now();
         loop {
-            let live = self.load_live(profile, &my_boot).await?;
+            // The in-memory view is kept current for our own ops; other processes' changes
+            // are picked up by a periodic reload, and always before deciding to stop.
+            let fresh = reload || last_reload.elapsed() >= Duration::from_secs(1);
+            if fresh {
+                live = self.load_live(profile, &my_boot).await?;
+                last_reload = Instant::now();
+                reload = false;
+            }
             let now = self.now();
             let p = plan(&live, &running, now);
             let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
@@ -94,7 +127,8 @@ impl Console {
                         .find(|o| o.id == id)
                         .map(|o| o.lease_epoch)
                         .unwrap_or(0);
-                    let Some(op) = self.claim(id, epoch).await? else {
+                    let Some(claimed) = self.claim(id, epoch).await? else {
+                        reload = true;
                         continue;
                     };
                     running.insert(id);
@@ -107,12 +141,16 @@ impl Console {
                     });
                     let run = run.clone();
                     tasks.spawn(async move {
-                        let id = op.id;
-                        (id, run.attempt(op).await)
+                        let id = claimed.op.id;
+                        (id, run.attempt(claimed).await)
                     });
                 }
             }
             if running.is_empty() {
+                if !fresh {
+                    reload = true;
+                    continue;
+                }
                 let stop = unauthorized
                     || fatal.is_some()
                     || past_deadline
@@ -127,6 +165,7 @@ impl Console {
                         && !unauthorized
                         && fatal.is_none())
                 {
+                    blocked_only = p.next_wake.is_none() && !p.others_sending && p.ready.is_empty();
                     break;
                 }
                 let now = self.now();
@@ -139,6 +178,7 @@ impl Console {
                         .min(d.saturating_duration_since(Instant::now()).as_millis() as i64 + 1);
                 }
                 tokio::time::sleep(Duration::from_millis(wait.max(1) as u64)).await;
+                reload = true;
                 continue;
             }
             // Wait for one attempt to finish (or the deadline), then re-plan.
@@ -168,15 +208,17 @@ impl Console {
                 None => tasks.join_next().await,
             };
             if let Some(j) = joined {
-                self.account(
+                if let Some(id) = self.account(
                     j,
                     &mut running,
                     &mut progress,
                     &mut unauthorized,
                     &mut fatal,
                     &mut online_reported,
-                );
-                progress.counts = self.pending_counts(profile).await?;
+                ) {
+                    self.refresh_live(&mut live, id, &my_boot).await?;
+                }
+                progress.counts = counts_of(&live);
                 self.emit(Event::SyncProgress(progress.clone()));
                 self.emit(Event::PendingCount {
                     profile: profile.to_owned(),
@@ -189,7 +231,9 @@ impl Console {
             let _ = self.refresh(profile).await;
         }
         let counts = self.pending_counts(profile).await?;
-        let outcome = if counts.pending + counts.sending > 0 {
+        let outcome = if counts.pending + counts.sending > 0
+            && !(blocked_only && counts.needs_attention > 0)
+        {
             SyncOutcome::Incomplete
         } else if counts.needs_attention > 0 {
             SyncOutcome::NeedsAttention
@@ -206,7 +250,7 @@ impl Console {
             elapsed_ms: started.elapsed().as_millis() as u64,
         };
         crate::audit::insert(
-            &self.inner.pool,
+            &self.inner.writer,
             self.now(),
             &self.inner.opts.actor,
             Some(profile),
@@ -244,13 +288,13 @@ impl Console {
         unauthorized: &mut bool,
         fatal: &mut Option<CoreError>,
         online: &mut Option<bool>,
-    ) {
+    ) -> Option<i64> {
         let (id, finished) = match joined {
             Ok(v) => v,
             Err(e) => {
                 *fatal = Some(CoreError::Storage(format!("sync task failed: {e}")));
                 running.clear();
-                return;
+                return None;
             }
         };
         running.remove(&id);
@@ -278,6 +322,32 @@ impl Console {
             Finished::LostLease => {}
             Finished::Aborted(msg) => *fatal = Some(CoreError::Storage(msg)),
         }
+        Some(id)
+    }
+
+    /// Re-reads one op after its attempt, keeping the in-memory live list current.
+    async fn refresh_live(&self, live: &mut Vec<LiveOp>, id: i64, my_boot: &str) -> Result<()> {
+        let row = sqlx::query(
+            "SELECT state, next_attempt_at, lease_until, lease_owner, lease_epoch FROM outbox WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        let state = row.as_ref().and_then(|r| OpState::parse(r.get("state")));
+        match (row, state) {
+            (Some(r), Some(state)) if state.is_live() => {
+                if let Some(op) = live.iter_mut().find(|o| o.id == id) {
+                    let owner: Option<String> = r.get("lease_owner");
+                    op.state = state;
+                    op.next_attempt_at = r.get("next_attempt_at");
+                    op.lease_until = r.get("lease_until");
+                    op.owner_dead = owner.as_deref().is_some_and(|o| owner_is_dead(o, my_boot));
+                    op.lease_epoch = r.get("lease_epoch");
+                }
+            }
+            _ => live.retain(|o| o.id != id),
+        }
+        Ok(())
     }
 
     async fn load_live(&self, profile: &str, my_boot: &str) -> Result<Vec<LiveOp>> {
@@ -312,62 +382,44 @@ impl Console {
 
     /// Claims an op for this process: one conditional UPDATE on the epoch we saw, so two
     /// processes can never both win. Fixes `If-Match` before the first send.
-    async fn claim(&self, id: i64, epoch: i64) -> Result<Option<OutboxOp>> {
+    async fn claim(&self, id: i64, epoch: i64) -> Result<Option<Claimed>> {
         let now = self.now();
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let row = sqlx::query(
-            "SELECT profile, kind, name, seq, if_match_fixed, chained FROM outbox WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let mut if_match: Option<i64> = None;
-        if row.get::<i64, _>("if_match_fixed") == 0 {
-            // Chained behind earlier writes to this resource: the version the last of them produced.
-            let pred: Option<Option<i64>> = sqlx::query_scalar(
-                "SELECT result_version FROM outbox WHERE profile = ? AND kind = ? AND name = ? AND seq < ? AND state = 'done' \
-                 ORDER BY seq DESC, id DESC LIMIT 1",
-            )
-            .bind(row.get::<String, _>("profile"))
-            .bind(row.get::<String, _>("kind"))
-            .bind(row.get::<String, _>("name"))
-            .bind(row.get::<i64, _>("seq"))
-            .fetch_optional(&mut *tx)
-            .await?;
-            if_match = match pred {
-                Some(v) => v,
-                None => sqlx::query_scalar(
-                    "SELECT server_version FROM cache WHERE profile = ? AND kind = ? AND name = ?",
-                )
-                .bind(row.get::<String, _>("profile"))
-                .bind(row.get::<String, _>("kind"))
-                .bind(row.get::<String, _>("name"))
-                .fetch_optional(&mut *tx)
-                .await?
-                .flatten(),
-            };
-        }
         let lease_until = now + self.inner.opts.lease.as_millis() as i64;
+        // One statement, so it is atomic on its own. A chained op (queued behind earlier
+        // writes to the same resource) takes as If-Match the version the last of them
+        // produced, else the cached server version; it is fixed here, before the first send.
+        // `first_sent_at` is set on the first claim: a value equal to `now` means "never
+        // sent before", which the retention check treats as fresh.
         let claimed = sqlx::query(&format!(
             "UPDATE outbox SET state = 'sending', lease_owner = ?1, lease_until = ?2, lease_epoch = lease_epoch + 1, \
-             attempts = attempts + 1, updated_at = ?3, \
-             if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE ?4 END, if_match_fixed = 1 \
-             WHERE id = ?5 AND lease_epoch = ?6 AND state IN ('pending', 'sending') RETURNING {OP_COLUMNS}"
+             attempts = attempts + 1, updated_at = ?3, first_sent_at = COALESCE(first_sent_at, ?3), \
+             if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE COALESCE( \
+                 (SELECT p.result_version FROM outbox p WHERE p.profile = outbox.profile AND p.kind = outbox.kind \
+                  AND p.name = outbox.name AND p.seq < outbox.seq AND p.state = 'done' ORDER BY p.seq DESC, p.id DESC LIMIT 1), \
+                 (SELECT c.server_version FROM cache c WHERE c.profile = outbox.profile AND c.kind = outbox.kind \
+                  AND c.name = outbox.name)) END, \
+             if_match_fixed = 1 \
+             WHERE id = ?4 AND lease_epoch = ?5 AND state IN ('pending', 'sending') \
+             RETURNING {OP_COLUMNS}, first_sent_at < ?3 AS sent_before"
         ))
         .bind(&self.inner.owner)
         .bind(lease_until)
         .bind(now)
-        .bind(if_match)
         .bind(id)
         .bind(epoch)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&self.inner.writer)
         .await?;
         let Some(claimed) = claimed else {
             return Ok(None);
         };
         let op = op_from_row(&claimed)?;
-        tx.commit().await?;
-        Ok(Some(op))
+        let epoch = claimed.get("lease_epoch");
+        let sent_before = claimed.get::<i64, _>("sent_before") != 0;
+        Ok(Some(Claimed {
+            op,
+            epoch,
+            sent_before,
+        }))
     }
 }
 
@@ -384,21 +436,33 @@ impl Run {
     }
 
     /// One attempt: (maybe) verify live state, send once, record the outcome.
-    async fn attempt(&self, op: OutboxOp) -> Finished {
+    async fn attempt(&self, claimed: Claimed) -> Finished {
         let c = &self.console;
-        let epoch: i64 = match sqlx::query_scalar("SELECT lease_epoch FROM outbox WHERE id = ?")
-            .bind(op.id)
-            .fetch_one(&c.inner.pool)
-            .await
-        {
-            Ok(e) => e,
-            Err(e) => return Finished::Aborted(e.to_string()),
-        };
+        let Claimed {
+            op,
+            epoch,
+            sent_before,
+        } = claimed;
         // An op first sent longer ago than the server keeps keys may have executed and been
         // forgotten: check live state instead of replaying blindly.
-        if let Some(first) = op.first_sent_at {
+        if let Some(first) = op.first_sent_at.filter(|_| sent_before) {
             let retention = match self.retention_ms().await {
                 Ok(r) => r,
+                Err(CoreError::Unauthorized { .. }) => {
+                    return self
+                        .record_outcome(
+                            &op,
+                            epoch,
+                            AttemptOutcome::Unauthorized,
+                            OpError {
+                                status: Some(401),
+                                problem: None,
+                                message: "the control plane rejected the token".into(),
+                                transient: false,
+                            },
+                        )
+                        .await;
+                }
                 Err(e) => return self.record_transient(&op, epoch, None, e.to_string()).await,
             };
             if c.now() - first > retention {
@@ -408,15 +472,6 @@ impl Run {
                     Err(e) => return self.record_transient(&op, epoch, None, e.to_string()).await,
                 }
             }
-        }
-        if op.first_sent_at.is_none() {
-            let _ = sqlx::query(
-                "UPDATE outbox SET first_sent_at = ? WHERE id = ? AND first_sent_at IS NULL",
-            )
-            .bind(c.now())
-            .bind(op.id)
-            .execute(&c.inner.pool)
-            .await;
         }
         let result = self
             .client
@@ -576,7 +631,7 @@ impl Run {
     ) -> Result<Finished> {
         let c = &self.console;
         let now = c.now();
-        let mut tx = c.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = c.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let changed = sqlx::query(
             "UPDATE outbox SET state = 'done', result_version = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL, \
              updated_at = ? WHERE id = ? AND lease_epoch = ? AND state = 'sending'",
@@ -592,16 +647,38 @@ impl Run {
         }
         // The server's answer is the newest truth for this resource, unless a refresh already
         // brought something newer.
-        let cached: Option<Option<i64>> = sqlx::query_scalar(
-            "SELECT server_version FROM cache WHERE profile = ? AND kind = ? AND name = ?",
+        let state = sqlx::query(
+            "SELECT c.server_version, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile AND o.kind = c.kind \
+             AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) AS more \
+             FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?",
         )
         .bind(&op.profile)
         .bind(op.kind.as_str())
         .bind(&op.name)
         .fetch_optional(&mut *tx)
         .await?;
-        let cached = cached.flatten();
+        let cached: Option<i64> = state.as_ref().and_then(|r| r.get("server_version"));
+        let more_queued = state.as_ref().is_some_and(|r| r.get::<i64, _>("more") != 0);
         match (&resource, op.op) {
+            // The common case: nothing else queued for this resource, so the local view is
+            // the server's answer. One statement.
+            (Some(r), _) if !more_queued && cached.is_none_or(|v| r.version >= v) => {
+                sqlx::query(
+                    "INSERT INTO cache (profile, kind, name, server_json, server_version, refreshed_at, local_json, local_deleted) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT (profile, kind, name) DO UPDATE SET \
+                     server_json = ?4, server_version = ?5, refreshed_at = ?6, local_json = ?7, local_deleted = 0",
+                )
+                .bind(&op.profile)
+                .bind(op.kind.as_str())
+                .bind(&op.name)
+                .bind(serde_json::to_string(r).expect("resource serializes"))
+                .bind(r.version)
+                .bind(now)
+                .bind(serde_json::to_string(&crate::local::view_of(r)).expect("view serializes"))
+                .execute(&mut *tx)
+                .await?;
+            }
+            // The server's answer is the newest truth, unless a refresh brought something newer.
             (Some(r), _) if cached.is_none_or(|v| r.version >= v) => {
                 crate::cache::upsert_server(&mut tx, &op.profile, op.kind, &op.name, Some(r), now)
                     .await?
@@ -670,7 +747,7 @@ impl Run {
             c.inner.opts.rng.as_ref(),
         );
         let error_json = serde_json::to_string(&error).expect("error serializes");
-        let mut tx = c.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = c.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (state, next_at, failures_now, finished) = match next {
             Next::RetryAt { at_ms } => (OpState::Pending, at_ms, failures + 1, Finished::Retry),
             Next::Hold => (OpState::Pending, now, failures, Finished::Unauthorized),

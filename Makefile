@@ -29,6 +29,7 @@ test: setup lint test-rust
 
 bench:
 	cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench
+	cargo run --release -p switchyard-core --example bench
 
 bench-delivery:
 	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench

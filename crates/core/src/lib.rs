@@ -1,1 +1,41 @@
-//! The console core (issue 4): profiles, local cache, the SQLite outbox and the sync engine.
+//! The Switchyard console core, shared by the `switchyard` CLI and the desktop app.
+//!
+//! Open a [`Console`] on a data dir, then:
+//! - profiles: [`Console::add_profile`], [`Console::list_profiles`], [`Console::edit_profile`],
+//!   [`Console::remove_profile`], [`Console::test_connection`], [`Console::register_sandbox`];
+//! - the cache: [`Console::list_resources`], [`Console::get_resource`], [`Console::refresh`];
+//! - writes: [`Console::enqueue`] (returns the [`OutboxOp`] at once, works offline);
+//! - the outbox: [`Console::list_outbox`], [`Console::op`], [`Console::retry`],
+//!   [`Console::retry_as_new`], [`Console::discard`], [`Console::conflict`],
+//!   [`Console::pending_counts`];
+//! - sync: [`Console::sync`] (one pass, or until drained), progress on [`Console::subscribe`];
+//! - the audit log: [`Console::audit`].
+//!
+//! Exactly-once: every write gets a UUID idempotency key when it is queued, and every resend
+//! uses it; the optimistic cache change and the outbox row commit in one transaction; a
+//! fenced lease in SQLite keeps two processes (CLI and app) from sending one op at once.
+
+mod audit;
+mod cache;
+pub mod client;
+pub mod clock;
+mod console;
+mod db;
+pub mod error;
+mod lease;
+pub mod local;
+mod outbox;
+pub mod retry;
+pub mod schedule;
+mod secrets;
+mod sync;
+pub mod types;
+
+pub use clock::{Clock, RandomSource};
+pub use console::{Console, ConsoleOptions, default_data_dir};
+/// The SQLite pragmas of the console database (the benchmark baseline uses the same).
+pub use db::connect_options as sqlite_connect_options;
+pub use error::{CoreError, ErrorBody, ErrorClass, Result};
+pub use retry::RetryPolicy;
+pub use switchyard_protocol::{Problem, Resource, ResourceKind, ServerInfo};
+pub use types::*;

@@ -69,13 +69,22 @@ async fn keyed(
     uri: &OriginalUri,
     headers: &HeaderMap,
     body: Option<&Value>,
-    op: &dyn Operation,
+    op: impl Operation + 'static,
 ) -> Response {
     let if_match = headers
         .get(axum::http::header::IF_MATCH)
         .and_then(|v| v.to_str().ok());
     let fp = fingerprint(method.as_str(), uri.path(), if_match, body);
-    idempotency::run(state, tenant, headers, fp, op).await
+    // The pipeline runs in its own task: a client that disconnects mid-request must not
+    // cancel a claimed key half-way through its transaction (a dropped future left the
+    // single writer connection inside an open transaction, and every later write failed).
+    let (state, tenant, headers) = (state.clone(), tenant.to_owned(), headers.clone());
+    match tokio::spawn(async move { idempotency::run(&state, &tenant, &headers, fp, &op).await })
+        .await
+    {
+        Ok(response) => response,
+        Err(_) => ApiError::Internal("request task failed".into()).into_response(),
+    }
 }
 
 /// Validation runs before the key is looked at: a 400 is never stored (contract rule 7).
@@ -118,7 +127,7 @@ async fn create(
                 &uri,
                 &headers,
                 Some(&body),
-                &op,
+                op,
             )
             .await
         }
@@ -165,7 +174,7 @@ async fn update(
                 &uri,
                 &headers,
                 Some(&body),
-                &op,
+                op,
             )
             .await
         }
@@ -208,7 +217,7 @@ async fn apply(
                 &uri,
                 &headers,
                 Some(&body),
-                &op,
+                op,
             )
             .await
         }
@@ -234,7 +243,7 @@ async fn delete(
         })
     })();
     match prepared {
-        Ok(op) => keyed(&state, &tenant, Method::DELETE, &uri, &headers, None, &op).await,
+        Ok(op) => keyed(&state, &tenant, Method::DELETE, &uri, &headers, None, op).await,
         Err(e) => e.into_response(),
     }
 }
@@ -257,7 +266,7 @@ async fn set_enabled(
         })
     })();
     match prepared {
-        Ok(op) => keyed(&state, &tenant, Method::POST, &uri, &headers, None, &op).await,
+        Ok(op) => keyed(&state, &tenant, Method::POST, &uri, &headers, None, op).await,
         Err(e) => e.into_response(),
     }
 }

@@ -1,0 +1,201 @@
+//! Command-line arguments (contract section 2).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "switchyard",
+    version,
+    about = "The Switchyard console: manage endpoints, targets and flows on control planes"
+)]
+pub struct Cli {
+    /// Data directory shared with the desktop app (default: the OS app-data dir).
+    #[arg(long, global = true, env = "SWITCHYARD_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Profile to use (default: the only profile, if there is exactly one).
+    #[arg(long, global = true, env = "SWITCHYARD_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Print JSON instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Manage control-plane connections.
+    #[command(subcommand)]
+    Profile(ProfileCmd),
+    /// Endpoints: where events come in.
+    #[command(subcommand)]
+    Endpoints(ResourceCmd),
+    /// Targets: webhook destinations.
+    #[command(subcommand)]
+    Targets(ResourceCmd),
+    /// Flows: routes from an endpoint to a target.
+    #[command(subcommand)]
+    Flows(ResourceCmd),
+    /// Queued writes.
+    #[command(subcommand)]
+    Outbox(OutboxCmd),
+    /// Send queued writes to the control plane.
+    Sync(SyncArgs),
+    /// Re-read the profile's resources from the server into the local cache.
+    Refresh,
+    /// Show the local audit log (newest first).
+    Audit(AuditArgs),
+}
+
+#[derive(Subcommand)]
+pub enum ProfileCmd {
+    /// Add a profile. The token is read from standard input, never from an argument.
+    Add {
+        name: String,
+        #[arg(long)]
+        url: String,
+        /// Read the bearer token from standard input (required).
+        #[arg(long, required = true)]
+        token_stdin: bool,
+    },
+    /// List profiles.
+    List,
+    /// Test a profile's connection (health, latency, token).
+    Test { name: Option<String> },
+    /// Change a profile's URL and/or token.
+    Edit {
+        name: String,
+        #[arg(long)]
+        url: Option<String>,
+        #[arg(long)]
+        token_stdin: bool,
+    },
+    /// Remove a profile (refused while it has queued writes).
+    Remove { name: String },
+}
+
+#[derive(Args)]
+pub struct WaitArg {
+    /// Wait until the write is synced (exit 3 if it needs attention).
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after this long (e.g. 30s, 2m).
+    #[arg(long, value_name = "DUR", default_value = "60s")]
+    pub timeout: String,
+}
+
+#[derive(Subcommand)]
+pub enum ResourceCmd {
+    /// List resources from the local cache (works offline).
+    List,
+    /// Show one resource: server state and local view.
+    Get { name: String },
+    /// Queue a create. --spec is JSON, @FILE, or - for stdin.
+    Create {
+        name: String,
+        #[arg(long)]
+        spec: String,
+        #[command(flatten)]
+        wait: WaitArg,
+    },
+    /// Queue an update: --spec is a JSON merge patch of the spec.
+    Update {
+        name: String,
+        #[arg(long)]
+        spec: String,
+        #[command(flatten)]
+        wait: WaitArg,
+    },
+    /// Queue an apply (declarative upsert of the whole spec).
+    Apply {
+        name: String,
+        #[arg(long)]
+        spec: String,
+        #[command(flatten)]
+        wait: WaitArg,
+    },
+    /// Queue a delete.
+    Delete {
+        name: String,
+        #[command(flatten)]
+        wait: WaitArg,
+    },
+    /// Queue enabling an endpoint.
+    Enable {
+        name: String,
+        #[command(flatten)]
+        wait: WaitArg,
+    },
+    /// Queue disabling an endpoint.
+    Disable {
+        name: String,
+        #[command(flatten)]
+        wait: WaitArg,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum OutboxCmd {
+    /// List queued writes (live ones by default).
+    List {
+        /// Include done, discarded and superseded operations.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Show one operation, with the three-way view when it conflicts.
+    Show { id: i64 },
+    /// Send a needs-attention operation again (same key if the server never stored its
+    /// failure, else as a new operation rebased on the server's current version).
+    Retry {
+        id: i64,
+        /// Always retry as a new operation (new key, rebased on the current server version).
+        #[arg(long)]
+        new_key: bool,
+    },
+    /// Drop a queued operation; the cache returns to server truth.
+    Discard { id: i64 },
+}
+
+#[derive(Args)]
+pub struct SyncArgs {
+    /// Keep going until nothing is left to send.
+    #[arg(long)]
+    pub until_drained: bool,
+    /// Give up after this long (e.g. 30s, 5m).
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+}
+
+#[derive(Args)]
+pub struct AuditArgs {
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    /// Only actions starting with this (e.g. `op.`).
+    #[arg(long)]
+    pub action: Option<String>,
+    /// Only entries about this outbox operation.
+    #[arg(long)]
+    pub op: Option<i64>,
+}
+
+/// Parses `500ms`, `30s`, `5m`, `1h`.
+pub fn parse_duration(text: &str) -> anyhow::Result<std::time::Duration> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{text:?} is not a duration like 30s, 5m or 1h"))?;
+    let ms = match unit {
+        "ms" => n,
+        "s" | "" => n * 1000,
+        "m" => n * 60_000,
+        "h" => n * 3_600_000,
+        _ => anyhow::bail!("{text:?} is not a duration like 30s, 5m or 1h"),
+    };
+    Ok(std::time::Duration::from_millis(ms))
+}

@@ -1,0 +1,215 @@
+//! The local cache: last confirmed server state per resource, with versions, browsable
+//! offline; refreshed on demand and after sync.
+
+use std::collections::{HashMap, HashSet};
+
+use sqlx::Row;
+use switchyard_protocol::{Resource, ResourceKind};
+
+use crate::Console;
+use crate::error::{CoreError, Result};
+use crate::outbox::recompute_local;
+use crate::types::*;
+
+impl Console {
+    /// Every cached resource of a kind (including ones created or deleted locally), by name.
+    pub async fn list_resources(
+        &self,
+        profile: &str,
+        kind: ResourceKind,
+    ) -> Result<Vec<CachedResource>> {
+        self.profile(profile).await?;
+        self.read_cache(profile, kind, None).await
+    }
+
+    /// One cached resource.
+    pub async fn get_resource(
+        &self,
+        profile: &str,
+        kind: ResourceKind,
+        name: &str,
+    ) -> Result<CachedResource> {
+        self.read_cache(profile, kind, Some(name))
+            .await?
+            .pop()
+            .ok_or_else(|| CoreError::not_found(format!("{kind} {name:?} in profile {profile:?}")))
+    }
+
+    async fn read_cache(
+        &self,
+        profile: &str,
+        kind: ResourceKind,
+        name: Option<&str>,
+    ) -> Result<Vec<CachedResource>> {
+        let rows = sqlx::query(
+            "SELECT name, server_json, local_json, local_deleted, refreshed_at FROM cache \
+             WHERE profile = ? AND kind = ? AND (?3 IS NULL OR name = ?3) ORDER BY name",
+        )
+        .bind(profile)
+        .bind(kind.as_str())
+        .bind(name)
+        .fetch_all(&self.inner.pool)
+        .await?;
+        let ops = sqlx::query(
+            "SELECT id, name, state FROM outbox WHERE profile = ? AND kind = ? AND (?3 IS NULL OR name = ?3) \
+             AND state IN ('pending','sending','needs_attention') ORDER BY seq, id",
+        )
+        .bind(profile)
+        .bind(kind.as_str())
+        .bind(name)
+        .fetch_all(&self.inner.pool)
+        .await?;
+        let mut by_name: HashMap<String, (Vec<i64>, SyncState)> = HashMap::new();
+        for r in ops {
+            let entry = by_name
+                .entry(r.get("name"))
+                .or_insert((Vec::new(), SyncState::Synced));
+            entry.0.push(r.get("id"));
+            let state = match r.get::<String, _>("state").as_str() {
+                "needs_attention" => SyncState::NeedsAttention,
+                "sending" => SyncState::Sending,
+                _ => SyncState::Pending,
+            };
+            entry.1 = worst(entry.1, state);
+        }
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let name: String = r.get("name");
+                let server: Option<String> = r.get("server_json");
+                let local: Option<String> = r.get("local_json");
+                let (pending_ops, sync_state) = by_name
+                    .remove(&name)
+                    .unwrap_or((Vec::new(), SyncState::Synced));
+                CachedResource {
+                    profile: profile.to_owned(),
+                    kind,
+                    name,
+                    server: server.and_then(|s| serde_json::from_str(&s).ok()),
+                    local: local.and_then(|s| serde_json::from_str(&s).ok()),
+                    sync_state,
+                    pending_ops,
+                    refreshed_at: r.get("refreshed_at"),
+                }
+            })
+            .collect())
+    }
+
+    /// Fetches every resource of the profile from the server and replaces the cache's
+    /// server state; queued writes stay folded into the local views.
+    pub async fn refresh(&self, profile: &str) -> Result<RefreshReport> {
+        let client = self.client(profile).await?;
+        let mut all = Vec::new();
+        for kind in ResourceKind::ALL {
+            match client.list_all(kind).await {
+                Ok(items) => all.extend(items),
+                Err(e) => {
+                    if matches!(e, CoreError::Offline { .. }) {
+                        self.emit(Event::Connectivity {
+                            profile: profile.to_owned(),
+                            online: false,
+                            detail: Some(e.to_string()),
+                        });
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let now = self.now();
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let existing: Vec<(String, String)> =
+            sqlx::query("SELECT kind, name FROM cache WHERE profile = ?")
+                .bind(profile)
+                .fetch_all(&mut *tx)
+                .await?
+                .iter()
+                .map(|r| (r.get("kind"), r.get("name")))
+                .collect();
+        let mut seen = HashSet::new();
+        for r in &all {
+            seen.insert((r.kind.as_str().to_owned(), r.name.clone()));
+            upsert_server(&mut tx, profile, r.kind, &r.name, Some(r), now).await?;
+        }
+        for (kind, name) in existing {
+            if !seen.contains(&(kind.clone(), name.clone())) {
+                let kind = ResourceKind::parse(&kind)
+                    .ok_or_else(|| CoreError::Storage("unknown kind in cache".into()))?;
+                upsert_server(&mut tx, profile, kind, &name, None, now).await?;
+            }
+        }
+        crate::audit::record(
+            &mut tx,
+            now,
+            &self.inner.opts.actor,
+            Some(profile),
+            "cache.refresh",
+            None,
+            None,
+            "ok",
+            Some(&format!("{} resources", all.len())),
+        )
+        .await?;
+        tx.commit().await?;
+        self.emit(Event::Connectivity {
+            profile: profile.to_owned(),
+            online: true,
+            detail: None,
+        });
+        self.emit(Event::CacheChanged {
+            profile: profile.to_owned(),
+        });
+        Ok(RefreshReport {
+            profile: profile.to_owned(),
+            resources: all.len() as u64,
+            at: now,
+        })
+    }
+
+    /// Stores one resource's live server state (or its absence) and rebuilds its local view.
+    pub(crate) async fn store_server_state(
+        &self,
+        profile: &str,
+        kind: ResourceKind,
+        name: &str,
+        server: Option<&Resource>,
+    ) -> Result<()> {
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        upsert_server(&mut tx, profile, kind, name, server, self.now()).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+fn worst(a: SyncState, b: SyncState) -> SyncState {
+    let rank = |s| match s {
+        SyncState::Synced => 0,
+        SyncState::Pending => 1,
+        SyncState::Sending => 2,
+        SyncState::NeedsAttention => 3,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+/// Sets a resource's server state (None = absent on the server) and rebuilds its local view.
+pub(crate) async fn upsert_server(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    profile: &str,
+    kind: ResourceKind,
+    name: &str,
+    server: Option<&Resource>,
+    now: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO cache (profile, kind, name, server_json, server_version, refreshed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+         ON CONFLICT (profile, kind, name) DO UPDATE SET server_json = ?4, server_version = ?5, refreshed_at = ?6",
+    )
+    .bind(profile)
+    .bind(kind.as_str())
+    .bind(name)
+    .bind(server.map(|s| serde_json::to_string(s).expect("resource serializes")))
+    .bind(server.map(|s| s.version))
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    recompute_local(tx, profile, kind, name).await
+}

@@ -1,0 +1,394 @@
+//! [`Console`]: the handle the CLI and the desktop app open on a data dir. Profiles, the
+//! audit log and the event stream live here; cache, outbox and sync in their own modules.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::{Row, SqlitePool};
+use tokio::sync::broadcast;
+
+use crate::client::ApiClient;
+use crate::clock::{Clock, RandomSource, SystemClock, ThreadRandom};
+use crate::error::{CoreError, Result};
+use crate::retry::RetryPolicy;
+use crate::secrets::Secrets;
+use crate::types::*;
+
+/// How to open a [`Console`].
+#[derive(Clone)]
+pub struct ConsoleOptions {
+    /// Holds `console.db` and the token file. Shared by the CLI and the desktop app.
+    pub data_dir: PathBuf,
+    /// Recorded in the audit log: `cli` or `desktop`.
+    pub actor: String,
+    pub retry: RetryPolicy,
+    /// How long a claimed operation is leased to this process.
+    pub lease: Duration,
+    /// One request's timeout.
+    pub request_timeout: Duration,
+    /// Operations on different resources sent at once.
+    pub concurrency: usize,
+    pub clock: Arc<dyn Clock>,
+    pub rng: Arc<dyn RandomSource>,
+}
+
+impl ConsoleOptions {
+    pub fn new(data_dir: impl Into<PathBuf>, actor: &str) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            actor: actor.to_owned(),
+            retry: RetryPolicy::default(),
+            lease: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(20),
+            concurrency: 16,
+            clock: Arc::new(SystemClock),
+            rng: Arc::new(ThreadRandom),
+        }
+    }
+}
+
+/// The default data dir: the OS app-data dir (`~/.local/share/switchyard` on Linux,
+/// `~/Library/Application Support/switchyard` on macOS, `%APPDATA%\switchyard` on Windows).
+pub fn default_data_dir() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("switchyard")
+}
+
+pub(crate) struct Inner {
+    /// Readers (WAL: they never block the writer).
+    pub pool: SqlitePool,
+    /// The one writer connection of this process: every write transaction goes through it
+    /// (`BEGIN IMMEDIATE`), so this process's writers queue instead of spinning on
+    /// SQLite's busy handler. Other processes wait on `busy_timeout`.
+    pub writer: SqlitePool,
+    pub data_dir: PathBuf,
+    pub secrets: Secrets,
+    pub events: broadcast::Sender<Event>,
+    pub opts: ConsoleOptions,
+    /// Identifies this process's leases: `boot-id:pid:uuid`.
+    pub owner: String,
+}
+
+/// The console core. Cheap to clone; all methods take `&self`.
+#[derive(Clone)]
+pub struct Console {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Console {
+    /// Opens (creating if needed) the data dir and its database, and runs migrations.
+    pub async fn open(opts: ConsoleOptions) -> Result<Self> {
+        std::fs::create_dir_all(&opts.data_dir).map_err(|e| {
+            CoreError::Io(format!("cannot create {}: {e}", opts.data_dir.display()))
+        })?;
+        let (pool, writer) = crate::db::open(&opts.data_dir.join("console.db")).await?;
+        let (events, _) = broadcast::channel(1024);
+        let owner = format!(
+            "{}:{}:{}",
+            crate::lease::boot_id(),
+            std::process::id(),
+            uuid::Uuid::new_v4()
+        );
+        Ok(Self {
+            inner: Arc::new(Inner {
+                pool,
+                writer,
+                data_dir: opts.data_dir.clone(),
+                secrets: Secrets::new(&opts.data_dir),
+                events,
+                opts,
+                owner,
+            }),
+        })
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// The event stream: sync progress, connectivity, pending counts, op transitions.
+    /// A slow receiver may miss events (`RecvError::Lagged`); re-read state then.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    pub(crate) fn emit(&self, event: Event) {
+        let _ = self.inner.events.send(event);
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        self.inner.opts.clock.now_ms()
+    }
+
+    // ----- profiles -----
+
+    /// Adds a profile; the token goes to the keychain or the 0600 token file.
+    pub async fn add_profile(&self, input: NewProfile) -> Result<Profile> {
+        switchyard_protocol::validate_name(&input.name)
+            .map_err(|e| CoreError::invalid("profile name", e.to_string()))?;
+        if input.name == SANDBOX_PROFILE {
+            return Err(CoreError::invalid(
+                "profile name",
+                "\"sandbox\" is reserved for the desktop app's embedded control plane",
+            ));
+        }
+        check_url(&input.url)?;
+        check_token(&input.token)?;
+        let storage = self.inner.secrets.persistent_storage();
+        let now = self.now();
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let inserted = sqlx::query(
+            "INSERT INTO profiles (name, url, token_store, sandbox, created_at) VALUES (?, ?, ?, 0, ?) \
+             ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(&input.name)
+        .bind(&input.url)
+        .bind(storage_tag(&storage))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(CoreError::ProfileExists(input.name));
+        }
+        self.inner.secrets.set(&input.name, &input.token)?;
+        crate::audit::record(
+            &mut tx,
+            now,
+            &self.inner.opts.actor,
+            Some(&input.name),
+            "profile.add",
+            None,
+            None,
+            "ok",
+            Some(&input.url),
+        )
+        .await?;
+        tx.commit().await?;
+        self.profile(&input.name).await
+    }
+
+    /// Registers the desktop app's embedded sandbox as the `sandbox` profile. The token is
+    /// kept in memory only; call this on every start (the sandbox's port changes).
+    pub async fn register_sandbox(&self, url: &str, token: &str) -> Result<Profile> {
+        check_url(url)?;
+        let now = self.now();
+        sqlx::query(
+            "INSERT INTO profiles (name, url, token_store, sandbox, created_at) VALUES (?, ?, 'memory', 1, ?) \
+             ON CONFLICT (name) DO UPDATE SET url = excluded.url, token_store = 'memory', sandbox = 1",
+        )
+        .bind(SANDBOX_PROFILE)
+        .bind(url)
+        .bind(now)
+        .execute(&self.inner.writer)
+        .await?;
+        self.inner.secrets.set_memory(SANDBOX_PROFILE, token);
+        self.profile(SANDBOX_PROFILE).await
+    }
+
+    pub async fn edit_profile(&self, name: &str, edit: ProfileEdit) -> Result<Profile> {
+        let profile = self.profile(name).await?;
+        if profile.sandbox {
+            return Err(CoreError::invalid(
+                "profile",
+                "the sandbox profile is managed by the desktop app",
+            ));
+        }
+        if let Some(url) = &edit.url {
+            check_url(url)?;
+            sqlx::query("UPDATE profiles SET url = ? WHERE name = ?")
+                .bind(url)
+                .bind(name)
+                .execute(&self.inner.writer)
+                .await?;
+        }
+        if let Some(token) = &edit.token {
+            check_token(token)?;
+            self.inner.secrets.set(name, token)?;
+        }
+        let detail = match (&edit.url, &edit.token) {
+            (Some(u), Some(_)) => format!("url={u}, token replaced"),
+            (Some(u), None) => format!("url={u}"),
+            (None, Some(_)) => "token replaced".to_owned(),
+            (None, None) => "no change".to_owned(),
+        };
+        crate::audit::insert(
+            &self.inner.writer,
+            self.now(),
+            &self.inner.opts.actor,
+            Some(name),
+            "profile.edit",
+            None,
+            None,
+            "ok",
+            Some(&detail),
+        )
+        .await?;
+        self.profile(name).await
+    }
+
+    /// Removes a profile, its cache and its token. Refuses while it has live outbox
+    /// operations (discard them first), so no queued edit is dropped silently.
+    pub async fn remove_profile(&self, name: &str) -> Result<()> {
+        self.profile(name).await?;
+        let counts = self.pending_counts(name).await?;
+        let live = counts.pending + counts.sending + counts.needs_attention;
+        if live > 0 {
+            return Err(CoreError::invalid(
+                "profile",
+                format!(
+                    "{name:?} still has {live} queued operation(s); sync or discard them first"
+                ),
+            ));
+        }
+        let now = self.now();
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("DELETE FROM outbox WHERE profile = ?")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM cache WHERE profile = ?")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM profiles WHERE name = ?")
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        crate::audit::record(
+            &mut tx,
+            now,
+            &self.inner.opts.actor,
+            Some(name),
+            "profile.remove",
+            None,
+            None,
+            "ok",
+            None,
+        )
+        .await?;
+        tx.commit().await?;
+        self.inner.secrets.remove(name)?;
+        Ok(())
+    }
+
+    pub async fn list_profiles(&self) -> Result<Vec<Profile>> {
+        let rows = sqlx::query(
+            "SELECT name, url, token_store, sandbox, created_at FROM profiles ORDER BY name",
+        )
+        .fetch_all(&self.inner.pool)
+        .await?;
+        Ok(rows.iter().map(|r| self.profile_from_row(r)).collect())
+    }
+
+    pub async fn profile(&self, name: &str) -> Result<Profile> {
+        let row = sqlx::query(
+            "SELECT name, url, token_store, sandbox, created_at FROM profiles WHERE name = ?",
+        )
+        .bind(name)
+        .fetch_optional(&self.inner.pool)
+        .await?
+        .ok_or_else(|| CoreError::not_found(format!("profile {name:?}")))?;
+        Ok(self.profile_from_row(&row))
+    }
+
+    fn profile_from_row(&self, r: &sqlx::sqlite::SqliteRow) -> Profile {
+        let tag: String = r.get("token_store");
+        Profile {
+            name: r.get("name"),
+            url: r.get("url"),
+            token_storage: match tag.as_str() {
+                "keychain" => TokenStorage::Keychain,
+                "memory" => TokenStorage::Memory,
+                _ => self.inner.secrets.persistent_storage(),
+            },
+            sandbox: r.get::<i64, _>("sandbox") != 0,
+            created_at: r.get("created_at"),
+        }
+    }
+
+    /// Tests a profile: health (with latency) and whether the token is accepted.
+    pub async fn test_connection(&self, name: &str) -> Result<ConnectionReport> {
+        let client = self.client(name).await?;
+        let mut report = ConnectionReport {
+            profile: name.to_owned(),
+            healthy: false,
+            authenticated: false,
+            latency_ms: None,
+            server: None,
+            error: None,
+        };
+        match client.health().await {
+            Ok(rtt) => {
+                report.healthy = true;
+                report.latency_ms = Some(rtt.as_millis() as u64);
+            }
+            Err(e) => report.error = Some(e.to_string()),
+        }
+        if report.healthy {
+            match client.info().await {
+                Ok(info) => {
+                    report.authenticated = true;
+                    report.server = Some(info);
+                }
+                Err(e) => report.error = Some(e.to_string()),
+            }
+        }
+        self.emit(Event::Connectivity {
+            profile: name.to_owned(),
+            online: report.healthy,
+            detail: report.error.clone(),
+        });
+        Ok(report)
+    }
+
+    pub(crate) async fn client(&self, name: &str) -> Result<ApiClient> {
+        let profile = self.profile(name).await?;
+        let token = self
+            .inner
+            .secrets
+            .get(name)?
+            .ok_or_else(|| CoreError::NoToken(name.to_owned()))?;
+        ApiClient::new(name, &profile.url, &token, self.inner.opts.request_timeout)
+    }
+
+    // ----- audit -----
+
+    /// Reads the audit log, newest first.
+    pub async fn audit(&self, query: AuditQuery) -> Result<Vec<AuditEntry>> {
+        crate::audit::query(&self.inner.pool, &query).await
+    }
+}
+
+fn storage_tag(s: &TokenStorage) -> &'static str {
+    match s {
+        TokenStorage::Keychain => "keychain",
+        TokenStorage::File { .. } => "file",
+        TokenStorage::Memory => "memory",
+    }
+}
+
+fn check_url(url: &str) -> Result<()> {
+    let parsed = url::Url::parse(url)
+        .map_err(|e| CoreError::invalid("url", format!("{url:?} is not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(CoreError::invalid(
+            "url",
+            format!("{url:?} must be an http(s) URL with a host"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_token(token: &str) -> Result<()> {
+    let token = token.trim();
+    if token.is_empty() || token.chars().any(|c| c.is_control() || c == ' ') {
+        // Never echo the token back.
+        return Err(CoreError::invalid(
+            "token",
+            "must be non-empty, without spaces or control characters",
+        ));
+    }
+    Ok(())
+}

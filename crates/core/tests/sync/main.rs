@@ -1,0 +1,9 @@
+//! Integration tests of the console core against the real control plane, through an
+//! in-repo fault proxy, with sync processes killed -9 mid-flight.
+
+mod chaos;
+mod child;
+mod harness;
+mod proxy;
+mod resolve;
+mod two_processes;

@@ -1,7 +1,81 @@
 //! The Switchyard desktop console (Tauri 2). Commands stay thin: they call `switchyard-core`.
+//!
+//! On start the app opens the console core on its data dir (shared with the `switchyard` CLI;
+//! `SWITCHYARD_DATA_DIR` overrides it), and — when no control plane is configured, or the
+//! sandbox was the last one used — starts the embedded sandbox control plane with demo data.
+
+pub mod commands;
+mod events;
+pub mod ipc;
+pub mod state;
+mod sync_driver;
+
+use std::path::PathBuf;
+
+use switchyard_core::{Console, ConsoleOptions, SANDBOX_PROFILE};
+use tauri::Manager;
+
+use crate::state::AppState;
+
+/// The data dir: `SWITCHYARD_DATA_DIR`, else the core's default (shared with the CLI).
+pub fn data_dir() -> PathBuf {
+    std::env::var_os("SWITCHYARD_DATA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(switchyard_core::default_data_dir)
+}
+
+/// Opens the core and picks the profile to show: the remembered one if it still exists,
+/// else the first configured one, else the sandbox (started here).
+async fn open_state() -> anyhow::Result<AppState> {
+    let core = Console::open(ConsoleOptions::new(data_dir(), "desktop")).await?;
+    let profiles = core.list_profiles().await?;
+    let remembered =
+        AppState::remembered_active(&core).filter(|name| profiles.iter().any(|p| &p.name == name));
+    let first_remote = profiles.iter().find(|p| !p.sandbox).map(|p| p.name.clone());
+    let active = remembered
+        .or(first_remote)
+        .unwrap_or_else(|| SANDBOX_PROFILE.to_owned());
+    let state = AppState::new(core, active.clone());
+    if AppState::is_sandbox(&active) {
+        state.ensure_sandbox().await?;
+    }
+    Ok(state)
+}
 
 pub fn run() {
+    let log = tauri_plugin_log::Builder::new()
+        .level(log::LevelFilter::Info)
+        .level_for("sqlx", log::LevelFilter::Warn)
+        .level_for("tower_http", log::LevelFilter::Warn)
+        .target(tauri_plugin_log::Target::new(
+            tauri_plugin_log::TargetKind::LogDir {
+                file_name: Some("switchyard".into()),
+            },
+        ))
+        .target(tauri_plugin_log::Target::new(
+            tauri_plugin_log::TargetKind::Stderr,
+        ))
+        .build();
     tauri::Builder::default()
+        // First: a second launch focuses the running window instead of opening another.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            if let Some(window) = app.get_webview_window("main") {
+                let _ = window.unminimize();
+                let _ = window.set_focus();
+            }
+        }))
+        .plugin(log)
+        .plugin(tauri_plugin_window_state::Builder::default().build())
+        .setup(|app| {
+            let state = tauri::async_runtime::block_on(open_state())
+                .map_err(|e| format!("Switchyard could not open its data: {e:#}"))?;
+            app.manage(state);
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(events::forward(handle.clone()));
+            tauri::async_runtime::spawn(sync_driver::run(handle));
+            Ok(())
+        })
+        .invoke_handler(handler!())
         .run(tauri::generate_context!("tauri.conf.json"))
         .expect("error while running the Switchyard desktop console");
 }

@@ -23,6 +23,7 @@ mod console;
 mod db;
 pub mod error;
 mod lease;
+mod live;
 pub mod local;
 mod outbox;
 pub mod retry;

@@ -1,0 +1,69 @@
+//! The Tauri commands: thin — take the state, call the core, map the error.
+//! `command_map!` below is the single list the handler and the generated TypeScript use.
+
+mod outbox;
+mod profiles;
+mod resources;
+
+pub use outbox::*;
+pub use profiles::*;
+pub use resources::*;
+
+use crate::ipc::bindings::command_map;
+use crate::ipc::*;
+
+command_map! {
+    list_profiles() -> Vec<ProfileView>;
+    save_profile(original: Option<String>, input: ProfileInput) -> ProfileView;
+    remove_profile(name: String) -> ();
+    activate_profile(name: String) -> ProfileView;
+    test_connection(input: ProfileInput) -> Health;
+    check_health() -> Health;
+    overview() -> Overview;
+    list_resources(kind: Kind) -> Vec<ResourceView>;
+    get_resource(kind: Kind, name: String) -> ResourceView;
+    fetch_live(kind: Kind, name: String) -> Option<ResourceView>;
+    resource_history(kind: Kind, name: String) -> Vec<OutboxEntry>;
+    dependants(kind: Kind, name: String) -> Vec<String>;
+    queue_write(request: WriteRequest) -> OutboxEntry;
+    list_outbox() -> Vec<OutboxEntry>;
+    retry_now(id: i64) -> ();
+    resolve(id: i64, resolution: Resolution) -> ();
+    get_conflict(id: i64) -> ConflictView;
+    sync_status() -> SyncStatus;
+    sync_now() -> ();
+    list_audit(limit: u32) -> Vec<AuditEntry>;
+    op_audit(id: i64) -> Vec<AuditEntry>;
+}
+
+/// Registers every command of the map with Tauri.
+#[macro_export]
+macro_rules! handler {
+    () => {
+        tauri::generate_handler![
+            $crate::commands::list_profiles,
+            $crate::commands::save_profile,
+            $crate::commands::remove_profile,
+            $crate::commands::activate_profile,
+            $crate::commands::test_connection,
+            $crate::commands::check_health,
+            $crate::commands::overview,
+            $crate::commands::list_resources,
+            $crate::commands::get_resource,
+            $crate::commands::fetch_live,
+            $crate::commands::resource_history,
+            $crate::commands::dependants,
+            $crate::commands::queue_write,
+            $crate::commands::list_outbox,
+            $crate::commands::retry_now,
+            $crate::commands::resolve,
+            $crate::commands::get_conflict,
+            $crate::commands::sync_status,
+            $crate::commands::sync_now,
+            $crate::commands::list_audit,
+            $crate::commands::op_audit,
+        ]
+    };
+}
+
+pub type Result<T> = std::result::Result<T, IpcError>;

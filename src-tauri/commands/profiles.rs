@@ -1,0 +1,112 @@
+use std::time::{Duration, Instant};
+
+use switchyard_core::client::ApiClient;
+use switchyard_core::{NewProfile, ProfileEdit, SANDBOX_PROFILE};
+use tauri::State;
+
+use super::Result;
+use crate::ipc::convert::profile_view;
+use crate::ipc::*;
+use crate::state::AppState;
+
+#[tauri::command]
+pub async fn list_profiles(state: State<'_, AppState>) -> Result<Vec<ProfileView>> {
+    let active = state.active().await;
+    let profiles = state.core.list_profiles().await?;
+    Ok(profiles.iter().map(|p| profile_view(p, &active)).collect())
+}
+
+/// Adds a profile (`original: null`) or edits one; `input.token: null` keeps the stored token.
+#[tauri::command]
+pub async fn save_profile(
+    state: State<'_, AppState>,
+    original: Option<String>,
+    input: ProfileInput,
+) -> Result<ProfileView> {
+    let profile = match original {
+        None => {
+            let token = input.token.filter(|t| !t.is_empty()).ok_or_else(|| {
+                IpcError::new(
+                    IpcErrorCode::InvalidInput,
+                    "token: a new control plane needs a token",
+                )
+            })?;
+            let new = NewProfile {
+                name: input.name,
+                url: input.url,
+                token,
+            };
+            state.core.add_profile(new).await?
+        }
+        Some(name) => {
+            let edit = ProfileEdit {
+                url: Some(input.url),
+                token: input.token.filter(|t| !t.is_empty()),
+            };
+            state.core.edit_profile(&name, edit).await?
+        }
+    };
+    Ok(profile_view(&profile, &state.active().await))
+}
+
+/// Removes a profile; removing the active one switches to the sandbox.
+#[tauri::command]
+pub async fn remove_profile(state: State<'_, AppState>, name: String) -> Result<()> {
+    state.core.remove_profile(&name).await?;
+    if state.active().await == name {
+        state.ensure_sandbox().await?;
+        state.set_active(SANDBOX_PROFILE).await;
+    }
+    Ok(())
+}
+
+#[tauri::command]
+pub async fn activate_profile(state: State<'_, AppState>, name: String) -> Result<ProfileView> {
+    if AppState::is_sandbox(&name) {
+        state.ensure_sandbox().await?;
+    }
+    let profile = state.core.profile(&name).await?;
+    state.set_active(&name).await;
+    Ok(profile_view(&profile, &name))
+}
+
+/// Tests a connection before it is saved (or a saved one, when no token is given).
+#[tauri::command]
+pub async fn test_connection(state: State<'_, AppState>, input: ProfileInput) -> Result<Health> {
+    let Some(token) = input.token.filter(|t| !t.is_empty()) else {
+        return Ok(health(state.core.test_connection(&input.name).await?));
+    };
+    let client = ApiClient::new(&input.name, &input.url, &token, Duration::from_secs(5))?;
+    let started = Instant::now();
+    let reachable = client.health().await;
+    let latency_ms = reachable
+        .as_ref()
+        .ok()
+        .map(|_| started.elapsed().as_millis() as u32);
+    let info = match &reachable {
+        Ok(_) => client.info().await.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    Ok(Health {
+        ok: info.is_ok(),
+        latency_ms,
+        server_version: info.as_ref().ok().map(|i| i.version.clone()),
+        error: info.err(),
+    })
+}
+
+/// Health and latency of the active control plane.
+#[tauri::command]
+pub async fn check_health(state: State<'_, AppState>) -> Result<Health> {
+    let active = state.active().await;
+    Ok(health(state.core.test_connection(&active).await?))
+}
+
+fn health(report: switchyard_core::ConnectionReport) -> Health {
+    Health {
+        ok: report.healthy && report.authenticated,
+        latency_ms: report.latency_ms.map(|ms| ms as u32),
+        server_version: report.server.map(|s| s.version),
+        error: report.error,
+    }
+}

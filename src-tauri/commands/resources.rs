@@ -1,0 +1,276 @@
+use std::collections::HashMap;
+
+use switchyard_core::{OpState as CoreOpState, OutboxFilter, OutboxOp, ResourceKind, Write};
+use tauri::State;
+
+use super::Result;
+use crate::ipc::convert::{outbox_entry, resource_view};
+use crate::ipc::*;
+use crate::state::AppState;
+
+/// How long a confirmed write keeps showing "Confirmed" next to its resource.
+const CONFIRMED_SHOWN_MS: i64 = 10 * 60 * 1000;
+
+/// The newest operation on each resource of `kind`: the live ones, else one confirmed lately.
+async fn latest_ops(
+    state: &AppState,
+    profile: &str,
+    kind: Option<ResourceKind>,
+    name: Option<&str>,
+) -> Result<HashMap<(ResourceKind, String), OutboxOp>> {
+    let all_states = vec![
+        CoreOpState::Pending,
+        CoreOpState::Sending,
+        CoreOpState::NeedsAttention,
+        CoreOpState::Done,
+    ];
+    let ops = state
+        .core
+        .list_outbox(OutboxFilter {
+            profile: Some(profile.to_owned()),
+            states: all_states,
+            kind,
+            name: name.map(str::to_owned),
+            newest_first: true,
+            limit: Some(2000),
+        })
+        .await?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let mut latest: HashMap<(ResourceKind, String), OutboxOp> = HashMap::new();
+    for op in ops {
+        let recent = op.state != CoreOpState::Done || now - op.updated_at < CONFIRMED_SHOWN_MS;
+        let key = (op.kind, op.name.clone());
+        // Newest first: the first op seen per resource is the newest; a live op wins over a
+        // confirmed one.
+        match latest.get(&key) {
+            None if recent => {
+                latest.insert(key, op);
+            }
+            Some(seen) if seen.state == CoreOpState::Done && op.state.is_live() => {
+                latest.insert(key, op);
+            }
+            _ => {}
+        }
+    }
+    Ok(latest)
+}
+
+#[tauri::command]
+pub async fn list_resources(state: State<'_, AppState>, kind: Kind) -> Result<Vec<ResourceView>> {
+    let profile = state.active().await;
+    let kind: ResourceKind = kind.into();
+    let cached = state.core.list_resources(&profile, kind).await?;
+    let latest = latest_ops(&state, &profile, Some(kind), None).await?;
+    Ok(cached
+        .iter()
+        .map(|r| resource_view(r, latest.get(&(r.kind, r.name.clone()))))
+        .collect())
+}
+
+#[tauri::command]
+pub async fn get_resource(
+    state: State<'_, AppState>,
+    kind: Kind,
+    name: String,
+) -> Result<ResourceView> {
+    let profile = state.active().await;
+    let cached = state
+        .core
+        .get_resource(&profile, kind.into(), &name)
+        .await?;
+    let latest = latest_ops(&state, &profile, Some(kind.into()), Some(&name)).await?;
+    Ok(resource_view(&cached, latest.get(&(cached.kind, name))))
+}
+
+/// The resource as the control plane has it now (also refreshes the cache); `null` when absent.
+#[tauri::command]
+pub async fn fetch_live(
+    state: State<'_, AppState>,
+    kind: Kind,
+    name: String,
+) -> Result<Option<ResourceView>> {
+    let profile = state.active().await;
+    let live = state.core.fetch_live(&profile, kind.into(), &name).await?;
+    Ok(live.map(|r| {
+        let cached = switchyard_core::CachedResource {
+            profile: profile.clone(),
+            kind: r.kind,
+            name: r.name.clone(),
+            server: Some(r),
+            local: None,
+            sync_state: switchyard_core::SyncState::Synced,
+            pending_ops: Vec::new(),
+            refreshed_at: None,
+        };
+        resource_view(&cached, None)
+    }))
+}
+
+/// Every write made to this resource from this data dir, newest first.
+#[tauri::command]
+pub async fn resource_history(
+    state: State<'_, AppState>,
+    kind: Kind,
+    name: String,
+) -> Result<Vec<OutboxEntry>> {
+    let filter = OutboxFilter {
+        profile: Some(state.active().await),
+        states: every_state(),
+        kind: Some(kind.into()),
+        name: Some(name),
+        newest_first: true,
+        limit: Some(200),
+    };
+    Ok(state
+        .core
+        .list_outbox(filter)
+        .await?
+        .iter()
+        .map(outbox_entry)
+        .collect())
+}
+
+/// The flows that name this endpoint or target (from the cache), for the delete confirmation.
+#[tauri::command]
+pub async fn dependants(
+    state: State<'_, AppState>,
+    kind: Kind,
+    name: String,
+) -> Result<Vec<String>> {
+    let field = match kind {
+        Kind::Endpoint => "endpoint",
+        Kind::Target => "target",
+        Kind::Flow => return Ok(Vec::new()),
+    };
+    let profile = state.active().await;
+    let flows = state
+        .core
+        .list_resources(&profile, ResourceKind::Flow)
+        .await?;
+    Ok(flows
+        .iter()
+        .filter(|f| {
+            let spec = f
+                .local
+                .as_ref()
+                .map(|l| &l.spec)
+                .or(f.server.as_ref().map(|s| &s.spec));
+            spec.and_then(|s| s.get(field)).and_then(|v| v.as_str()) == Some(name.as_str())
+        })
+        .map(|f| format!("flow {}", f.name))
+        .collect())
+}
+
+/// Queues a write in the outbox (works offline) and wakes the sync driver.
+#[tauri::command]
+pub async fn queue_write(state: State<'_, AppState>, request: WriteRequest) -> Result<OutboxEntry> {
+    let profile = state.active().await;
+    let kind: ResourceKind = request.kind.into();
+    if let Some(base) = request.base_version {
+        // The edit was made on version `base`; if the cache has moved on since, say so rather
+        // than silently basing the write on a version the person has not seen.
+        let cached = state
+            .core
+            .get_resource(&profile, kind, &request.name)
+            .await?;
+        let now = cached.server.as_ref().map_or(0, |s| s.version);
+        if base != 0 && now != 0 && now != base {
+            return Err(IpcError::new(
+                IpcErrorCode::Conflict,
+                format!(
+                    "{kind} {} changed from version {base} to {now} while you edited it; reopen it to see the change",
+                    request.name
+                ),
+            ));
+        }
+    }
+    let spec = || {
+        request.spec.clone().ok_or_else(|| {
+            IpcError::new(
+                IpcErrorCode::InvalidInput,
+                "spec: required for this operation",
+            )
+        })
+    };
+    let name = request.name.clone();
+    let write = match request.operation {
+        Operation::Create => Write::Create {
+            kind,
+            name,
+            spec: spec()?,
+        },
+        Operation::Update => Write::Update {
+            kind,
+            name,
+            patch: spec()?,
+        },
+        Operation::Apply => Write::Apply {
+            kind,
+            name,
+            spec: spec()?,
+        },
+        Operation::Delete => Write::Delete { kind, name },
+        Operation::Enable => Write::Enable { name },
+        Operation::Disable => Write::Disable { name },
+    };
+    let op = state.core.enqueue(&profile, write).await?;
+    state.kick.notify_one();
+    Ok(outbox_entry(&op))
+}
+
+/// Counts and recent activity of the active control plane.
+#[tauri::command]
+pub async fn overview(state: State<'_, AppState>) -> Result<Overview> {
+    let profile = state.active().await;
+    let core = &state.core;
+    let endpoints = core
+        .list_resources(&profile, ResourceKind::Endpoint)
+        .await?;
+    let targets = core.list_resources(&profile, ResourceKind::Target).await?;
+    let flows = core.list_resources(&profile, ResourceKind::Flow).await?;
+    let counts = core.pending_counts(&profile).await?;
+    let disabled = endpoints
+        .iter()
+        .filter(|e| {
+            let local = e.local.as_ref().and_then(|l| l.enabled);
+            let server = e
+                .server
+                .as_ref()
+                .and_then(|s| s.status.get("enabled"))
+                .and_then(|v| v.as_bool());
+            local.or(server) == Some(false)
+        })
+        .count();
+    let recent = core
+        .audit(switchyard_core::AuditQuery {
+            profile: Some(profile.clone()),
+            limit: Some(8),
+            ..Default::default()
+        })
+        .await?;
+    Ok(Overview {
+        profile,
+        endpoints: endpoints.len() as u32,
+        targets: targets.len() as u32,
+        flows: flows.len() as u32,
+        disabled_endpoints: disabled as u32,
+        pending: (counts.pending + counts.sending) as u32,
+        needs_attention: counts.needs_attention as u32,
+        dlq_size: None,
+        recent: recent
+            .into_iter()
+            .map(crate::ipc::convert::audit_entry)
+            .collect(),
+    })
+}
+
+pub(super) fn every_state() -> Vec<CoreOpState> {
+    vec![
+        CoreOpState::Pending,
+        CoreOpState::Sending,
+        CoreOpState::NeedsAttention,
+        CoreOpState::Done,
+        CoreOpState::Discarded,
+        CoreOpState::Superseded,
+    ]
+}

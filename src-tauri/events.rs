@@ -1,0 +1,99 @@
+//! Forwards the core's event stream to the webview as typed `core-event`s, keeping the
+//! status-bar state (`AppState::status`) current on the way.
+
+use switchyard_core::{Event, OpState as CoreOpState, SyncOutcome};
+use tauri::{AppHandle, Emitter, Manager};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::ipc::{CORE_EVENT, CoreEvent, SyncStatus};
+use crate::state::AppState;
+
+pub async fn forward(app: AppHandle) {
+    let state = app.state::<AppState>();
+    let mut events = state.core.subscribe();
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(RecvError::Lagged(missed)) => {
+                // Missed some: have the UI re-read everything instead.
+                tracing::debug!("event forwarder lagged by {missed}");
+                let profile = state.active().await;
+                emit(&app, CoreEvent::ResourcesChanged { profile });
+                emit(&app, CoreEvent::Sync(state.status()));
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let active = state.active().await;
+        if let Some(out) = translate(&state, &active, event).await {
+            emit(&app, out);
+        }
+    }
+}
+
+fn emit(app: &AppHandle, event: CoreEvent) {
+    if let Err(e) = app.emit(CORE_EVENT, event) {
+        tracing::warn!("cannot emit a core event: {e}");
+    }
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Updates the status from one core event and says what the UI should hear about it.
+async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreEvent> {
+    let sync = |f: &dyn Fn(&mut SyncStatus)| Some(CoreEvent::Sync(state.update_status(f)));
+    match event {
+        Event::Connectivity {
+            profile,
+            online,
+            detail,
+        } if profile == active => sync(&|s| {
+            s.online = Some(online);
+            s.offline_reason = if online { None } else { detail.clone() };
+        }),
+        Event::PendingCount { profile, counts } if profile == active => sync(&|s| {
+            s.pending = (counts.pending + counts.sending) as u32;
+            s.needs_attention = counts.needs_attention as u32;
+        }),
+        Event::SyncStarted { profile, total } if profile == active => sync(&|s| {
+            s.syncing = true;
+            s.round_total = total as u32;
+            s.round_done = 0;
+        }),
+        Event::SyncProgress(p) if p.profile == active => sync(&|s| {
+            s.round_total = p.total as u32;
+            s.round_done = (p.done + p.failed) as u32;
+            s.pending = (p.counts.pending + p.counts.sending) as u32;
+            s.needs_attention = p.counts.needs_attention as u32;
+        }),
+        Event::SyncFinished(report) if report.profile == active => sync(&|s| {
+            s.syncing = false;
+            s.pending = (report.counts.pending + report.counts.sending) as u32;
+            s.needs_attention = report.counts.needs_attention as u32;
+            if report.outcome != SyncOutcome::Incomplete || report.done > 0 {
+                s.last_sync_at = Some(now_ms());
+            }
+        }),
+        Event::CacheChanged { profile } if profile == active => {
+            state.update_status(|s| s.last_sync_at = Some(now_ms()));
+            Some(CoreEvent::ResourcesChanged { profile })
+        }
+        Event::OpTransition {
+            profile, op_id, to, ..
+        } if profile == active => {
+            let op = state.core.op(op_id).await.ok()?;
+            if to == CoreOpState::Pending {
+                state.kick.notify_one();
+            }
+            Some(CoreEvent::Operation {
+                op_id,
+                kind: op.kind.into(),
+                name: op.name,
+                state: to.into(),
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,7 @@
+//! The IPC surface: the types that cross into the webview and their generated TypeScript.
+
+pub mod bindings;
+pub mod convert;
+mod types;
+
+pub use types::*;

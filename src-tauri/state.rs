@@ -1,0 +1,101 @@
+//! What the commands share: the core console, the active profile, the sync status the UI shows
+//! and the embedded sandbox.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use switchyard_control_plane::sandbox::Sandbox;
+use switchyard_core::{Console, SANDBOX_PROFILE};
+use tokio::sync::{Notify, RwLock};
+
+use crate::ipc::{IpcError, IpcErrorCode, SyncStatus};
+
+pub struct AppState {
+    pub core: Console,
+    active: RwLock<String>,
+    /// Kept current from the core's events (`events.rs`); `sync_status` answers from it.
+    pub status: Mutex<SyncStatus>,
+    /// Wakes the sync driver: something was queued, or a person asked to sync now.
+    pub kick: Notify,
+    /// The embedded control plane, once started.
+    pub sandbox: tokio::sync::Mutex<Option<Sandbox>>,
+    /// Where the active profile is remembered between launches.
+    settings: PathBuf,
+}
+
+impl AppState {
+    pub fn new(core: Console, active: String) -> Self {
+        let settings = core.data_dir().join("desktop-active-profile");
+        Self {
+            status: Mutex::new(SyncStatus {
+                profile: active.clone(),
+                ..SyncStatus::default()
+            }),
+            core,
+            active: RwLock::new(active),
+            kick: Notify::new(),
+            sandbox: tokio::sync::Mutex::new(None),
+            settings,
+        }
+    }
+
+    /// The profile every resource command works on.
+    pub async fn active(&self) -> String {
+        self.active.read().await.clone()
+    }
+
+    pub async fn set_active(&self, name: &str) {
+        *self.active.write().await = name.to_owned();
+        if let Err(e) = std::fs::write(&self.settings, name) {
+            tracing::warn!("cannot remember the active profile: {e}");
+        }
+        *self.status.lock().expect("status lock") = SyncStatus {
+            profile: name.to_owned(),
+            ..SyncStatus::default()
+        };
+        self.kick.notify_one();
+    }
+
+    pub fn remembered_active(core: &Console) -> Option<String> {
+        std::fs::read_to_string(core.data_dir().join("desktop-active-profile"))
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+    }
+
+    pub fn status(&self) -> SyncStatus {
+        self.status.lock().expect("status lock").clone()
+    }
+
+    pub fn update_status(&self, f: impl FnOnce(&mut SyncStatus)) -> SyncStatus {
+        let mut status = self.status.lock().expect("status lock");
+        f(&mut status);
+        status.clone()
+    }
+
+    /// Starts the embedded sandbox (once) and registers it as the `sandbox` profile.
+    pub async fn ensure_sandbox(&self) -> Result<(), IpcError> {
+        let mut slot = self.sandbox.lock().await;
+        if slot.is_some() {
+            return Ok(());
+        }
+        let dir = self.core.data_dir().join("sandbox");
+        let sandbox = Sandbox::start(&dir).await.map_err(|e| {
+            IpcError::new(
+                IpcErrorCode::Internal,
+                format!("the embedded sandbox did not start: {e:#}"),
+            )
+        })?;
+        self.core
+            .register_sandbox(&sandbox.url(), &sandbox.token)
+            .await
+            .map_err(IpcError::from)?;
+        tracing::info!("sandbox control plane on {}", sandbox.url());
+        *slot = Some(sandbox);
+        Ok(())
+    }
+
+    pub fn is_sandbox(name: &str) -> bool {
+        name == SANDBOX_PROFILE
+    }
+}

@@ -1,0 +1,98 @@
+//! Drives the core's sync engine for the active profile: sends queued writes as soon as they
+//! are made, keeps the cache fresh, and — when the control plane is unreachable — probes it
+//! until it answers, then sends what waited. The retry policy itself lives in the core.
+
+use std::time::{Duration, Instant};
+
+use switchyard_core::{CoreError, SyncOptions, SyncOutcome};
+use tauri::{AppHandle, Manager};
+
+use crate::state::AppState;
+
+/// How often the cache is refreshed from a reachable control plane.
+const REFRESH_EVERY: Duration = Duration::from_secs(20);
+/// How often an unreachable control plane is probed.
+const PROBE_EVERY: Duration = Duration::from_secs(2);
+
+pub async fn run(app: AppHandle) {
+    let state = app.state::<AppState>();
+    let mut last_refresh: Option<(String, Instant)> = None;
+    loop {
+        let profile = state.active().await;
+        let wait = step(&state, &profile, &mut last_refresh).await;
+        tokio::select! {
+            _ = state.kick.notified() => {}
+            _ = tokio::time::sleep(wait) => {}
+        }
+    }
+}
+
+/// One round; returns how long to wait before the next unless kicked.
+async fn step(
+    state: &AppState,
+    profile: &str,
+    last_refresh: &mut Option<(String, Instant)>,
+) -> Duration {
+    let core = &state.core;
+    if state.status().online == Some(false) {
+        // Offline: a cheap probe; when it answers, everything waiting becomes due now.
+        match core.test_connection(profile).await {
+            Ok(report) if report.healthy => {
+                if let Err(e) = core.make_all_due(profile).await {
+                    tracing::warn!("cannot reschedule queued writes: {e}");
+                }
+            }
+            Ok(_) | Err(_) => return PROBE_EVERY,
+        }
+    }
+    let counts = match core.pending_counts(profile).await {
+        Ok(counts) => counts,
+        Err(e) => {
+            tracing::warn!("cannot read the outbox: {e}");
+            return PROBE_EVERY;
+        }
+    };
+    if counts.pending + counts.sending > 0 {
+        let opts = SyncOptions {
+            until_drained: true,
+            timeout_ms: Some(15_000),
+            refresh_after: true,
+        };
+        return match core.sync(profile, opts).await {
+            Ok(report) => {
+                *last_refresh = Some((profile.to_owned(), Instant::now()));
+                if report.outcome == SyncOutcome::Incomplete {
+                    PROBE_EVERY
+                } else {
+                    REFRESH_EVERY
+                }
+            }
+            Err(e) => failed(state, profile, e),
+        };
+    }
+    let fresh = last_refresh
+        .as_ref()
+        .is_some_and(|(p, at)| p == profile && at.elapsed() < REFRESH_EVERY);
+    if !fresh {
+        match core.refresh(profile).await {
+            Ok(_) => *last_refresh = Some((profile.to_owned(), Instant::now())),
+            Err(e) => return failed(state, profile, e),
+        }
+    }
+    REFRESH_EVERY
+}
+
+fn failed(state: &AppState, profile: &str, e: CoreError) -> Duration {
+    match &e {
+        CoreError::Offline { .. } => {
+            state.update_status(|s| {
+                if s.profile == profile {
+                    s.online = Some(false);
+                    s.offline_reason = Some(e.to_string());
+                }
+            });
+        }
+        _ => tracing::warn!("sync of {profile:?} failed: {e}"),
+    }
+    PROBE_EVERY
+}

@@ -1,0 +1,219 @@
+import {
+  ActionIcon,
+  AppShell,
+  Group,
+  Kbd,
+  NavLink,
+  Text,
+  Title,
+  Tooltip,
+  useComputedColorScheme,
+  useMantineColorScheme,
+} from "@mantine/core";
+import { useHotkeys } from "@mantine/hooks";
+import { Spotlight, type SpotlightActionData, spotlight } from "@mantine/spotlight";
+import {
+  IconActivity,
+  IconArrowsSplit,
+  IconDashboard,
+  IconInbox,
+  IconMoon,
+  IconPlugConnected,
+  IconSearch,
+  IconSun,
+  IconTarget,
+} from "@tabler/icons-react";
+import { type ReactNode, useRef, useState } from "react";
+import { ProfileSwitcher } from "./components/ProfileSwitcher";
+import { StatusBar } from "./components/StatusBar";
+import type { Kind } from "./ipc/bindings";
+import { useResources, useSyncNow, useSyncStatus } from "./ipc/queries";
+import { useCoreEvents } from "./lib/events";
+import { kindLabels } from "./lib/format";
+import { ActivityPage } from "./pages/ActivityPage";
+import { OutboxPage } from "./pages/OutboxPage";
+import { OverviewPage } from "./pages/OverviewPage";
+import { ResourcesPage, type ResourcesPageHandle } from "./pages/ResourcesPage";
+
+export type Page = "overview" | "endpoint" | "target" | "flow" | "outbox" | "activity";
+
+// Pages in navigation order; their position is the Ctrl+<n> shortcut. The DLQ explorer and
+// replay sessions join this list when they land.
+const pages: { id: Page; label: string; icon: ReactNode }[] = [
+  { id: "overview", label: "Overview", icon: <IconDashboard size={18} /> },
+  { id: "endpoint", label: "Endpoints", icon: <IconPlugConnected size={18} /> },
+  { id: "target", label: "Targets", icon: <IconTarget size={18} /> },
+  { id: "flow", label: "Flows", icon: <IconArrowsSplit size={18} /> },
+  { id: "outbox", label: "Outbox", icon: <IconInbox size={18} /> },
+  { id: "activity", label: "Activity", icon: <IconActivity size={18} /> },
+];
+
+const isKind = (page: Page): page is Kind =>
+  page === "endpoint" || page === "target" || page === "flow";
+
+export function App() {
+  useCoreEvents();
+  const [page, setPage] = useState<Page>("overview");
+  const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
+  const resourcesRef = useRef<ResourcesPageHandle>(null);
+  const { setColorScheme } = useMantineColorScheme();
+  const scheme = useComputedColorScheme("light");
+  const toggleScheme = () => setColorScheme(scheme === "dark" ? "light" : "dark");
+  const syncNow = useSyncNow();
+  const status = useSyncStatus();
+  const endpoints = useResources("endpoint");
+  const targets = useResources("target");
+  const flows = useResources("flow");
+
+  const go = (next: Page, open: string | null = null) => {
+    setOpenOnArrival(open);
+    setPage(next);
+    if (open && next === page) resourcesRef.current?.open(open);
+  };
+  const createHere = (kind: Kind) => {
+    go(kind);
+    setTimeout(() => resourcesRef.current?.create(), 0);
+  };
+
+  useHotkeys([
+    ...pages.map((p, i) => [`mod+${i + 1}`, () => go(p.id)] as [string, () => void]),
+    ["mod+N", () => isKind(page) && resourcesRef.current?.create()],
+    ["/", () => resourcesRef.current?.focusFilter()],
+    ["mod+shift+L", toggleScheme],
+    ["mod+shift+S", () => syncNow.mutate()],
+  ]);
+
+  const actions: SpotlightActionData[] = (() => {
+    const jump = pages.map((p, i) => ({
+      id: `page-${p.id}`,
+      label: `Go to ${p.label}`,
+      description: `Ctrl+${i + 1}`,
+      group: "Pages",
+      onClick: () => go(p.id),
+    }));
+    const create = (["endpoint", "target", "flow"] as Kind[]).map((kind) => ({
+      id: `new-${kind}`,
+      label: `New ${kindLabels[kind].one.toLowerCase()}`,
+      group: "Actions",
+      onClick: () => createHere(kind),
+    }));
+    const misc = [
+      {
+        id: "sync",
+        label: "Sync now",
+        description: "Ctrl+Shift+S",
+        group: "Actions",
+        onClick: () => syncNow.mutate(),
+      },
+      {
+        id: "theme",
+        label: "Toggle light/dark theme",
+        description: "Ctrl+Shift+L",
+        group: "Actions",
+        onClick: toggleScheme,
+      },
+    ];
+    const resources = [
+      ...(endpoints.data ?? []),
+      ...(targets.data ?? []),
+      ...(flows.data ?? []),
+    ].map((r) => ({
+      id: `${r.kind}/${r.name}`,
+      label: r.name,
+      description: kindLabels[r.kind].one,
+      group: "Resources",
+      onClick: () => go(r.kind, r.name),
+    }));
+    return [...jump, ...create, ...misc, ...resources];
+  })();
+
+  const attention = status.data?.needs_attention ?? 0;
+  return (
+    <AppShell
+      header={{ height: 56 }}
+      navbar={{ width: 210, breakpoint: 0 }}
+      footer={{ height: 34 }}
+      padding="md"
+    >
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap">
+            <Title order={4}>Switchyard</Title>
+            <Tooltip label="Command palette">
+              <ActionIcon
+                variant="default"
+                onClick={() => spotlight.open()}
+                aria-label="Command palette"
+                size="lg"
+              >
+                <IconSearch size={16} />
+              </ActionIcon>
+            </Tooltip>
+            <Text size="xs" c="dimmed">
+              <Kbd size="xs">Ctrl</Kbd> + <Kbd size="xs">K</Kbd>
+            </Text>
+          </Group>
+          <Group gap="sm" wrap="nowrap">
+            <ProfileSwitcher />
+            <Tooltip label="Light/dark theme (Ctrl+Shift+L)">
+              <ActionIcon
+                variant="default"
+                size="lg"
+                onClick={toggleScheme}
+                aria-label="Toggle theme"
+                data-testid="theme-toggle"
+              >
+                {scheme === "dark" ? <IconSun size={16} /> : <IconMoon size={16} />}
+              </ActionIcon>
+            </Tooltip>
+          </Group>
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs">
+        {pages.map((p, i) => (
+          <NavLink
+            key={p.id}
+            label={p.label}
+            leftSection={p.icon}
+            active={page === p.id}
+            onClick={() => go(p.id)}
+            rightSection={
+              p.id === "outbox" && attention > 0 ? (
+                <Text size="xs" c="red" fw={700}>
+                  {attention}
+                </Text>
+              ) : (
+                <Text size="xs" c="dimmed">
+                  ^{i + 1}
+                </Text>
+              )
+            }
+            data-testid={`nav-${p.id}`}
+          />
+        ))}
+      </AppShell.Navbar>
+      <AppShell.Main style={{ display: "flex", flexDirection: "column", height: "100dvh" }}>
+        {page === "overview" && <OverviewPage />}
+        {isKind(page) && (
+          <ResourcesPage key={page} kind={page} ref={resourcesRef} initialOpen={openOnArrival} />
+        )}
+        {page === "outbox" && <OutboxPage />}
+        {page === "activity" && <ActivityPage />}
+      </AppShell.Main>
+      <AppShell.Footer>
+        <StatusBar onOutbox={() => go("outbox")} />
+      </AppShell.Footer>
+      <Spotlight
+        actions={actions}
+        limit={30}
+        shortcut="mod + K"
+        nothingFound="Nothing found"
+        highlightQuery
+        searchProps={{
+          leftSection: <IconSearch size={18} />,
+          placeholder: "Jump to a page, resource or action…",
+        }}
+      />
+    </AppShell>
+  );
+}

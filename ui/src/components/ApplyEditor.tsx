@@ -1,0 +1,120 @@
+import { Alert, Button, Group, Stack, Text, Textarea } from "@mantine/core";
+import { useState } from "react";
+import type { IpcError, JsonValue, Kind, ResourceView } from "../ipc/bindings";
+import { isIpcError } from "../ipc/client";
+import { useLive, useQueueWrite } from "../ipc/queries";
+import { diffLines, hasChanges, pretty } from "../lib/diff";
+import { ErrorAlert } from "./ErrorAlert";
+import { JsonDiff } from "./JsonDiff";
+
+/** Parses the editor text; the error names the line and column when it is not JSON. */
+export function parseSpec(text: string): { spec: JsonValue } | { error: string } {
+  try {
+    const spec = JSON.parse(text) as JsonValue;
+    if (!spec || typeof spec !== "object" || Array.isArray(spec)) {
+      return { error: "The spec must be a JSON object ({ … })." };
+    }
+    return { spec };
+  } catch (e) {
+    return { error: `Not valid JSON: ${(e as Error).message}` };
+  }
+}
+
+/**
+ * Apply (declarative upsert) from a JSON editor. Before anything is queued it shows the diff
+ * against the live resource (fetched from the control plane; the cached copy when offline).
+ */
+export function ApplyEditor({
+  kind,
+  resource,
+  onDone,
+}: {
+  kind: Kind;
+  resource: ResourceView;
+  onDone: () => void;
+}) {
+  const [text, setText] = useState(pretty(resource.spec));
+  const [reviewing, setReviewing] = useState(false);
+  const [error, setError] = useState<IpcError | null>(null);
+  const live = useLive(kind, resource.name, reviewing);
+  const queue = useQueueWrite();
+  const parsed = parseSpec(text);
+  const liveSpec = live.data ? live.data.spec : resource.spec;
+  const changed = "spec" in parsed && hasChanges(diffLines(pretty(liveSpec), pretty(parsed.spec)));
+
+  const apply = async () => {
+    if (!("spec" in parsed)) return;
+    try {
+      await queue.mutateAsync({
+        kind,
+        name: resource.name,
+        operation: "apply",
+        spec: parsed.spec,
+        base_version: live.data?.version ?? resource.version,
+      });
+      onDone();
+    } catch (e) {
+      setError(isIpcError(e) ? e : { code: "internal", message: String(e), problem: null });
+    }
+  };
+
+  if (!reviewing) {
+    return (
+      <Stack gap="sm">
+        <Textarea
+          label="Desired spec (JSON)"
+          autosize
+          minRows={10}
+          maxRows={22}
+          value={text}
+          onChange={(e) => setText(e.currentTarget.value)}
+          styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
+          error={"error" in parsed ? parsed.error : undefined}
+          data-testid="apply-editor"
+        />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onDone}>
+            Cancel
+          </Button>
+          <Button
+            disabled={"error" in parsed}
+            onClick={() => setReviewing(true)}
+            data-testid="apply-review"
+          >
+            Review changes
+          </Button>
+        </Group>
+      </Stack>
+    );
+  }
+
+  return (
+    <Stack gap="sm">
+      <Text size="sm">
+        {live.isLoading
+          ? "Fetching the live version…"
+          : live.data
+            ? `Against the live version ${live.data.version} on the control plane:`
+            : "The control plane cannot be reached: this is the diff against the cached copy."}
+      </Text>
+      {live.isError && (
+        <Alert color="yellow">Working offline; the apply is queued and sent when it is back.</Alert>
+      )}
+      {"spec" in parsed && <JsonDiff before={liveSpec} after={parsed.spec} height={320} />}
+      <ErrorAlert error={error} />
+      <Group justify="flex-end">
+        <Button variant="default" onClick={() => setReviewing(false)}>
+          Back to editor
+        </Button>
+        <Button
+          onClick={apply}
+          disabled={!changed}
+          loading={queue.isPending}
+          data-testid="apply-queue"
+        >
+          Queue apply
+        </Button>
+      </Group>
+    </Stack>
+  );
+}

@@ -1,0 +1,288 @@
+import {
+  Button,
+  Group,
+  NumberInput,
+  Select,
+  Stack,
+  TagsInput,
+  Text,
+  Textarea,
+  TextInput,
+} from "@mantine/core";
+import { useEffect, useMemo, useState } from "react";
+import type { IpcError, JsonValue, Kind, OutboxEntry, ResourceView } from "../ipc/bindings";
+import { isIpcError } from "../ipc/client";
+import { useOutbox, useQueueWrite, useResolve, useResources } from "../ipc/queries";
+import { mergePatch } from "../lib/diff";
+import { kindLabels } from "../lib/format";
+import { emptySpec, list, obj, str } from "../lib/kinds";
+import { ErrorAlert } from "./ErrorAlert";
+import { StateBadge } from "./PendingBadge";
+
+type Values = {
+  name: string;
+  description: string;
+  event_types: string[];
+  url: string;
+  timeout_ms: number;
+  headers: string;
+  endpoint: string;
+  target: string;
+  mode: string;
+  edge: string;
+};
+
+function toValues(name: string, spec: JsonValue): Values {
+  const s = obj(spec);
+  const headers = obj(s.headers ?? {});
+  return {
+    name,
+    description: str(s.description),
+    event_types: list(s.event_types),
+    url: str(s.url),
+    timeout_ms: typeof s.timeout_ms === "number" ? s.timeout_ms : 15000,
+    headers: Object.entries(headers)
+      .map(([k, v]) => `${k}: ${str(v)}`)
+      .join("\n"),
+    endpoint: str(s.endpoint),
+    target: str(s.target),
+    mode: str(s.mode) || "async_inline",
+    edge: str(s.edge),
+  };
+}
+
+/** The spec the form describes. Header lines are `Name: value`. */
+export function toSpec(kind: Kind, v: Values): JsonValue {
+  switch (kind) {
+    case "endpoint":
+      return { description: v.description, event_types: v.event_types };
+    case "target": {
+      const headers: { [key: string]: string } = {};
+      for (const line of v.headers.split("\n")) {
+        const at = line.indexOf(":");
+        if (line.trim() && at > 0) headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+      }
+      return { url: v.url, timeout_ms: v.timeout_ms, headers };
+    }
+    case "flow": {
+      const spec: { [key: string]: JsonValue } = {
+        endpoint: v.endpoint,
+        target: v.target,
+        event_types: v.event_types,
+        mode: v.mode,
+      };
+      if (v.mode === "async_relay") spec.edge = v.edge;
+      return spec;
+    }
+  }
+}
+
+/** Maps a problem's JSON path (`spec.url`, `spec.event_types[1]`, `name`) to a form field. */
+export function fieldOf(path: string | null | undefined): keyof Values | null {
+  if (!path) return null;
+  const key = path.replace(/^spec\./, "").split(/[.[]/)[0];
+  const known: (keyof Values)[] = [
+    "name",
+    "description",
+    "event_types",
+    "url",
+    "timeout_ms",
+    "headers",
+    "endpoint",
+    "target",
+    "mode",
+    "edge",
+  ];
+  return known.includes(key as keyof Values) ? (key as keyof Values) : null;
+}
+
+/**
+ * Create or edit a resource. The write is queued (it works offline); while the form is open it
+ * follows the write and shows the control plane's answer, field by field when it refuses.
+ */
+export function ResourceForm({
+  kind,
+  resource,
+  onDone,
+}: {
+  kind: Kind;
+  resource: ResourceView | null;
+  onDone: () => void;
+}) {
+  const initial = useMemo(
+    () => toValues(resource?.name ?? "", resource?.spec ?? emptySpec[kind]),
+    [resource, kind],
+  );
+  const [values, setValues] = useState<Values>(initial);
+  const [error, setError] = useState<IpcError | null>(null);
+  const [opId, setOpId] = useState<number | null>(null);
+  const queue = useQueueWrite();
+  const resolve = useResolve();
+  const outbox = useOutbox();
+  const endpoints = useResources("endpoint");
+  const targets = useResources("target");
+  const op: OutboxEntry | undefined = outbox.data?.find((entry) => entry.id === opId);
+
+  useEffect(() => {
+    if (op?.state === "done") onDone();
+  }, [op?.state, onDone]);
+
+  const problem = op?.state === "needs_attention" ? op.error : (error?.problem ?? null);
+  const problemField = fieldOf(problem?.field);
+  const fieldError = (field: keyof Values) =>
+    problemField === field ? problem?.message : undefined;
+  const set = <K extends keyof Values>(key: K, value: Values[K]) =>
+    setValues((current) => ({ ...current, [key]: value }));
+
+  const submit = async () => {
+    setError(null);
+    const spec = toSpec(kind, values);
+    try {
+      // A corrected form replaces the refused write instead of leaving it behind.
+      if (op?.state === "needs_attention") {
+        await resolve.mutateAsync({ id: op.id, resolution: "discard" });
+      }
+      const entry = await queue.mutateAsync(
+        resource
+          ? {
+              kind,
+              name: resource.name,
+              operation: "update",
+              spec: mergePatch(resource.spec, spec),
+              base_version: resource.version,
+            }
+          : { kind, name: values.name, operation: "create", spec, base_version: null },
+      );
+      setOpId(entry.id);
+    } catch (e) {
+      setError(isIpcError(e) ? e : { code: "internal", message: String(e), problem: null });
+    }
+  };
+
+  const names = (items: ResourceView[] | undefined) => (items ?? []).map((r) => r.name);
+  const busy = op !== undefined && op.state !== "needs_attention";
+
+  return (
+    <Stack gap="sm" data-testid="resource-form">
+      <TextInput
+        label="Name"
+        description="1–63 characters: lowercase letters, digits and hyphens"
+        value={values.name}
+        onChange={(e) => set("name", e.currentTarget.value)}
+        disabled={!!resource}
+        error={fieldError("name")}
+        data-autofocus
+        data-testid="field-name"
+      />
+      {kind === "endpoint" && (
+        <>
+          <TextInput
+            label="Description"
+            value={values.description}
+            onChange={(e) => set("description", e.currentTarget.value)}
+            error={fieldError("description")}
+            data-testid="field-description"
+          />
+          <TagsInput
+            label="Event types"
+            description="Empty accepts any type. Press Enter after each."
+            value={values.event_types}
+            onChange={(v) => set("event_types", v)}
+            error={fieldError("event_types")}
+          />
+        </>
+      )}
+      {kind === "target" && (
+        <>
+          <TextInput
+            label="URL"
+            value={values.url}
+            onChange={(e) => set("url", e.currentTarget.value)}
+            error={fieldError("url")}
+            data-testid="field-url"
+          />
+          <NumberInput
+            label="Timeout (ms)"
+            value={values.timeout_ms}
+            onChange={(v) => set("timeout_ms", typeof v === "number" ? v : Number(v) || 0)}
+            error={fieldError("timeout_ms")}
+          />
+          <Textarea
+            label="Headers"
+            description="One per line: Name: value"
+            autosize
+            minRows={2}
+            value={values.headers}
+            onChange={(e) => set("headers", e.currentTarget.value)}
+            error={fieldError("headers")}
+          />
+        </>
+      )}
+      {kind === "flow" && (
+        <>
+          <Select
+            label="Endpoint"
+            data={names(endpoints.data)}
+            value={values.endpoint || null}
+            onChange={(v) => set("endpoint", v ?? "")}
+            searchable
+            error={fieldError("endpoint")}
+          />
+          <Select
+            label="Target"
+            data={names(targets.data)}
+            value={values.target || null}
+            onChange={(v) => set("target", v ?? "")}
+            searchable
+            error={fieldError("target")}
+          />
+          <TagsInput
+            label="Event types"
+            description="Empty routes every type."
+            value={values.event_types}
+            onChange={(v) => set("event_types", v)}
+            error={fieldError("event_types")}
+          />
+          <Select
+            label="Mode"
+            data={["async_inline", "async_relay", "sync"]}
+            value={values.mode}
+            onChange={(v) => set("mode", v ?? "async_inline")}
+            allowDeselect={false}
+            error={fieldError("mode")}
+          />
+          {values.mode === "async_relay" && (
+            <TextInput
+              label="Edge plane"
+              value={values.edge}
+              onChange={(e) => set("edge", e.currentTarget.value)}
+              error={fieldError("edge")}
+            />
+          )}
+        </>
+      )}
+      {problem && !problemField && <ErrorAlert error={problem} />}
+      {error && !error.problem && <ErrorAlert error={error} />}
+      {op && (
+        <Group gap="xs" data-testid="form-op-state">
+          <StateBadge state={op.state} />
+          <Text size="sm" c="dimmed">
+            {op.state === "pending" &&
+              "Saved locally. It is sent as soon as the control plane answers; you can close this."}
+            {op.state === "sending" && "Sending to the control plane…"}
+            {op.state === "needs_attention" &&
+              "The control plane refused it. Fix the form and save again."}
+          </Text>
+        </Group>
+      )}
+      <Group justify="flex-end">
+        <Button variant="default" onClick={onDone}>
+          {op ? "Close" : "Cancel"}
+        </Button>
+        <Button onClick={submit} loading={queue.isPending || busy} data-testid="form-submit">
+          {resource ? "Save changes" : `Create ${kindLabels[kind].one.toLowerCase()}`}
+        </Button>
+      </Group>
+    </Stack>
+  );
+}

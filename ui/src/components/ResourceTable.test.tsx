@@ -1,0 +1,55 @@
+import { fireEvent, screen, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { renderUi, resource } from "../test/render";
+import { ResourceTable } from "./ResourceTable";
+
+const items = [
+  resource({ name: "orders", version: 3 }),
+  resource({ name: "payments", spec: { description: "Payment callbacks", event_types: [] } }),
+  resource({
+    name: "inventory",
+    spec: { description: "Stock", event_types: ["stock.low"] },
+    pending: { op_id: 9, operation: "update", state: "needs_attention", error: null },
+  }),
+];
+
+function rowNames(): string[] {
+  return screen
+    .getAllByTestId(/^row-/)
+    .map((row) => row.getAttribute("data-testid")?.slice(4) ?? "");
+}
+
+describe("ResourceTable", () => {
+  it("filters as you type, on the name and the spec", () => {
+    renderUi(<ResourceTable items={items} onOpen={() => {}} />);
+    expect(rowNames()).toHaveLength(3);
+    fireEvent.change(screen.getByTestId("table-filter"), { target: { value: "pay" } });
+    expect(rowNames()).toEqual(["payments"]);
+    fireEvent.change(screen.getByTestId("table-filter"), { target: { value: "stock.low" } });
+    expect(rowNames()).toEqual(["inventory"]);
+    expect(screen.getByTestId("table-count")).toHaveTextContent("1 of 3");
+    fireEvent.change(screen.getByTestId("table-filter"), {
+      target: { value: "nothing-like-this" },
+    });
+    expect(screen.getByText("No rows match the filter.")).toBeInTheDocument();
+  });
+
+  it("sorts by a column and reverses on a second click", () => {
+    renderUi(<ResourceTable items={items} onOpen={() => {}} />);
+    expect(rowNames()).toEqual(["inventory", "orders", "payments"]);
+    const header = screen.getByRole("columnheader", { name: /Name/ });
+    fireEvent.click(header);
+    expect(rowNames()).toEqual(["payments", "orders", "inventory"]);
+    fireEvent.click(screen.getByRole("columnheader", { name: /Version/ }));
+    expect(rowNames()[2]).toBe("orders");
+  });
+
+  it("shows the write on a resource and opens it on click", () => {
+    const onOpen = vi.fn();
+    renderUi(<ResourceTable items={items} onOpen={onOpen} />);
+    const row = screen.getByTestId("row-inventory");
+    expect(within(row).getByTestId("pending-badge")).toHaveTextContent("Needs attention · edit");
+    fireEvent.click(row);
+    expect(onOpen).toHaveBeenCalledWith(items[2]);
+  });
+});

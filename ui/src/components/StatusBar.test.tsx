@@ -1,0 +1,60 @@
+import { emit } from "@tauri-apps/api/event";
+import { act, screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { SyncStatus } from "../ipc/bindings";
+import { CORE_EVENT } from "../ipc/bindings";
+import { useCoreEvents } from "../lib/events";
+import { mockCommands, renderUi } from "../test/render";
+import { StatusBar } from "./StatusBar";
+
+const status: SyncStatus = {
+  profile: "prod",
+  online: true,
+  last_sync_at: Date.now() - 3_000,
+  pending: 0,
+  needs_attention: 0,
+  syncing: false,
+  round_done: 0,
+  round_total: 0,
+  offline_reason: null,
+};
+
+function Live() {
+  useCoreEvents();
+  return <StatusBar onOutbox={() => {}} />;
+}
+
+describe("StatusBar", () => {
+  it("follows the core's events: offline with queued writes, then syncing with progress", async () => {
+    mockCommands({
+      sync_status: () => status,
+      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      overview: () => null as never,
+    });
+    renderUi(<Live />);
+    expect(await screen.findByText("Online")).toBeInTheDocument();
+    await act(() =>
+      emit(CORE_EVENT, {
+        type: "sync",
+        ...status,
+        online: false,
+        pending: 2,
+        offline_reason: "connection refused",
+      }),
+    );
+    expect(await screen.findByText(/Offline — working from the local copy/)).toBeInTheDocument();
+    expect(screen.getByTestId("status-pending")).toHaveTextContent("2 pending");
+    await act(() =>
+      emit(CORE_EVENT, {
+        type: "sync",
+        ...status,
+        pending: 1,
+        syncing: true,
+        round_done: 1,
+        round_total: 2,
+      }),
+    );
+    expect(await screen.findByText("Syncing 1/2")).toBeInTheDocument();
+    expect(screen.getByTestId("status-online")).toHaveAttribute("data-online", "true");
+  });
+});

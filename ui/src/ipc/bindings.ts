@@ -1,0 +1,182 @@
+// Generated from the Rust IPC types by src-tauri/ipc/bindings.rs. Do not edit.
+// Regenerate: UPDATE_BINDINGS=1 cargo test -p switchyard-desktop --lib bindings
+
+export type AuditEntry = { id: number, 
+/**
+ * `cli`, `desktop`, or `sync` for outcomes the sync engine recorded.
+ */
+actor: string, at: number, profile: string | null, 
+/**
+ * e.g. `write.enqueue`, `op.done`, `op.needs_attention`, `profile.add`.
+ */
+action: string, op_id: number | null, 
+/**
+ * `kind/name` when the action concerns a resource.
+ */
+resource: string | null, outcome: string, detail: string | null, };
+
+export type ConflictView = { op_id: number, kind: Kind, name: string, base_version: number | null, base: JsonValue | null, 
+/**
+ * `null`: the edit is a delete.
+ */
+mine: JsonValue | null, theirs_version: number | null, 
+/**
+ * `null`: absent on the control plane.
+ */
+theirs: JsonValue | null, 
+/**
+ * `theirs` comes from the cache because the control plane could not be reached.
+ */
+theirs_from_cache: boolean, 
+/**
+ * Top-level spec fields both sides changed.
+ */
+conflicting_fields: Array<string>, };
+
+export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, };
+
+export type Health = { ok: boolean, latency_ms: number | null, server_version: string | null, 
+/**
+ * Why it failed, in words a person can act on.
+ */
+error: string | null, };
+
+export type IpcError = { code: IpcErrorCode, message: string, 
+/**
+ * The server's problem body, when the failure came from the control plane.
+ */
+problem: WriteError | null, };
+
+export type IpcErrorCode = "invalid_input" | "not_found" | "conflict" | "offline" | "unauthorized" | "remote" | "internal";
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+export type Kind = "endpoint" | "target" | "flow";
+
+export type OpState = "pending" | "sending" | "done" | "needs_attention" | "discarded" | "superseded";
+
+export type Operation = "create" | "update" | "apply" | "delete" | "enable" | "disable";
+
+export type OutboxEntry = { id: number, profile: string, kind: Kind, name: string, operation: Operation, state: OpState, idempotency_key: string, body: JsonValue, base_version: number | null, 
+/**
+ * Send attempts so far.
+ */
+attempts: number, created_at: number, updated_at: number, 
+/**
+ * Earliest time of the next attempt (for the countdown).
+ */
+next_attempt_at: number | null, 
+/**
+ * The last failure: the control plane's answer or why it could not be reached.
+ */
+error: WriteError | null, };
+
+export type Overview = { profile: string, endpoints: number, targets: number, flows: number, disabled_endpoints: number, pending: number, needs_attention: number, 
+/**
+ * `null` when the control plane does not report it (or is unreachable).
+ */
+dlq_size: number | null, recent: Array<AuditEntry>, };
+
+export type PendingWrite = { op_id: number, operation: Operation, state: OpState, 
+/**
+ * The control plane's answer when it needs attention.
+ */
+error: WriteError | null, };
+
+export type ProfileInput = { name: string, url: string, token: string | null, };
+
+export type ProfileView = { name: string, url: string, 
+/**
+ * The built-in sandbox: an embedded control plane with demo data.
+ */
+sandbox: boolean, active: boolean, 
+/**
+ * Whether a token is stored for it (the token itself never leaves the Rust side).
+ */
+has_token: boolean, };
+
+export type Resolution = "retry_as_new" | "discard";
+
+export type ResourceView = { kind: Kind, name: string, 
+/**
+ * The last version confirmed by the control plane (0 when only created locally).
+ */
+version: number, updated_at: number | null, spec: JsonValue, status: JsonValue, pending: PendingWrite | null, };
+
+export type SyncStatus = { profile: string, 
+/**
+ * `null` before the first contact.
+ */
+online: boolean | null, last_sync_at: number | null, pending: number, needs_attention: number, 
+/**
+ * A sync run is going on.
+ */
+syncing: boolean, 
+/**
+ * Writes settled in the current (or last) sync run, out of `round_total`.
+ */
+round_done: number, round_total: number, 
+/**
+ * Why the control plane is unreachable, when it is.
+ */
+offline_reason: string | null, };
+
+export type WriteError = { 
+/**
+ * HTTP status, when the control plane answered.
+ */
+status: number | null, 
+/**
+ * The problem's machine code (`version_mismatch`, `name_taken`…), when there is one.
+ */
+code: string | null, 
+/**
+ * One sentence for a person.
+ */
+message: string, 
+/**
+ * Would be (or is being) retried by itself.
+ */
+transient: boolean, 
+/**
+ * The offending field (`spec.url`), for validation failures.
+ */
+field: string | null, 
+/**
+ * For `in_use`: what still references the resource.
+ */
+used_by: Array<string>, current_version: number | null, };
+
+export type WriteRequest = { kind: Kind, name: string, operation: Operation, spec: JsonValue | null, 
+/**
+ * The version the operator edited; sent as `If-Match` for update and delete.
+ */
+base_version: number | null, };
+
+/** The tauri event that carries `CoreEvent`. */
+export const CORE_EVENT = "core-event";
+
+/** Every command: its arguments and what it resolves to. */
+export type Commands = {
+  list_profiles: { args: {  }; result: Array<ProfileView> };
+  save_profile: { args: { original: string | null; input: ProfileInput }; result: ProfileView };
+  remove_profile: { args: { name: string }; result: null };
+  activate_profile: { args: { name: string }; result: ProfileView };
+  test_connection: { args: { input: ProfileInput }; result: Health };
+  check_health: { args: {  }; result: Health };
+  overview: { args: {  }; result: Overview };
+  list_resources: { args: { kind: Kind }; result: Array<ResourceView> };
+  get_resource: { args: { kind: Kind; name: string }; result: ResourceView };
+  fetch_live: { args: { kind: Kind; name: string }; result: ResourceView | null };
+  resource_history: { args: { kind: Kind; name: string }; result: Array<OutboxEntry> };
+  dependants: { args: { kind: Kind; name: string }; result: Array<string> };
+  queue_write: { args: { request: WriteRequest }; result: OutboxEntry };
+  list_outbox: { args: {  }; result: Array<OutboxEntry> };
+  retry_now: { args: { id: number }; result: null };
+  resolve: { args: { id: number; resolution: Resolution }; result: null };
+  get_conflict: { args: { id: number }; result: ConflictView };
+  sync_status: { args: {  }; result: SyncStatus };
+  sync_now: { args: {  }; result: null };
+  list_audit: { args: { limit: number }; result: Array<AuditEntry> };
+  op_audit: { args: { id: number }; result: Array<AuditEntry> };
+};

@@ -1,0 +1,62 @@
+import type { Kind, Operation, OpState } from "../ipc/bindings";
+
+export const kindLabels: Record<Kind, { one: string; many: string }> = {
+  endpoint: { one: "Endpoint", many: "Endpoints" },
+  target: { one: "Target", many: "Targets" },
+  flow: { one: "Flow", many: "Flows" },
+};
+
+export const stateLabels: Record<OpState, string> = {
+  pending: "Saved locally",
+  sending: "Sending",
+  done: "Confirmed",
+  needs_attention: "Needs attention",
+  discarded: "Discarded",
+  superseded: "Replaced",
+};
+
+export const stateColors: Record<OpState, string> = {
+  pending: "yellow",
+  sending: "blue",
+  done: "green",
+  needs_attention: "red",
+  discarded: "gray",
+  superseded: "gray",
+};
+
+export const operationLabels: Record<Operation, string> = {
+  create: "create",
+  update: "edit",
+  apply: "apply",
+  delete: "delete",
+  enable: "enable",
+  disable: "disable",
+};
+
+/** "12 s ago", "3 min ago", "in 40 s". */
+export function relativeTime(ms: number | null | undefined, now: number = Date.now()): string {
+  if (ms === null || ms === undefined) return "never";
+  const diff = Math.round((ms - now) / 1000);
+  const abs = Math.abs(diff);
+  const text =
+    abs < 60
+      ? `${abs} s`
+      : abs < 3600
+        ? `${Math.floor(abs / 60)} min`
+        : abs < 86400
+          ? `${Math.floor(abs / 3600)} h`
+          : `${Math.floor(abs / 86400)} d`;
+  if (abs < 2) return "just now";
+  return diff < 0 ? `${text} ago` : `in ${text}`;
+}
+
+export function shortTime(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "—";
+  return new Date(ms).toLocaleString(undefined, {
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+  });
+}

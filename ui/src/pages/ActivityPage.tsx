@@ -1,0 +1,70 @@
+import { Badge, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { IconSearch } from "@tabler/icons-react";
+import { useMemo, useState } from "react";
+import { useAudit } from "../ipc/queries";
+import { shortTime } from "../lib/format";
+
+/** The local audit log: every action taken from this console and how it ended. */
+export function ActivityPage() {
+  const audit = useAudit(1000);
+  const [filter, setFilter] = useState("");
+  const rows = useMemo(() => {
+    const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
+    return (audit.data ?? []).filter((entry) => {
+      const text =
+        `${entry.actor} ${entry.profile ?? ""} ${entry.action} ${entry.resource ?? ""} ${entry.outcome} ${entry.detail ?? ""}`.toLowerCase();
+      return words.every((w) => text.includes(w));
+    });
+  }, [audit.data, filter]);
+  return (
+    <Stack gap="sm">
+      <Title order={3}>Activity</Title>
+      <TextInput
+        placeholder="Filter by action, resource, outcome…"
+        leftSection={<IconSearch size={16} />}
+        value={filter}
+        onChange={(e) => setFilter(e.currentTarget.value)}
+        w={420}
+        aria-label="Filter activity"
+      />
+      <Table striped data-testid="audit-table">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>When</Table.Th>
+            <Table.Th>Who</Table.Th>
+            <Table.Th>Control plane</Table.Th>
+            <Table.Th>Action</Table.Th>
+            <Table.Th>Resource</Table.Th>
+            <Table.Th>Outcome</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((entry) => (
+            <Table.Tr key={entry.id}>
+              <Table.Td>{shortTime(entry.at)}</Table.Td>
+              <Table.Td>{entry.actor}</Table.Td>
+              <Table.Td>{entry.profile ?? ""}</Table.Td>
+              <Table.Td>{entry.action}</Table.Td>
+              <Table.Td>{entry.resource ?? ""}</Table.Td>
+              <Table.Td>
+                <Badge variant="light" color={entry.outcome === "ok" ? "green" : "orange"}>
+                  {entry.outcome}
+                </Badge>
+                {entry.detail && (
+                  <Text size="xs" c="dimmed">
+                    {entry.detail}
+                  </Text>
+                )}
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      {rows.length === 0 && (
+        <Text c="dimmed" size="sm">
+          No activity recorded yet.
+        </Text>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,73 @@
+import { Button, Group, Modal, Stack, Title } from "@mantine/core";
+import { IconPlus, IconRefresh } from "@tabler/icons-react";
+import { forwardRef, useImperativeHandle, useRef, useState } from "react";
+import { ErrorAlert } from "../components/ErrorAlert";
+import { ResourceDrawer } from "../components/ResourceDrawer";
+import { ResourceForm } from "../components/ResourceForm";
+import { ResourceTable } from "../components/ResourceTable";
+import type { IpcError, Kind } from "../ipc/bindings";
+import { useResources, useSyncNow } from "../ipc/queries";
+import { kindLabels } from "../lib/format";
+
+export type ResourcesPageHandle = {
+  create: () => void;
+  focusFilter: () => void;
+  open: (name: string) => void;
+};
+
+/** Endpoints, targets or flows: the table, the detail drawer and the create form. */
+export const ResourcesPage = forwardRef<
+  ResourcesPageHandle,
+  { kind: Kind; initialOpen?: string | null }
+>(function ResourcesPage({ kind, initialOpen = null }, ref) {
+  const resources = useResources(kind);
+  const syncNow = useSyncNow();
+  const [creating, setCreating] = useState(false);
+  const [open, setOpen] = useState<string | null>(initialOpen);
+  const filterRef = useRef<HTMLInputElement>(null);
+  useImperativeHandle(ref, () => ({
+    create: () => setCreating(true),
+    focusFilter: () => filterRef.current?.focus(),
+    open: (name) => setOpen(name),
+  }));
+  const label = kindLabels[kind];
+  return (
+    <Stack h="100%" gap="sm" style={{ minHeight: 0 }}>
+      <Group justify="space-between">
+        <Title order={3}>{label.many}</Title>
+        <Group gap="xs">
+          <Button
+            variant="default"
+            leftSection={<IconRefresh size={16} />}
+            onClick={() => syncNow.mutate()}
+            loading={syncNow.isPending}
+          >
+            Sync
+          </Button>
+          <Button
+            leftSection={<IconPlus size={16} />}
+            onClick={() => setCreating(true)}
+            data-testid="new-resource"
+          >
+            New {label.one.toLowerCase()}
+          </Button>
+        </Group>
+      </Group>
+      {resources.isError && <ErrorAlert error={resources.error as unknown as IpcError} />}
+      <ResourceTable
+        items={resources.data ?? []}
+        onOpen={(resource) => setOpen(resource.name)}
+        filterRef={filterRef}
+      />
+      <ResourceDrawer kind={kind} name={open} onClose={() => setOpen(null)} />
+      <Modal
+        opened={creating}
+        onClose={() => setCreating(false)}
+        title={`New ${label.one.toLowerCase()}`}
+        size="lg"
+      >
+        {creating && <ResourceForm kind={kind} resource={null} onDone={() => setCreating(false)} />}
+      </Modal>
+    </Stack>
+  );
+});

@@ -1,0 +1,75 @@
+import { MantineProvider } from "@mantine/core";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { mockIPC } from "@tauri-apps/api/mocks";
+import { render } from "@testing-library/react";
+import type { ReactNode } from "react";
+import type { Commands, OutboxEntry, ResourceView } from "../ipc/bindings";
+
+type Handlers = { [K in keyof Commands]?: (args: Commands[K]["args"]) => Commands[K]["result"] };
+
+/** Every IPC call the UI made, in order: [command, args]. */
+export type CallLog = [string, unknown][];
+
+/**
+ * Mocks the Rust side with typed handlers; an unhandled command rejects like a Rust error so a
+ * test never passes on a call it did not expect.
+ */
+export function mockCommands(handlers: Handlers): CallLog {
+  const calls: CallLog = [];
+  mockIPC(
+    (cmd, payload) => {
+      calls.push([cmd, payload]);
+      const handler = handlers[cmd as keyof Commands] as ((args: unknown) => unknown) | undefined;
+      if (!handler) {
+        throw { code: "internal", message: `unexpected command ${cmd}`, problem: null };
+      }
+      return handler(payload);
+    },
+    { shouldMockEvents: true },
+  );
+  return calls;
+}
+
+export function renderUi(ui: ReactNode) {
+  const client = new QueryClient({
+    defaultOptions: { queries: { retry: false }, mutations: { retry: false } },
+  });
+  return render(
+    <MantineProvider>
+      <QueryClientProvider client={client}>{ui}</QueryClientProvider>
+    </MantineProvider>,
+  );
+}
+
+export function resource(over: Partial<ResourceView> = {}): ResourceView {
+  return {
+    kind: "endpoint",
+    name: "orders",
+    version: 1,
+    updated_at: Date.now() - 60_000,
+    spec: { description: "Orders", event_types: ["order.created"] },
+    status: { enabled: true, pending_deliveries: 0 },
+    pending: null,
+    ...over,
+  };
+}
+
+export function outboxEntry(over: Partial<OutboxEntry> = {}): OutboxEntry {
+  return {
+    id: 1,
+    profile: "sandbox",
+    kind: "endpoint",
+    name: "orders",
+    operation: "create",
+    state: "pending",
+    idempotency_key: "6f1c0d2e-0000-4000-8000-000000000001",
+    body: { name: "orders", spec: {} },
+    base_version: null,
+    attempts: 0,
+    created_at: Date.now() - 5_000,
+    updated_at: Date.now() - 5_000,
+    next_attempt_at: null,
+    error: null,
+    ...over,
+  };
+}

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 for pkg in build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libsoup-3.0-dev \
   libjavascriptcoregtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \
-  xvfb xauth webkit2gtk-driver imagemagick; do
+  xvfb xauth webkit2gtk-driver imagemagick libdbus-1-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ! command -v node >/dev/null 2>&1; then need_apt+=(nodejs npm); fi

@@ -136,7 +136,6 @@ impl Console {
         }
         check_url(&input.url)?;
         check_token(&input.token)?;
-        let storage = self.inner.secrets.persistent_storage();
         let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let inserted = sqlx::query(
@@ -145,14 +144,19 @@ impl Console {
         )
         .bind(&input.name)
         .bind(&input.url)
-        .bind(storage_tag(&storage))
+        .bind("pending")
         .bind(now)
         .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
             return Err(CoreError::ProfileExists(input.name));
         }
-        self.inner.secrets.set(&input.name, &input.token)?;
+        let storage = self.inner.secrets.store(&input.name, &input.token)?;
+        sqlx::query("UPDATE profiles SET token_store = ? WHERE name = ?")
+            .bind(storage_tag(&storage))
+            .bind(&input.name)
+            .execute(&mut *tx)
+            .await?;
         crate::audit::record(
             &mut tx,
             now,
@@ -205,7 +209,12 @@ impl Console {
         }
         if let Some(token) = &edit.token {
             check_token(token)?;
-            self.inner.secrets.set(name, token)?;
+            let storage = self.inner.secrets.store(name, token)?;
+            sqlx::query("UPDATE profiles SET token_store = ? WHERE name = ?")
+                .bind(storage_tag(&storage))
+                .bind(name)
+                .execute(&self.inner.writer)
+                .await?;
         }
         let detail = match (&edit.url, &edit.token) {
             (Some(u), Some(_)) => format!("url={u}, token replaced"),
@@ -348,7 +357,7 @@ impl Console {
         let token = self
             .inner
             .secrets
-            .get(name)?
+            .load(name, &profile.token_storage)?
             .ok_or_else(|| CoreError::NoToken(name.to_owned()))?;
         ApiClient::new(name, &profile.url, &token, self.inner.opts.request_timeout)
     }

@@ -1,10 +1,8 @@
-//! Profile tokens: kept in a 0600 file beside the database (`tokens.json`), because this
-//! build has no OS keychain backend; the sandbox token only in memory. Never in SQLite,
-//! logs or error messages.
-//!
-//! Decision: the keychain backend (the `keyring` crate) is not compiled in yet; the file
-//! fallback is what the issue asks for when no keychain exists (a headless Linux has no
-//! Secret Service), and `TokenStorage::File` tells the UI and the CLI to show the note.
+//! Profile tokens: in the OS keychain when one is reachable (feature `keychain`, the
+//! `keyring` crate: Secret Service, macOS Keychain, Windows Credential Manager), else in a
+//! 0600 file beside the database (`tokens.json`) — a headless Linux has no Secret Service —
+//! and `TokenStorage::File` tells the UI and the CLI to show that note. The sandbox token
+//! lives only in memory. Never in SQLite, logs or error messages.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -14,6 +12,9 @@ use crate::error::{CoreError, Result};
 use crate::types::TokenStorage;
 
 pub struct Secrets {
+    /// Keychain entries are scoped by data dir, so two data dirs never share a token.
+    #[cfg_attr(not(feature = "keychain"), allow(dead_code))]
+    scope: String,
     file: PathBuf,
     memory: Mutex<HashMap<String, String>>,
     lock: Mutex<()>,
@@ -22,6 +23,7 @@ pub struct Secrets {
 impl Secrets {
     pub fn new(data_dir: &Path) -> Self {
         Self {
+            scope: data_dir.display().to_string(),
             file: data_dir.join("tokens.json"),
             memory: Mutex::new(HashMap::new()),
             lock: Mutex::new(()),
@@ -57,6 +59,49 @@ impl Secrets {
             .map_err(|e| CoreError::Secrets(format!("cannot write {}: {e}", self.file.display())))
     }
 
+    /// Stores a profile's token where it is safest: the keychain if reachable, else the file.
+    pub fn store(&self, profile: &str, token: &str) -> Result<TokenStorage> {
+        #[cfg(feature = "keychain")]
+        if keychain::set(&self.scope, profile, token).is_ok()
+            && keychain::get(&self.scope, profile)
+                .ok()
+                .flatten()
+                .as_deref()
+                == Some(token)
+        {
+            self.remove_from_file(profile)?;
+            return Ok(TokenStorage::Keychain);
+        }
+        self.set(profile, token)?;
+        Ok(self.persistent_storage())
+    }
+
+    /// Reads a token from where `storage` says it is (memory first).
+    pub fn load(&self, profile: &str, storage: &TokenStorage) -> Result<Option<String>> {
+        if let Some(t) = self.memory.lock().expect("secrets lock").get(profile) {
+            return Ok(Some(t.clone()));
+        }
+        match storage {
+            #[cfg(feature = "keychain")]
+            TokenStorage::Keychain => keychain::get(&self.scope, profile),
+            #[cfg(not(feature = "keychain"))]
+            TokenStorage::Keychain => Err(CoreError::Secrets(
+                "this build has no keychain support; add the profile's token again".into(),
+            )),
+            TokenStorage::Memory => Ok(None),
+            TokenStorage::File { .. } => self.get(profile),
+        }
+    }
+
+    fn remove_from_file(&self, profile: &str) -> Result<()> {
+        let _guard = self.lock.lock().expect("secrets lock");
+        let mut tokens = self.read_file()?;
+        if tokens.remove(profile).is_some() {
+            self.write_file(&tokens)?;
+        }
+        Ok(())
+    }
+
     pub fn set(&self, profile: &str, token: &str) -> Result<()> {
         let _guard = self.lock.lock().expect("secrets lock");
         let mut tokens = self.read_file()?;
@@ -81,12 +126,43 @@ impl Secrets {
 
     pub fn remove(&self, profile: &str) -> Result<()> {
         self.memory.lock().expect("secrets lock").remove(profile);
-        let _guard = self.lock.lock().expect("secrets lock");
-        let mut tokens = self.read_file()?;
-        if tokens.remove(profile).is_some() {
-            self.write_file(&tokens)?;
+        #[cfg(feature = "keychain")]
+        keychain::remove(&self.scope, profile);
+        self.remove_from_file(profile)
+    }
+}
+
+#[cfg(feature = "keychain")]
+mod keychain {
+    //! The OS keychain through `keyring`. Errors never include the token.
+
+    use crate::error::{CoreError, Result};
+
+    const SERVICE: &str = "switchyard";
+
+    fn entry(scope: &str, profile: &str) -> Result<keyring::Entry> {
+        keyring::Entry::new(SERVICE, &format!("{scope}#{profile}"))
+            .map_err(|e| CoreError::Secrets(format!("keychain: {e}")))
+    }
+
+    pub fn set(scope: &str, profile: &str, token: &str) -> Result<()> {
+        entry(scope, profile)?
+            .set_password(token)
+            .map_err(|e| CoreError::Secrets(format!("keychain: {e}")))
+    }
+
+    pub fn get(scope: &str, profile: &str) -> Result<Option<String>> {
+        match entry(scope, profile)?.get_password() {
+            Ok(t) => Ok(Some(t)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(CoreError::Secrets(format!("keychain: {e}"))),
         }
-        Ok(())
+    }
+
+    pub fn remove(scope: &str, profile: &str) {
+        if let Ok(e) = entry(scope, profile) {
+            let _ = e.delete_credential();
+        }
     }
 }
 

@@ -2,20 +2,29 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test check lint test-rust bench bench-delivery
+.PHONY: help setup run run-control-plane test check lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
+	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources"
 
 setup:
 	./scripts/setup.sh
 
-# Starts the reference control plane with demo data on loopback.
-run: setup
+# The desktop console on its embedded sandbox control plane (demo data, loopback only).
+run: setup ui
+	cargo run --release -p switchyard-desktop --features custom-protocol
+
+# The reference control plane alone, with demo data, on loopback.
+run-control-plane: setup
 	cargo run --release -p switchyard-control-plane -- serve --listen 127.0.0.1:8080 --db sqlite://switchyard-demo.db --demo
+
+# The desktop UI bundle the app embeds (ui/dist).
+ui:
+	npm --prefix ui run build
 
 lint:
 	cargo fmt --all --check
@@ -24,7 +33,17 @@ lint:
 test-rust:
 	cargo test --workspace
 
-test: setup lint test-rust
+# UI: type check, lint (biome) and component tests (Vitest + mockIPC).
+test-ui:
+	npm --prefix ui run typecheck
+	npm --prefix ui run lint
+	npm --prefix ui test
+
+# The desktop app end to end: the real binary over WebDriver under a virtual display.
+test-e2e: ui
+	xvfb-run -a -s "-screen 0 1280x800x24" cargo test -p switchyard-desktop --features custom-protocol --test e2e -- --ignored --test-threads=1
+
+test: setup lint test-rust test-ui test-e2e
 	@echo "make test: all checks passed"
 
 bench:
@@ -33,3 +52,7 @@ bench:
 
 bench-delivery:
 	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench
+
+bench-desktop: setup ui
+	cargo build --release -p switchyard-desktop --features custom-protocol --bin switchyard-desktop --example bench_desktop
+	xvfb-run -a -s "-screen 0 1280x800x24" ./target/release/examples/bench_desktop

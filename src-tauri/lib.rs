@@ -11,11 +11,20 @@ pub mod state;
 mod sync_driver;
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use switchyard_core::{Console, ConsoleOptions, SANDBOX_PROFILE};
 use tauri::Manager;
 
 use crate::state::AppState;
+
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+/// When the process started (the first call to `run`).
+pub fn started() -> Instant {
+    *STARTED.get_or_init(Instant::now)
+}
 
 /// The data dir: `SWITCHYARD_DATA_DIR`, else the core's default (shared with the CLI).
 pub fn data_dir() -> PathBuf {
@@ -43,6 +52,7 @@ async fn open_state() -> anyhow::Result<AppState> {
 }
 
 pub fn run() {
+    started();
     let log = tauri_plugin_log::Builder::new()
         .level(log::LevelFilter::Info)
         .level_for("sqlx", log::LevelFilter::Warn)

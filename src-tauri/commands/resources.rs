@@ -244,10 +244,15 @@ pub async fn overview(state: State<'_, AppState>) -> Result<Overview> {
     let recent = core
         .audit(switchyard_core::AuditQuery {
             profile: Some(profile.clone()),
-            limit: Some(8),
+            limit: Some(200),
             ..Default::default()
         })
         .await?;
+    // Background cache refreshes are not activity a person did.
+    let recent = recent
+        .into_iter()
+        .filter(|a| a.action != "cache.refresh")
+        .take(8);
     Ok(Overview {
         profile,
         endpoints: endpoints.len() as u32,

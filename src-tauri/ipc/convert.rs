@@ -66,7 +66,7 @@ impl From<CoreError> for IpcError {
             _ => IpcErrorCode::Internal,
         };
         let problem = match &e {
-            CoreError::Invalid { field, message } => Some(WriteError {
+            CoreError::Invalid { field, message } => Some(Box::new(WriteError {
                 status: None,
                 code: Some("validation_failed".into()),
                 message: message.clone(),
@@ -74,7 +74,7 @@ impl From<CoreError> for IpcError {
                 field: Some(field.clone()),
                 used_by: Vec::new(),
                 current_version: None,
-            }),
+            })),
             _ => None,
         };
         if code == IpcErrorCode::Internal {

@@ -277,7 +277,7 @@ pub struct IpcError {
     pub code: IpcErrorCode,
     pub message: String,
     /// The server's problem body, when the failure came from the control plane.
-    pub problem: Option<WriteError>,
+    pub problem: Option<Box<WriteError>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

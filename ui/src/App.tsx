@@ -23,10 +23,11 @@ import {
   IconSun,
   IconTarget,
 } from "@tabler/icons-react";
-import { type ReactNode, useRef, useState } from "react";
+import { type ReactNode, useEffect, useRef, useState } from "react";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
+import { call } from "./ipc/client";
 import { useResources, useSyncNow, useSyncStatus } from "./ipc/queries";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
@@ -126,6 +127,16 @@ export function App() {
     }));
     return [...jump, ...create, ...misc, ...resources];
   })();
+
+  // The first screen with data: tell the Rust side the launch is complete (logged, benched).
+  const ready = endpoints.isSuccess && status.isSuccess;
+  const reported = useRef(false);
+  useEffect(() => {
+    if (ready && !reported.current) {
+      reported.current = true;
+      call("ui_ready", {}).catch(() => {});
+    }
+  }, [ready]);
 
   const attention = status.data?.needs_attention ?? 0;
   return (

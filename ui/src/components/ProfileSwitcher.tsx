@@ -51,6 +51,7 @@ export function ProfileSwitcher() {
           {(profiles.data ?? []).map((profile) => (
             <Menu.Item
               key={profile.name}
+              data-testid={`profile-${profile.name}`}
               onClick={() => activate.mutate(profile.name)}
               leftSection={
                 profile.active ? <IconCheck size={14} /> : <span style={{ width: 14 }} />
@@ -159,12 +160,15 @@ export function ProfileForm({
   const [token, setToken] = useState("");
   const [error, setError] = useState<IpcError | null>(null);
   const save = useSaveProfile();
+  const activate = useActivateProfile();
   const test = useTestConnection();
   const input = { name, url, token: token === "" ? null : token };
   const onSave = async () => {
     setError(null);
     try {
-      await save.mutateAsync({ original: profile?.name ?? null, input });
+      const saved = await save.mutateAsync({ original: profile?.name ?? null, input });
+      // A control plane just added is the one the person wants to look at.
+      if (!profile) await activate.mutateAsync(saved.name);
       onDone();
     } catch (e) {
       setError(isIpcError(e) ? e : { code: "internal", message: String(e), problem: null });

@@ -34,6 +34,7 @@ export function ResourceDrawer({
       onClose={close}
       position="right"
       size="xl"
+      transitionProps={{ duration: 120 }}
       title={
         <Group gap="sm">
           <Text fw={600}>

@@ -276,7 +276,7 @@ export function ResourceForm({
         </Group>
       )}
       <Group justify="flex-end">
-        <Button variant="default" onClick={onDone}>
+        <Button variant="default" onClick={onDone} data-testid="form-close">
           {op ? "Close" : "Cancel"}
         </Button>
         <Button onClick={submit} loading={queue.isPending || busy} data-testid="form-submit">

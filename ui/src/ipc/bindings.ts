@@ -179,4 +179,5 @@ export type Commands = {
   sync_now: { args: {  }; result: null };
   list_audit: { args: { limit: number }; result: Array<AuditEntry> };
   op_audit: { args: { id: number }; result: Array<AuditEntry> };
+  ui_ready: { args: {  }; result: number };
 };

@@ -46,7 +46,8 @@ export function relativeTime(ms: number | null | undefined, now: number = Date.n
         : abs < 86400
           ? `${Math.floor(abs / 3600)} h`
           : `${Math.floor(abs / 86400)} d`;
-  if (abs < 2) return "just now";
+  // A few seconds "in the future" is clock jitter between the core and the webview.
+  if (abs < 2 || (diff > 0 && diff < 10)) return "just now";
   return diff < 0 ? `${text} ago` : `in ${text}`;
 }
 

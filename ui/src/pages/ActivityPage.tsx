@@ -1,4 +1,4 @@
-import { Badge, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { Badge, Checkbox, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { IconSearch } from "@tabler/icons-react";
 import { useMemo, useState } from "react";
 import { useAudit } from "../ipc/queries";
@@ -8,25 +8,34 @@ import { shortTime } from "../lib/format";
 export function ActivityPage() {
   const audit = useAudit(1000);
   const [filter, setFilter] = useState("");
+  const [refreshes, setRefreshes] = useState(false);
   const rows = useMemo(() => {
     const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
     return (audit.data ?? []).filter((entry) => {
+      if (!refreshes && entry.action === "cache.refresh") return false;
       const text =
         `${entry.actor} ${entry.profile ?? ""} ${entry.action} ${entry.resource ?? ""} ${entry.outcome} ${entry.detail ?? ""}`.toLowerCase();
       return words.every((w) => text.includes(w));
     });
-  }, [audit.data, filter]);
+  }, [audit.data, filter, refreshes]);
   return (
     <Stack gap="sm">
       <Title order={3}>Activity</Title>
-      <TextInput
-        placeholder="Filter by action, resource, outcome…"
-        leftSection={<IconSearch size={16} />}
-        value={filter}
-        onChange={(e) => setFilter(e.currentTarget.value)}
-        w={420}
-        aria-label="Filter activity"
-      />
+      <Group>
+        <TextInput
+          placeholder="Filter by action, resource, outcome…"
+          leftSection={<IconSearch size={16} />}
+          value={filter}
+          onChange={(e) => setFilter(e.currentTarget.value)}
+          w={420}
+          aria-label="Filter activity"
+        />
+        <Checkbox
+          label="Show background cache refreshes"
+          checked={refreshes}
+          onChange={(e) => setRefreshes(e.currentTarget.checked)}
+        />
+      </Group>
       <Table striped data-testid="audit-table">
         <Table.Thead>
           <Table.Tr>

@@ -1,0 +1,276 @@
+//! Launching the app under tauri-driver and finding things in it.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use thirtyfour::prelude::*;
+
+/// Only one app (and one tauri-driver on its port) at a time.
+pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const DRIVER_PORT: u16 = 4444;
+pub const WAIT: Duration = Duration::from_secs(20);
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn app_binary() -> PathBuf {
+    std::env::var_os("SWITCHYARD_APP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_switchyard-desktop")))
+}
+
+fn tauri_driver() -> PathBuf {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let installed = home.join(".cargo/bin/tauri-driver");
+    if installed.exists() {
+        installed
+    } else {
+        PathBuf::from("tauri-driver")
+    }
+}
+
+pub fn screenshot_dir() -> PathBuf {
+    std::env::var_os("SCREENSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("docs/screenshots"))
+}
+
+/// A running app with its own throw-away directories.
+pub struct App {
+    pub driver: WebDriver,
+    tauri_driver: Child,
+    /// Removed when the app is dropped.
+    _dirs: tempfile::TempDir,
+}
+
+impl App {
+    /// Starts tauri-driver with fresh XDG/data dirs (the app inherits its environment) and
+    /// opens a session on the app.
+    pub async fn launch() -> Result<Self> {
+        let dirs = tempfile::tempdir()?;
+        Self::launch_in(dirs).await
+    }
+
+    pub async fn launch_in(dirs: tempfile::TempDir) -> Result<Self> {
+        let binary = app_binary();
+        if !binary.exists() {
+            bail!(
+                "{} is missing: build it with `cargo build --features custom-protocol`",
+                binary.display()
+            );
+        }
+        for sub in ["data", "config", "cache", "switchyard"] {
+            std::fs::create_dir_all(dirs.path().join(sub))?;
+        }
+        wait_port_free(DRIVER_PORT).await;
+        wait_port_free(DRIVER_PORT + 1).await;
+        let tauri_driver = Command::new(tauri_driver())
+            .args(["--port", &DRIVER_PORT.to_string()])
+            .env("XDG_DATA_HOME", dirs.path().join("data"))
+            .env("XDG_CONFIG_HOME", dirs.path().join("config"))
+            .env("XDG_CACHE_HOME", dirs.path().join("cache"))
+            .env("SWITCHYARD_DATA_DIR", dirs.path().join("switchyard"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting tauri-driver (scripts/setup.sh installs it)")?;
+        wait_for_port(DRIVER_PORT).await?;
+        let mut caps = serde_json::Map::new();
+        caps.insert("tauri:options".into(), json!({ "application": binary }));
+        // WebKitWebDriver may need a moment after the previous session; try a few times.
+        let mut attempt = 0;
+        let driver = loop {
+            attempt += 1;
+            match WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps.clone()).await {
+                Ok(driver) => break driver,
+                Err(e) if attempt < 4 => {
+                    eprintln!("opening a WebDriver session failed ({e}); trying again");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Err(e) => return Err(e).context("opening a WebDriver session on the app"),
+            }
+        };
+        Ok(Self {
+            driver,
+            tauri_driver,
+            _dirs: dirs,
+        })
+    }
+
+    /// The first element with this `data-testid`, waiting for it to appear.
+    pub async fn el(&self, testid: &str) -> Result<WebElement> {
+        self.css(&format!("[data-testid='{testid}']")).await
+    }
+
+    pub async fn css(&self, selector: &str) -> Result<WebElement> {
+        self.driver
+            .query(By::Css(selector))
+            .wait(WAIT, Duration::from_millis(100))
+            .first()
+            .await
+            .with_context(|| format!("waiting for {selector}"))
+    }
+
+    /// Clicks like a person; while an overlay is still fading out (modal, drawer, palette)
+    /// the click is intercepted, so it is tried again for a while.
+    pub async fn click(&self, testid: &str) -> Result<()> {
+        let el = self.el(testid).await?;
+        let started = Instant::now();
+        loop {
+            match el.click().await {
+                Ok(()) => return Ok(()),
+                Err(e) if started.elapsed() < Duration::from_secs(5) => {
+                    tracing_note(&e);
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                }
+                Err(e) => return Err(e).with_context(|| format!("clicking {testid}")),
+            }
+        }
+    }
+
+    /// Replaces the text of an input.
+    pub async fn type_into(&self, testid: &str, text: &str) -> Result<()> {
+        let el = self.el(testid).await?;
+        el.click().await?;
+        el.send_keys(Key::Control + "a").await?;
+        el.send_keys(Key::Backspace).await?;
+        el.send_keys(text).await?;
+        Ok(())
+    }
+
+    /// The `textContent` of the first element matching `selector` (WebKitWebDriver's element
+    /// text comes back empty for some Mantine components).
+    pub async fn text_of(&self, selector: &str) -> Option<String> {
+        let script =
+            "const el = document.querySelector(arguments[0]); return el ? el.textContent : null;";
+        let ret = self
+            .driver
+            .execute(script, vec![json!(selector)])
+            .await
+            .ok()?;
+        ret.convert::<Option<String>>().ok().flatten()
+    }
+
+    /// Waits until `check` holds for the text of the element with this `data-testid`.
+    pub async fn wait_text(
+        &self,
+        testid: &str,
+        what: &str,
+        check: impl Fn(&str) -> bool,
+    ) -> Result<String> {
+        self.wait_css_text(&format!("[data-testid='{testid}']"), what, check)
+            .await
+    }
+
+    /// Waits until `check` holds for the text of the first element matching `selector`.
+    pub async fn wait_css_text(
+        &self,
+        selector: &str,
+        what: &str,
+        check: impl Fn(&str) -> bool,
+    ) -> Result<String> {
+        let testid = selector.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+        let started = Instant::now();
+        let mut last = String::new();
+        while started.elapsed() < WAIT * 3 {
+            if let Some(text) = self.text_of(selector).await {
+                if check(&text) {
+                    return Ok(text);
+                }
+                last = text;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let shot = std::env::temp_dir().join(format!("e2e-failure-{testid}.png"));
+        let _ = self.driver.screenshot(&shot).await;
+        let source = self.driver.source().await.unwrap_or_default();
+        bail!(
+            "{testid}: waited {:?} for {what}; last text: {last:?}; screenshot {}; page: {}",
+            WAIT * 3,
+            shot.display(),
+            &source[..source.len().min(1500)]
+        )
+    }
+
+    /// A screenshot of the window into the screenshot dir.
+    pub async fn shot(&self, name: &str) -> Result<()> {
+        let dir = screenshot_dir();
+        std::fs::create_dir_all(&dir)?;
+        self.driver
+            .screenshot(&dir.join(format!("{name}.png")))
+            .await?;
+        Ok(())
+    }
+
+    pub async fn quit(mut self) -> Result<()> {
+        let _ = self.driver.clone().quit().await;
+        stop(&mut self.tauri_driver);
+        Ok(())
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        stop(&mut self.tauri_driver);
+    }
+}
+
+/// tauri-driver cleans up WebKitWebDriver (and the app) only on SIGTERM/SIGINT.
+fn stop(child: &mut Child) {
+    if matches!(child.try_wait(), Ok(Some(_))) {
+        return;
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn tracing_note(e: &WebDriverError) {
+    if std::env::var_os("E2E_VERBOSE").is_some() {
+        eprintln!("click retried: {e}");
+    }
+}
+
+/// Waits (a little) until nothing listens on `port` any more.
+async fn wait_port_free(port: u16) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_for_port(port: u16) -> Result<()> {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("tauri-driver did not listen on port {port}")
+}

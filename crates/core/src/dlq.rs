@@ -22,6 +22,14 @@ pub struct DlqQuery {
     pub cursor: Option<String>,
 }
 
+/// One cell of the "by cause" view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DlqCause {
+    pub error_class: String,
+    pub target: String,
+    pub count: u64,
+}
+
 /// The query string of `GET /v1/dlq` (and of the filter part of other calls).
 pub fn dlq_query_string(q: &DlqQuery) -> Result<String> {
     if let Some(limit) = q.limit
@@ -103,6 +111,46 @@ impl Console {
             .get_json(&format!("/v1/dlq/stats?group_by={key}"))
             .await?
             .ok_or_else(|| CoreError::not_found("/v1/dlq/stats"))
+    }
+
+    /// The DLQ grouped by cause: error class × target, with counts, largest first. Built from
+    /// the exact stats counters and one dry-run count per (class, target) pair present.
+    pub async fn dlq_causes(&self, profile: &str) -> Result<Vec<DlqCause>> {
+        let classes = self.dlq_stats(profile, DlqGroupBy::ErrorClass).await?;
+        let targets = self.dlq_stats(profile, DlqGroupBy::Target).await?;
+        let mut pairs = Vec::new();
+        for c in classes.groups.iter().filter(|g| g.count > 0) {
+            for t in targets.groups.iter().filter(|g| g.count > 0) {
+                pairs.push((c.key.clone(), t.key.clone()));
+            }
+        }
+        let counts =
+            futures::future::try_join_all(pairs.iter().map(|(class, target)| async move {
+                let filter = DlqFilter {
+                    target: Some(target.clone()),
+                    error_class: serde_json::from_value(serde_json::Value::String(class.clone()))
+                        .ok(),
+                    ..Default::default()
+                };
+                self.replay_dry_run(
+                    profile,
+                    switchyard_protocol::replay::ReplaySelection::Filter(filter),
+                )
+                .await
+            }))
+            .await?;
+        let mut out: Vec<DlqCause> = pairs
+            .into_iter()
+            .zip(counts)
+            .filter(|(_, n)| *n > 0)
+            .map(|((error_class, target), count)| DlqCause {
+                error_class,
+                target,
+                count,
+            })
+            .collect();
+        out.sort_by(|a, b| b.count.cmp(&a.count).then(a.target.cmp(&b.target)));
+        Ok(out)
     }
 
     /// An event with every delivery and attempt.

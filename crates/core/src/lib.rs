@@ -38,7 +38,7 @@ pub use clock::{Clock, RandomSource};
 pub use console::{Console, ConsoleOptions, default_data_dir};
 /// The SQLite pragmas of the console database (the benchmark baseline uses the same).
 pub use db::connect_options as sqlite_connect_options;
-pub use dlq::DlqQuery;
+pub use dlq::{DlqCause, DlqQuery};
 pub use error::{CoreError, ErrorBody, ErrorClass, Result};
 pub use replay::{ReplayAction, ReplayOp, ReplayOpState, ReplayStart};
 pub use retry::RetryPolicy;

@@ -13,6 +13,7 @@ import {
   Text,
   TextInput,
   Title,
+  UnstyledButton,
 } from "@mantine/core";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
@@ -280,11 +281,6 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
                       borderBottom: "1px solid var(--mantine-color-default-border)",
                       cursor: "pointer",
                     }}
-                    onClick={() => e && setOpen(e.delivery_id)}
-                    onKeyDown={(ev) => ev.key === "Enter" && e && setOpen(e.delivery_id)}
-                    // biome-ignore lint/a11y/useSemanticElements: a virtualized grid row (absolutely positioned div)
-                    role="row"
-                    tabIndex={0}
                   >
                     {e ? (
                       <>
@@ -296,7 +292,13 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
                           onChange={() => toggle(e.delivery_id)}
                         />
                         <span>{new Date(e.dead_at).toLocaleString()}</span>
-                        <span>{e.event_type}</span>
+                        <UnstyledButton
+                          fz={13}
+                          onClick={() => setOpen(e.delivery_id)}
+                          data-testid="dlq-open"
+                        >
+                          {e.event_type}
+                        </UnstyledButton>
                         <span>{e.endpoint}</span>
                         <span>{e.flow}</span>
                         <span>{e.target}</span>

@@ -301,7 +301,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
                         </UnstyledButton>
                         <span>{e.endpoint}</span>
                         <span>{e.flow}</span>
-                        <span>{e.target}</span>
+                        <span data-testid="dlq-target">{e.target}</span>
                         <span>{e.error_class}</span>
                         <span>{e.last_status_code ?? "-"}</span>
                       </>

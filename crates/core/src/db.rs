@@ -21,6 +21,7 @@ pub fn connect_options(path: &Path) -> SqliteConnectOptions {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(30))
         .foreign_keys(true)
+        .pragma("wal_autocheckpoint", "10000")
 }
 
 /// Opens the writer (one connection) and the readers, running migrations first.

@@ -54,6 +54,7 @@ async fn open_state() -> anyhow::Result<AppState> {
 pub fn run() {
     started();
     let log = tauri_plugin_log::Builder::new()
+        .clear_targets()
         .level(log::LevelFilter::Info)
         .level_for("sqlx", log::LevelFilter::Warn)
         .level_for("tower_http", log::LevelFilter::Warn)

@@ -88,7 +88,11 @@ impl App {
         let mut attempt = 0;
         let driver = loop {
             attempt += 1;
-            match WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps.clone()).await {
+            let session = WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps.clone());
+            let session = tokio::time::timeout(Duration::from_secs(30), session)
+                .await
+                .map_err(|_| WebDriverError::FatalError("no session within 30 s".into()));
+            match session.and_then(|s| s) {
                 Ok(driver) => break driver,
                 Err(e) if attempt < 4 => {
                     eprintln!("opening a WebDriver session failed ({e}); trying again");
@@ -118,17 +122,18 @@ impl App {
             .with_context(|| format!("waiting for {selector}"))
     }
 
-    /// Clicks like a person; while an overlay is still fading out (modal, drawer, palette)
-    /// the click is intercepted, so it is tried again for a while.
+    /// Clicks like a person; while an overlay is still fading in or out (modal, drawer,
+    /// palette) the click is intercepted or the element not yet interactable, so it is tried
+    /// again for a while.
     pub async fn click(&self, testid: &str) -> Result<()> {
-        let el = self.el(testid).await?;
         let started = Instant::now();
         loop {
+            let el = self.el(testid).await?;
             match el.click().await {
                 Ok(()) => return Ok(()),
-                Err(e) if started.elapsed() < Duration::from_secs(5) => {
+                Err(e) if started.elapsed() < Duration::from_secs(15) => {
                     tracing_note(&e);
-                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 Err(e) => return Err(e).with_context(|| format!("clicking {testid}")),
             }
@@ -137,8 +142,8 @@ impl App {
 
     /// Replaces the text of an input.
     pub async fn type_into(&self, testid: &str, text: &str) -> Result<()> {
+        self.click(testid).await?;
         let el = self.el(testid).await?;
-        el.click().await?;
         el.send_keys(Key::Control + "a").await?;
         el.send_keys(Key::Backspace).await?;
         el.send_keys(text).await?;

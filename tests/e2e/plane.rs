@@ -2,7 +2,7 @@
 //! second client of it ("someone else").
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
@@ -17,7 +17,7 @@ pub struct Plane {
     server: Option<Server>,
 }
 
-async fn start_on(db: &PathBuf, port: u16) -> Result<Server> {
+async fn start_on(db: &Path, port: u16) -> Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
     let config = ServerConfig::new(

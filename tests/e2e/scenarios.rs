@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use anyhow::{Result, ensure};
 use serde_json::json;
-use thirtyfour::prelude::*;
 
 use crate::harness::{App, ONE_AT_A_TIME};
 use crate::plane::{Plane, TOKEN};
@@ -21,6 +20,7 @@ async fn wait_online(app: &App) -> Result<()> {
 async fn add_profile(app: &App, name: &str, url: &str) -> Result<()> {
     app.click("profile-switcher").await?;
     app.click("add-profile").await?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
     app.type_into("profile-name", name).await?;
     app.type_into("profile-url", url).await?;
     app.type_into("profile-token", TOKEN).await?;
@@ -50,6 +50,7 @@ async fn badge_of(
 /// Opens a resource's drawer, edits its description and saves; returns once it is queued.
 async fn edit_description(app: &App, name: &str, description: &str) -> Result<()> {
     app.click(&format!("row-{name}")).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
     app.click("edit").await?;
     app.type_into("field-description", description).await?;
     app.click("form-submit").await?;
@@ -111,10 +112,7 @@ async fn first_launch_shows_the_sandbox() -> Result<()> {
     })
     .await?;
 
-    app.css("[aria-label='Command palette']")
-        .await?
-        .click()
-        .await?;
+    app.click("palette-button").await?;
     let search = app.css(".mantine-Spotlight-search").await?;
     search.send_keys("orders").await?;
     app.wait_css_text(".mantine-Spotlight-search", "", |_| true)
@@ -155,6 +153,8 @@ async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
     app.click("nav-endpoint").await?;
     app.el("row-orders").await?;
     app.click("new-resource").await?;
+    // Let the modal finish opening: a click during its transition can land nowhere.
+    tokio::time::sleep(Duration::from_millis(600)).await;
     app.type_into("field-name", "e2e-signups").await?;
     app.type_into("field-description", "Sign-up events").await?;
     app.click("form-submit").await?;
@@ -166,10 +166,7 @@ async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
     .await?;
     ensure!(confirmed.contains("create"), "badge: {confirmed}");
     app.click("row-e2e-signups").await?;
-    app.css("button[role='tab'][id$='history']")
-        .await?
-        .click()
-        .await?;
+    app.click("tab-history").await?;
     app.wait_text("history", "the create in the history", |t| {
         t.contains("create") && t.contains("Confirmed")
     })

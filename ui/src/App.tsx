@@ -172,6 +172,7 @@ export function App() {
                 variant="default"
                 onClick={() => spotlight.open()}
                 aria-label="Command palette"
+                data-testid="palette-button"
                 size="lg"
               >
                 <IconSearch size={16} />

@@ -5,7 +5,13 @@ import { operationLabels, stateColors, stateLabels } from "../lib/format";
 /** Where a write stands: saved locally → sending → confirmed, or needs attention. */
 export function StateBadge({ state }: { state: OpState }) {
   return (
-    <Badge color={stateColors[state]} variant="light" data-state={state} data-testid="op-state">
+    <Badge
+      color={stateColors[state]}
+      variant="light"
+      data-state={state}
+      data-testid="op-state"
+      style={{ flexShrink: 0, overflow: "visible" }}
+    >
       {stateLabels[state]}
     </Badge>
   );
@@ -21,6 +27,7 @@ export function PendingBadge({ pending }: { pending: PendingWrite | null }) {
       variant={pending.state === "needs_attention" ? "filled" : "light"}
       data-state={pending.state}
       data-testid="pending-badge"
+      style={{ flexShrink: 0, overflow: "visible" }}
     >
       {label}
     </Badge>

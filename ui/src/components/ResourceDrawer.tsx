@@ -127,7 +127,9 @@ function Details({
         <Tabs.List>
           <Tabs.Tab value="spec">Spec</Tabs.Tab>
           <Tabs.Tab value="status">Status</Tabs.Tab>
-          <Tabs.Tab value="history">History</Tabs.Tab>
+          <Tabs.Tab value="history" data-testid="tab-history">
+            History
+          </Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="spec" pt="sm">
           <JsonBlock value={resource.spec} height={380} />

@@ -12,11 +12,11 @@ type Sort = { key: SortKey; desc: boolean };
 
 const columns: { key: SortKey | null; label: string; width: string }[] = [
   { key: "name", label: "Name", width: "minmax(160px, 1.2fr)" },
-  { key: "summary", label: "Spec", width: "minmax(200px, 2.4fr)" },
+  { key: "summary", label: "Spec", width: "minmax(180px, 2fr)" },
   { key: null, label: "State", width: "110px" },
   { key: "version", label: "Version", width: "80px" },
   { key: "updated", label: "Updated", width: "110px" },
-  { key: null, label: "Write", width: "minmax(150px, 1fr)" },
+  { key: null, label: "Write", width: "minmax(210px, 1.3fr)" },
 ];
 const template = columns.map((c) => c.width).join(" ");
 const ROW_HEIGHT = 40;

@@ -45,7 +45,12 @@ export function StatusBar({ onOutbox }: { onOutbox: () => void }) {
         </Text>
       </Group>
       <Group gap="md" wrap="nowrap">
-        {s?.syncing && s.round_total > 0 && (
+        {online === false && s && s.pending > 0 && (
+          <Text size="xs" c="dimmed" data-testid="sync-waiting">
+            Sends by itself when the control plane answers
+          </Text>
+        )}
+        {online !== false && s?.syncing && s.round_total > 0 && (
           <Group gap={6} wrap="nowrap" data-testid="sync-progress">
             <Text size="xs">
               Syncing {s.round_done}/{s.round_total}

@@ -104,7 +104,7 @@ export function OutboxPage() {
                     </Text>
                   )}
                 </Table.Td>
-                <Table.Td>
+                <Table.Td style={{ whiteSpace: "nowrap" }}>
                   <StateBadge state={entry.state} />
                 </Table.Td>
                 <Table.Td>

@@ -230,7 +230,10 @@ async fn main() -> Result<()> {
         move || run_case(&dir)
     })
     .await??;
-    println!("Switchyard desktop (release, sandbox, under Xvfb):");
+    println!(
+        "Switchyard desktop {} (sandbox, under Xvfb):",
+        app_binary().display()
+    );
     print("baseline: demo data (13)", &baseline);
     print("with 10,000 more resources", &loaded);
     let median = |f: &Figures| f.launch_ms[f.launch_ms.len() / 2] as f64;

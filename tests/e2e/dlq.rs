@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail, ensure};
-use serde_json::json;
 
 use crate::harness::{App, ONE_AT_A_TIME};
 
@@ -55,7 +54,14 @@ async fn dlq_fills_filters_and_a_replay_by_filter_completes_once() -> Result<()>
     )
     .await?;
     // The table refetches on filter changes; reload it by touching the filter.
-    app.type_into("filter-text", "").await?;
+    app.click("dlq-refresh").await?;
+    wait_long(
+        &app,
+        "[data-testid='dlq-target']",
+        Duration::from_secs(20),
+        |t| !t.is_empty(),
+    )
+    .await?;
     let target = {
         let ret = app
             .driver
@@ -119,7 +125,7 @@ async fn dlq_fills_filters_and_a_replay_by_filter_completes_once() -> Result<()>
     app.driver
         .execute(
             "const b = document.querySelector(\"[data-testid='replay-start']\"); b.click(); b.click();",
-            vec![json!(null)],
+            vec![],
         )
         .await?;
     app.wait_text("replay-detail", "the running replay", |t| !t.is_empty())

@@ -214,6 +214,14 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
             ? "Replay the whole DLQ…"
             : "Replay everything matching this filter…"}
         </Button>
+        <Button
+          variant="default"
+          onClick={() => pages.refetch()}
+          loading={pages.isRefetching}
+          data-testid="dlq-refresh"
+        >
+          Refresh
+        </Button>
         <Text size="sm" c="dimmed" data-testid="dlq-loaded">
           {rows.length} shown
           {pages.hasNextPage ? ` of ${loaded.length}+ loaded (more as you scroll)` : ""}

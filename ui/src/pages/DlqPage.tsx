@@ -183,7 +183,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
       return n;
     });
   const oldestFirst = useMemo(() => [...rows].reverse().map((r) => r.delivery_id), [rows]);
-  const cols = "32px 160px 1.3fr 1fr 1fr 1fr 90px 60px";
+  const cols = "32px 200px 1.3fr 1fr 1fr 1fr 90px 60px";
 
   return (
     <Stack style={{ flex: 1, minHeight: 0 }} gap="sm">

@@ -2,13 +2,14 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop
+.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
+	@echo "make bench-dlq - DLQ first page and memory through the console core (100,000 dead deliveries)"
 	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources"
 
 setup:
@@ -52,6 +53,9 @@ bench:
 
 bench-delivery:
 	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench
+
+bench-dlq:
+	cargo run --release -p switchyard-core --example bench_dlq
 
 bench-desktop: setup ui
 	cargo build --release -p switchyard-desktop --features custom-protocol --bin switchyard-desktop --example bench_desktop

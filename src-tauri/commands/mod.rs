@@ -1,10 +1,12 @@
 //! The Tauri commands: thin — take the state, call the core, map the error.
 //! `command_map!` below is the single list the handler and the generated TypeScript use.
 
+mod dlq;
 mod outbox;
 mod profiles;
 mod resources;
 
+pub use dlq::*;
 pub use outbox::*;
 pub use profiles::*;
 pub use resources::*;
@@ -35,6 +37,19 @@ command_map! {
     list_audit(limit: u32) -> Vec<AuditEntry>;
     op_audit(id: i64) -> Vec<AuditEntry>;
     ui_ready() -> u32;
+    dlq_page(filter: DlqFilterInput, limit: u32, cursor: Option<String>) -> DlqPageView;
+    dlq_stats(group_by: DlqGrouping) -> DlqStatsView;
+    dlq_causes() -> Vec<DlqCauseView>;
+    get_event(id: String) -> EventView;
+    get_delivery(id: String) -> DeliveryView;
+    retry_schedule() -> Vec<u64>;
+    replay_dry_run(selection: ReplaySelectionInput) -> u64;
+    new_replay_id() -> String;
+    start_replay(input: ReplayStartInput) -> ReplayWriteView;
+    cancel_replay(session_id: String) -> ReplayWriteView;
+    list_replay_writes() -> Vec<ReplayWriteView>;
+    list_replays() -> Vec<ReplaySessionView>;
+    get_replay(id: String) -> ReplaySessionView;
 }
 
 /// Registers every command of the map with Tauri.
@@ -64,6 +79,19 @@ macro_rules! handler {
             $crate::commands::list_audit,
             $crate::commands::op_audit,
             $crate::commands::ui_ready,
+            $crate::commands::dlq_page,
+            $crate::commands::dlq_stats,
+            $crate::commands::dlq_causes,
+            $crate::commands::get_event,
+            $crate::commands::get_delivery,
+            $crate::commands::retry_schedule,
+            $crate::commands::replay_dry_run,
+            $crate::commands::new_replay_id,
+            $crate::commands::start_replay,
+            $crate::commands::cancel_replay,
+            $crate::commands::list_replay_writes,
+            $crate::commands::list_replays,
+            $crate::commands::get_replay,
         ]
     };
 }

@@ -2,6 +2,8 @@
 
 pub mod bindings;
 pub mod convert;
+mod dlq;
 mod types;
 
+pub use dlq::*;
 pub use types::*;

@@ -17,8 +17,10 @@ import {
   IconArrowsSplit,
   IconDashboard,
   IconInbox,
+  IconMailOff,
   IconMoon,
   IconPlugConnected,
+  IconRepeat,
   IconSearch,
   IconSun,
   IconTarget,
@@ -32,11 +34,21 @@ import { useResources, useSyncNow, useSyncStatus } from "./ipc/queries";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
 import { ActivityPage } from "./pages/ActivityPage";
+import { DlqPage } from "./pages/DlqPage";
 import { OutboxPage } from "./pages/OutboxPage";
 import { OverviewPage } from "./pages/OverviewPage";
+import { ReplaysPage } from "./pages/ReplaysPage";
 import { ResourcesPage, type ResourcesPageHandle } from "./pages/ResourcesPage";
 
-export type Page = "overview" | "endpoint" | "target" | "flow" | "outbox" | "activity";
+export type Page =
+  | "overview"
+  | "endpoint"
+  | "target"
+  | "flow"
+  | "outbox"
+  | "activity"
+  | "dlq"
+  | "replays";
 
 // Pages in navigation order; their position is the Ctrl+<n> shortcut. The DLQ explorer and
 // replay sessions join this list when they land.
@@ -47,6 +59,8 @@ const pages: { id: Page; label: string; icon: ReactNode }[] = [
   { id: "flow", label: "Flows", icon: <IconArrowsSplit size={18} /> },
   { id: "outbox", label: "Outbox", icon: <IconInbox size={18} /> },
   { id: "activity", label: "Activity", icon: <IconActivity size={18} /> },
+  { id: "dlq", label: "DLQ", icon: <IconMailOff size={18} /> },
+  { id: "replays", label: "Replays", icon: <IconRepeat size={18} /> },
 ];
 
 const isKind = (page: Page): page is Kind =>
@@ -54,7 +68,10 @@ const isKind = (page: Page): page is Kind =>
 
 export function App() {
   useCoreEvents();
-  const [page, setPage] = useState<Page>("overview");
+  const [page, setPage] = useState<Page>(
+    window.location.hash.startsWith("#dlq?") ? "dlq" : "overview",
+  );
+  const [replay, setReplay] = useState<string | null>(null);
   const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
   const resourcesRef = useRef<ResourcesPageHandle>(null);
   const { setColorScheme } = useMantineColorScheme();
@@ -211,6 +228,15 @@ export function App() {
         )}
         {page === "outbox" && <OutboxPage />}
         {page === "activity" && <ActivityPage />}
+        {page === "dlq" && (
+          <DlqPage
+            onReplayStarted={(id) => {
+              setReplay(id);
+              go("replays");
+            }}
+          />
+        )}
+        {page === "replays" && <ReplaysPage selected={replay} onSelect={setReplay} />}
       </AppShell.Main>
       <AppShell.Footer>
         <StatusBar onOutbox={() => go("outbox")} />

@@ -47,6 +47,12 @@ pub enum Command {
     Refresh,
     /// Show the local audit log (newest first).
     Audit(AuditArgs),
+    /// The dead-letter queue: deliveries whose every attempt failed.
+    #[command(subcommand)]
+    Dlq(crate::dlq::DlqCmd),
+    /// Replay sessions: send dead deliveries again.
+    #[command(subcommand)]
+    Replay(crate::dlq::ReplayCmd),
 }
 
 #[derive(Subcommand)]

@@ -5,6 +5,7 @@
 //! 4 the sync timed out with work remaining.
 
 mod args;
+mod dlq;
 mod table;
 
 use std::io::{IsTerminal, Read, Write as _};
@@ -92,6 +93,14 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
                 println!("refreshed {}: {} resources", r.profile, r.resources)
             });
             Ok(0)
+        }
+        Command::Dlq(cmd) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            dlq::dlq_cmd(&console, &profile, json, cmd).await
+        }
+        Command::Replay(cmd) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            dlq::replay_cmd(&console, &profile, json, cmd).await
         }
         Command::Audit(args) => {
             let entries = console

@@ -84,7 +84,10 @@ impl ApiClient {
         Ok(rtt)
     }
 
-    async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<Option<T>> {
+    pub(crate) async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<Option<T>> {
         let resp = self
             .http
             .get(format!("{}{path}", self.base))
@@ -146,6 +149,28 @@ impl ApiClient {
         }
     }
 
+    /// Sends one request with a JSON body (or none) to `path`, once. Never retries. Used by
+    /// replay sessions (`PUT /v1/replays/{id}`, `POST /v1/replays/{id}/cancel`).
+    pub(crate) async fn send_to(
+        &self,
+        method: Method,
+        path: &str,
+        body: &Value,
+        key: Option<&str>,
+    ) -> SendResult {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token);
+        if let Some(key) = key {
+            req = req.header(IDEMPOTENCY_KEY, format_idempotency_key(key));
+        }
+        if !body.is_null() {
+            req = req.json(body);
+        }
+        answer(req.send().await).await
+    }
+
     /// Sends one mutating request, once. Never retries.
     pub async fn send(
         &self,
@@ -175,7 +200,14 @@ impl ApiClient {
         if !body.is_null() {
             req = req.json(body);
         }
-        let resp = match req.send().await {
+        answer(req.send().await).await
+    }
+}
+
+/// Reads an answer completely; a 2xx whose body cannot be read counts as lost in transit.
+async fn answer(sent: reqwest::Result<reqwest::Response>) -> SendResult {
+    {
+        let resp = match sent {
             Ok(r) => r,
             Err(e) => return SendResult::Transport(describe(&e)),
         };

@@ -1,6 +1,16 @@
 // Generated from the Rust IPC types by src-tauri/ipc/bindings.rs. Do not edit.
 // Regenerate: UPDATE_BINDINGS=1 cargo test -p switchyard-desktop --lib bindings
 
+export type AttemptView = { id: string, 
+/**
+ * 1-based.
+ */
+number: number, started_at: number, duration_ms: number | null, 
+/**
+ * `in_flight`, `succeeded` or `failed`.
+ */
+outcome: string, status_code: number | null, error_class: FailureClass | null, error: string | null, performed_by: string, };
+
 export type AuditEntry = { id: number, 
 /**
  * `cli`, `desktop`, or `sync` for outcomes the sync engine recorded.
@@ -34,6 +44,50 @@ theirs_from_cache: boolean,
 conflicting_fields: Array<string>, };
 
 export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, };
+
+export type DeliveryView = { id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, 
+/**
+ * `sync`, `async_inline` or `async_relay`.
+ */
+mode: string, 
+/**
+ * `pending`, `in_flight`, `succeeded`, `dead`, `replayed`, `cancelled`.
+ */
+state: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, created_at: number, dead_at: number | null, error_class: FailureClass | null, last_status_code: number | null, replay_session: string | null, replay_of: string | null, replayed_by: string | null, attempts: Array<AttemptView>, };
+
+export type DlqCauseView = { error_class: string, target: string, count: number, };
+
+export type DlqEntryView = { delivery_id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, error_class: FailureClass, last_status_code: number | null, attempts: number, dead_at: number, 
+/**
+ * Set when this delivery was itself a replay that died again.
+ */
+replay_session: string | null, };
+
+export type DlqFilterInput = { endpoint: string | null, target: string | null, flow: string | null, error_class: FailureClass | null, 
+/**
+ * Dead at or after (ms).
+ */
+since: number | null, 
+/**
+ * Dead before (ms).
+ */
+until: number | null, };
+
+export type DlqGroupView = { 
+/**
+ * Target name, error class, or the hour's start (RFC 3339).
+ */
+key: string, count: number, };
+
+export type DlqGrouping = "target" | "error_class" | "hour";
+
+export type DlqPageView = { items: Array<DlqEntryView>, next_cursor: string | null, };
+
+export type DlqStatsView = { total: number, groups: Array<DlqGroupView>, };
+
+export type EventView = { id: string, endpoint: string, event_type: string, event_key: string | null, payload: JsonValue, created_at: number, deliveries: Array<DeliveryView>, };
+
+export type FailureClass = "http_4xx" | "http_5xx" | "timeout" | "connect" | "tls";
 
 export type Health = { ok: boolean, latency_ms: number | null, server_version: string | null, 
 /**
@@ -94,6 +148,36 @@ sandbox: boolean, active: boolean,
  * Whether a token is stored for it (the token itself never leaves the Rust side).
  */
 has_token: boolean, };
+
+export type ReplayCountsView = { total: number, succeeded: number, failed: number, pending: number, cancelled: number, skipped: number, };
+
+export type ReplayItemView = { original_delivery_id: string, delivery_id: string | null, 
+/**
+ * `pending`, `succeeded`, `failed`, `cancelled`, `skipped`.
+ */
+status: string, reason: string | null, };
+
+export type ReplaySelectionInput = { "by": "ids", delivery_ids: Array<string>, } | { "by": "filter", filter: DlqFilterInput, };
+
+export type ReplaySessionView = { id: string, 
+/**
+ * `running`, `completed`, `cancelled`.
+ */
+status: string, 
+/**
+ * The selection in words (`3 deliveries`, `target=crm error_class=http_5xx`).
+ */
+selection: string, rate_per_s: number | null, created_at: number, cancelled_at: number | null, counts: ReplayCountsView, items: Array<ReplayItemView>, };
+
+export type ReplayStartInput = { session_id: string, selection: ReplaySelectionInput, rate_per_s: number | null, };
+
+export type ReplayWriteState = "saved_locally" | "sent" | "confirmed" | "needs_attention";
+
+export type ReplayWriteView = { id: number, 
+/**
+ * `start` or `cancel`.
+ */
+action: string, session_id: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, };
 
 export type Resolution = "retry_as_new" | "discard";
 
@@ -180,4 +264,17 @@ export type Commands = {
   list_audit: { args: { limit: number }; result: Array<AuditEntry> };
   op_audit: { args: { id: number }; result: Array<AuditEntry> };
   ui_ready: { args: {  }; result: number };
+  dlq_page: { args: { filter: DlqFilterInput; limit: number; cursor: string | null }; result: DlqPageView };
+  dlq_stats: { args: { groupBy: DlqGrouping }; result: DlqStatsView };
+  dlq_causes: { args: {  }; result: Array<DlqCauseView> };
+  get_event: { args: { id: string }; result: EventView };
+  get_delivery: { args: { id: string }; result: DeliveryView };
+  retry_schedule: { args: {  }; result: Array<number> };
+  replay_dry_run: { args: { selection: ReplaySelectionInput }; result: number };
+  new_replay_id: { args: {  }; result: string };
+  start_replay: { args: { input: ReplayStartInput }; result: ReplayWriteView };
+  cancel_replay: { args: { sessionId: string }; result: ReplayWriteView };
+  list_replay_writes: { args: {  }; result: Array<ReplayWriteView> };
+  list_replays: { args: {  }; result: Array<ReplaySessionView> };
+  get_replay: { args: { id: string }; result: ReplaySessionView };
 };

@@ -1,6 +1,8 @@
 //! The `switchyard` binary against a real control plane on loopback: the walkthrough of
 //! docs/cli.md, with its exit codes and `--json` output.
 
+mod dlq;
+
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;

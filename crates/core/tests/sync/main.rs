@@ -5,5 +5,6 @@ mod chaos;
 mod child;
 mod harness;
 mod proxy;
+mod replay;
 mod resolve;
 mod two_processes;

@@ -1,0 +1,208 @@
+//! `switchyard dlq …` / `switchyard replay …` against a control plane whose deliveries die
+//! fast (millisecond schedule, a receiver port that refuses connections).
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use switchyard_control_plane::delivery::DeliveryConfig;
+use switchyard_control_plane::delivery::schedule::parse_schedule;
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::{Server, ServerConfig};
+
+use crate::{TOKEN, json as parse, run};
+
+const FAST: &str = "0s,20ms,20ms,20ms,20ms";
+
+async fn post(base: &str, path: &str, body: Value) {
+    let resp = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .bearer_auth(TOKEN)
+        .header(
+            "idempotency-key",
+            format!("00000000-0000-4000-8000-{:012x}", rand_n()),
+        )
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        resp.status().is_success(),
+        "{path}: {}",
+        resp.text().await.unwrap()
+    );
+}
+
+fn rand_n() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(1);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tenants = Tenants::default();
+    tenants.add("acme", TOKEN);
+    let mut config = ServerConfig::new(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        format!("sqlite://{}", dir.path().join("cp.db").display()),
+        tenants,
+    );
+    config.retry_schedule = FAST.split(',').map(str::to_owned).collect();
+    config.delivery = DeliveryConfig {
+        schedule: parse_schedule(FAST).unwrap(),
+        lease_margin: Duration::from_millis(300),
+        poll_max: Duration::from_millis(50),
+        ..DeliveryConfig::default()
+    };
+    let server = Server::start(config).await.unwrap();
+    let base = server.url();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let hook = format!("http://127.0.0.1:{closed}/hook");
+    post(&base, "/v1/endpoints", json!({"name": "ep", "spec": {}})).await;
+    for t in ["crm", "erp"] {
+        post(
+            &base,
+            "/v1/targets",
+            json!({"name": t, "spec": {"url": hook, "timeout_ms": 500}}),
+        )
+        .await;
+        post(
+            &base,
+            "/v1/flows",
+            json!({"name": format!("to-{t}"), "spec": {"endpoint": "ep", "target": t}}),
+        )
+        .await;
+    }
+    for i in 0..3 {
+        post(
+            &base,
+            "/v1/events",
+            json!({"endpoint": "ep", "event_type": "order.paid", "payload": {"n": i}}),
+        )
+        .await;
+    }
+    let data = dir.path().join("console");
+    let out = run(
+        &data,
+        &["profile", "add", "prod", "--url", &base, "--token-stdin"],
+        Some(TOKEN),
+    );
+    assert!(out.status.success());
+
+    // The DLQ fills: 3 events × 2 targets.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = run(
+            &data,
+            &["--json", "dlq", "stats", "--group-by", "target"],
+            None,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if parse(&out)["total"] == 6 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "DLQ never filled");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // A filter narrows the list.
+    let out = run(
+        &data,
+        &["--json", "dlq", "list", "--target", "crm", "--since", "1h"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let items = parse(&out)["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 3);
+    assert!(items.iter().all(|e| e["target"] == "crm"));
+    // The human table shows them too.
+    let out = run(
+        &data,
+        &["dlq", "list", "--error-class", "connect", "--limit", "2"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("DELIVERY") && text.contains("connect") && text.contains("more: --cursor"),
+        "{text}"
+    );
+
+    // Bad input names the flag; nothing selected is refused (no accidental whole-DLQ replay).
+    let out = run(&data, &["dlq", "list", "--error-class", "boom"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--error-class"));
+    let out = run(&data, &["replay", "start"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing selected"));
+
+    // Dry run counts and starts nothing.
+    let out = run(
+        &data,
+        &["--json", "replay", "start", "--target", "crm", "--dry-run"],
+        None,
+    );
+    assert_eq!(
+        parse(&out)["count"],
+        3,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Started twice with one session id (a retried script): one session.
+    for _ in 0..2 {
+        let out = run(
+            &data,
+            &[
+                "--json",
+                "replay",
+                "start",
+                "--target",
+                "crm",
+                "--session-id",
+                "night-1",
+                "--rate",
+                "50",
+            ],
+            None,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(parse(&out)["state"], "done");
+    }
+    let out = run(&data, &["--json", "replay", "list"], None);
+    let sessions = parse(&out)["sessions"].as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let out = run(&data, &["--json", "replay", "status", "night-1"], None);
+    assert_eq!(parse(&out)["counts"]["total"], 3);
+
+    // Human status follows until the session is done (the re-deliveries die again).
+    let out = run(&data, &["replay", "status", "night-1"], None);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("3/3"), "{err}");
+
+    let out = run(&data, &["--json", "replay", "cancel", "night-1"], None);
+    assert_eq!(
+        parse(&out)["state"],
+        "done",
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -1,0 +1,492 @@
+//! Replay-session writes through the outbox. Starting and cancelling a replay are writes:
+//! each becomes a row of `replay_outbox` committed locally first (works offline), then sent.
+//!
+//! Exactly once: a start's session id is minted ONCE, when the row is committed, and every
+//! resend is `PUT /v1/replays/{session_id}` with the same body (the server answers `200`
+//! with the same session, never a second one). Enqueueing the same `session_id` again
+//! returns the existing row, so a double click on a dialog holding one draft id, a retry
+//! or a restart after a crash never makes a second session. A cancel carries an
+//! `Idempotency-Key` minted once, and there is at most one cancel row per session.
+//! Two processes sending one row at once is harmless for the same reasons.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::Row;
+use sqlx::sqlite::SqliteRow;
+use switchyard_protocol::replay::{ReplayDryRun, ReplayRequest, ReplaySelection};
+
+use crate::Console;
+use crate::client::SendResult;
+use crate::error::{CoreError, Result};
+use crate::retry::{AttemptOutcome, classify_status, parse_retry_after};
+use crate::types::OpError;
+
+/// What the operator asks for when starting a replay.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplayStart {
+    /// The session id to use. Leave it empty to have one minted; a caller that may submit
+    /// twice (a dialog, a script that retries) mints one draft id and passes it every time.
+    pub session_id: Option<String>,
+    pub selection: ReplaySelection,
+    /// Re-deliveries started per second (none = no limit).
+    pub rate_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayAction {
+    Start,
+    Cancel,
+}
+
+/// `pending` (saved locally, not yet confirmed) → `done` (the server confirmed) or
+/// `needs_attention` (the server refused it; `last_error` says why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayOpState {
+    Pending,
+    Done,
+    NeedsAttention,
+}
+
+/// One queued replay write.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplayOp {
+    pub id: i64,
+    pub profile: String,
+    pub action: ReplayAction,
+    pub session_id: String,
+    /// The request body (a start's `ReplayRequest`; `null` for a cancel).
+    pub body: Value,
+    pub idempotency_key: String,
+    pub state: ReplayOpState,
+    /// Send attempts so far (0 = saved locally, never sent).
+    pub attempts: u32,
+    pub last_error: Option<OpError>,
+    /// The server's answer once done (the session).
+    pub result: Option<Value>,
+    pub next_attempt_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, profile, action, session_id, body, idempotency_key, state, attempts, last_error, \
+    result, next_attempt_at, created_at, updated_at";
+
+fn op_from_row(r: &SqliteRow) -> Result<ReplayOp> {
+    let corrupt =
+        |what: &str| CoreError::Storage(format!("replay outbox row has an unknown {what}"));
+    let parse = |col: &str| -> Option<Value> {
+        r.get::<Option<String>, _>(col)
+            .and_then(|s| serde_json::from_str(&s).ok())
+    };
+    let action = match r.get::<&str, _>("action") {
+        "start" => ReplayAction::Start,
+        "cancel" => ReplayAction::Cancel,
+        _ => return Err(corrupt("action")),
+    };
+    let state = match r.get::<&str, _>("state") {
+        "pending" => ReplayOpState::Pending,
+        "done" => ReplayOpState::Done,
+        "needs_attention" => ReplayOpState::NeedsAttention,
+        _ => return Err(corrupt("state")),
+    };
+    Ok(ReplayOp {
+        id: r.get("id"),
+        profile: r.get("profile"),
+        action,
+        session_id: r.get("session_id"),
+        body: parse("body").unwrap_or(Value::Null),
+        idempotency_key: r.get("idempotency_key"),
+        state,
+        attempts: r.get::<i64, _>("attempts") as u32,
+        last_error: parse("last_error").and_then(|v| serde_json::from_value(v).ok()),
+        result: parse("result"),
+        next_attempt_at: (state == ReplayOpState::Pending).then(|| r.get("next_attempt_at")),
+        created_at: r.get("created_at"),
+        updated_at: r.get("updated_at"),
+    })
+}
+
+fn check_session_id(id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(CoreError::invalid(
+            "session id",
+            format!("{id:?} must be 1-128 of letters, digits, . _ : -"),
+        ))
+    }
+}
+
+fn check_request(start: &ReplayStart) -> Result<()> {
+    if let Some(rate) = start.rate_per_s
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(CoreError::invalid(
+            "rate",
+            "must be a positive number per second",
+        ));
+    }
+    if let ReplaySelection::DeliveryIds(ids) = &start.selection {
+        if ids.is_empty() || ids.len() > 1000 {
+            return Err(CoreError::invalid(
+                "delivery ids",
+                "select between 1 and 1000 deliveries (or replay by filter)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A new session id: `rpl_` + a UUID.
+pub fn new_session_id() -> String {
+    format!("rpl_{}", uuid::Uuid::new_v4().simple())
+}
+
+impl Console {
+    /// Queues starting a replay session. Returns the (new or existing) row at once.
+    /// Same `session_id` and same request again: the existing row. Same id, another
+    /// request: `Invalid` (the server would answer `replay_session_reused`).
+    pub async fn enqueue_replay_start(
+        &self,
+        profile: &str,
+        start: ReplayStart,
+    ) -> Result<ReplayOp> {
+        check_request(&start)?;
+        let session_id = match &start.session_id {
+            Some(id) => {
+                check_session_id(id)?;
+                id.clone()
+            }
+            None => new_session_id(),
+        };
+        let body = serde_json::to_value(ReplayRequest {
+            selection: start.selection.clone(),
+            rate_per_s: start.rate_per_s,
+            dry_run: false,
+        })
+        .expect("request serializes");
+        let op = self
+            .insert_replay_op(profile, ReplayAction::Start, &session_id, Some(&body))
+            .await?;
+        if op.body != body {
+            return Err(CoreError::invalid(
+                "session id",
+                format!("{session_id:?} was already used for another replay request"),
+            ));
+        }
+        Ok(op)
+    }
+
+    /// Queues cancelling a replay session (at most one cancel per session is queued).
+    pub async fn enqueue_replay_cancel(&self, profile: &str, session_id: &str) -> Result<ReplayOp> {
+        check_session_id(session_id)?;
+        self.insert_replay_op(profile, ReplayAction::Cancel, session_id, None)
+            .await
+    }
+
+    async fn insert_replay_op(
+        &self,
+        profile: &str,
+        action: ReplayAction,
+        session_id: &str,
+        body: Option<&Value>,
+    ) -> Result<ReplayOp> {
+        let now = self.now();
+        let action_text = match action {
+            ReplayAction::Start => "start",
+            ReplayAction::Cancel => "cancel",
+        };
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let inserted = sqlx::query(
+            "INSERT INTO replay_outbox (profile, action, session_id, body, idempotency_key, next_attempt_at, \
+             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (profile, action, session_id) DO NOTHING",
+        )
+        .bind(profile)
+        .bind(action_text)
+        .bind(session_id)
+        .bind(body.map(Value::to_string))
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(now)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
+                CoreError::not_found(format!("profile {profile:?}"))
+            }
+            _ => CoreError::from(e),
+        })?;
+        if inserted.rows_affected() == 1 {
+            crate::audit::record(
+                &mut tx,
+                now,
+                &self.inner.opts.actor,
+                Some(profile),
+                &format!("replay.{action_text}"),
+                None,
+                Some(&format!("replay/{session_id}")),
+                "queued",
+                None,
+            )
+            .await?;
+        }
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?"
+        ))
+        .bind(profile)
+        .bind(action_text)
+        .bind(session_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        op_from_row(&row)
+    }
+
+    /// Replay writes of a profile, newest first.
+    pub async fn replay_ops(&self, profile: &str) -> Result<Vec<ReplayOp>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? ORDER BY id DESC LIMIT 200"
+        ))
+        .bind(profile)
+        .fetch_all(&self.inner.pool)
+        .await?;
+        rows.iter().map(op_from_row).collect()
+    }
+
+    pub async fn replay_op(&self, id: i64) -> Result<ReplayOp> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM replay_outbox WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&self.inner.pool)
+            .await?
+            .ok_or_else(|| CoreError::not_found(format!("replay operation {id}")))?;
+        op_from_row(&row)
+    }
+
+    /// How many dead deliveries a replay of `selection` would take now (creates nothing).
+    pub async fn replay_dry_run(&self, profile: &str, selection: ReplaySelection) -> Result<u64> {
+        let body = serde_json::to_value(ReplayRequest {
+            selection,
+            rate_per_s: None,
+            dry_run: true,
+        })
+        .expect("request serializes");
+        // A dry run creates nothing, so a throwaway id is fine.
+        let path = format!("/v1/replays/dry-{}", uuid::Uuid::new_v4().simple());
+        match self
+            .client(profile)
+            .await?
+            .send_to(Method::PUT, &path, &body, None)
+            .await
+        {
+            SendResult::Answered(a) if a.status == 200 => {
+                let dry: ReplayDryRun = serde_json::from_value(a.body.unwrap_or_default())
+                    .map_err(|e| CoreError::Server {
+                        status: 200,
+                        message: format!("unreadable dry-run answer: {e}"),
+                    })?;
+                Ok(dry.count)
+            }
+            SendResult::Answered(a) => Err(answer_error(a.status, a.body.as_ref())),
+            SendResult::Transport(message) => Err(CoreError::Offline {
+                profile: profile.to_owned(),
+                message,
+            }),
+        }
+    }
+
+    /// Sends the profile's pending replay writes until each is confirmed or needs
+    /// attention, retrying transient failures (same session id / same key) with the core's
+    /// full-jitter backoff, for at most `deadline`. Returns the rows it touched.
+    pub async fn sync_replays(&self, profile: &str, deadline: Duration) -> Result<Vec<ReplayOp>> {
+        let started = std::time::Instant::now();
+        let mut touched = std::collections::BTreeMap::new();
+        loop {
+            let rows = sqlx::query(&format!(
+                "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND state = 'pending' ORDER BY id"
+            ))
+            .bind(profile)
+            .fetch_all(&self.inner.pool)
+            .await?;
+            let pending: Vec<ReplayOp> = rows.iter().map(op_from_row).collect::<Result<_>>()?;
+            if pending.is_empty() {
+                break;
+            }
+            let now = self.now();
+            let mut soonest = i64::MAX;
+            for op in pending {
+                let due = op.next_attempt_at.unwrap_or(now);
+                if due > now {
+                    soonest = soonest.min(due);
+                    continue;
+                }
+                let op = self.send_replay_op(profile, op).await?;
+                if op.state == ReplayOpState::Pending {
+                    soonest = soonest.min(op.next_attempt_at.unwrap_or(now));
+                }
+                touched.insert(op.id, op);
+            }
+            if soonest == i64::MAX {
+                continue;
+            }
+            let wait = (soonest - self.now()).max(0) as u64;
+            if started.elapsed() + Duration::from_millis(wait) > deadline {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+        }
+        Ok(touched.into_values().collect())
+    }
+
+    async fn send_replay_op(&self, profile: &str, op: ReplayOp) -> Result<ReplayOp> {
+        let client = self.client(profile).await?;
+        let result = match op.action {
+            ReplayAction::Start => {
+                client
+                    .send_to(
+                        Method::PUT,
+                        &format!("/v1/replays/{}", op.session_id),
+                        &op.body,
+                        None,
+                    )
+                    .await
+            }
+            ReplayAction::Cancel => {
+                client
+                    .send_to(
+                        Method::POST,
+                        &format!("/v1/replays/{}/cancel", op.session_id),
+                        &Value::Null,
+                        Some(&op.idempotency_key),
+                    )
+                    .await
+            }
+        };
+        let now = self.now();
+        let attempts = op.attempts + 1;
+        let policy = &self.inner.opts.retry;
+        let (state, error, answer, retry_after) = match result {
+            SendResult::Transport(message) => (
+                "pending",
+                Some(OpError {
+                    status: None,
+                    problem: None,
+                    message,
+                    transient: true,
+                }),
+                None,
+                None,
+            ),
+            SendResult::Answered(a) => {
+                let code = a
+                    .body
+                    .as_ref()
+                    .and_then(|b| b.get("code"))
+                    .and_then(Value::as_str);
+                let retry_after = a
+                    .retry_after
+                    .as_deref()
+                    .and_then(|v| parse_retry_after(v, now));
+                match classify_status(a.status, code, retry_after) {
+                    AttemptOutcome::Success => ("done", None, a.body, None),
+                    AttemptOutcome::Unauthorized => {
+                        return Err(CoreError::Unauthorized {
+                            profile: profile.to_owned(),
+                        });
+                    }
+                    AttemptOutcome::Transient { retry_after_ms } => (
+                        "pending",
+                        Some(op_error(a.status, a.body.as_ref(), true)),
+                        None,
+                        retry_after_ms,
+                    ),
+                    AttemptOutcome::Permanent => (
+                        "needs_attention",
+                        Some(op_error(a.status, a.body.as_ref(), false)),
+                        None,
+                        None,
+                    ),
+                }
+            }
+        };
+        let state = if state == "pending" && attempts >= policy.max_attempts {
+            "needs_attention"
+        } else {
+            state
+        };
+        let backoff = retry_after
+            .map(|ms| ms.min(policy.max_retry_after_ms))
+            .unwrap_or_else(|| policy.backoff_ms(attempts, self.inner.opts.rng.as_ref()));
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let row = sqlx::query(&format!(
+            "UPDATE replay_outbox SET state = ?, attempts = attempts + 1, last_error = ?, result = COALESCE(?, result), \
+             next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
+        ))
+        .bind(state)
+        .bind(error.as_ref().map(|e| serde_json::to_string(e).expect("error serializes")))
+        .bind(answer.as_ref().map(Value::to_string))
+        .bind(now + backoff as i64)
+        .bind(now)
+        .bind(op.id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            // Another process recorded the outcome first; its record stands.
+            tx.commit().await?;
+            return self.replay_op(op.id).await;
+        };
+        if state != "pending" {
+            crate::audit::record(
+                &mut tx,
+                now,
+                &self.inner.opts.actor,
+                Some(profile),
+                match op.action {
+                    ReplayAction::Start => "replay.start",
+                    ReplayAction::Cancel => "replay.cancel",
+                },
+                None,
+                Some(&format!("replay/{}", op.session_id)),
+                state,
+                error.as_ref().map(|e| e.message.as_str()),
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        op_from_row(&row)
+    }
+}
+
+fn op_error(status: u16, body: Option<&Value>, transient: bool) -> OpError {
+    let problem = body.and_then(|b| serde_json::from_value(b.clone()).ok());
+    let message = match &problem {
+        Some(p) => format!("HTTP {status}: {p}"),
+        None => format!("HTTP {status}"),
+    };
+    OpError {
+        status: Some(status),
+        problem,
+        message,
+        transient,
+    }
+}
+
+fn answer_error(status: u16, body: Option<&Value>) -> CoreError {
+    let message = op_error(status, body, false).message;
+    match status {
+        400 | 422 => CoreError::invalid("replay request", message),
+        401 => CoreError::Server { status, message },
+        _ => CoreError::Server { status, message },
+    }
+}

@@ -1,0 +1,160 @@
+//! DLQ explorer and replay sessions: thin commands over the core.
+
+use std::time::Duration;
+
+use switchyard_core::protocol_dlq::DlqGroupBy;
+use switchyard_core::{DlqQuery, ReplayStart};
+use tauri::State;
+
+use super::Result;
+use crate::ipc::*;
+use crate::state::AppState;
+
+#[tauri::command]
+pub async fn dlq_page(
+    state: State<'_, AppState>,
+    filter: DlqFilterInput,
+    limit: u32,
+    cursor: Option<String>,
+) -> Result<DlqPageView> {
+    let query = DlqQuery {
+        filter: filter.to_core(),
+        limit: Some(limit),
+        cursor,
+    };
+    let page = state.core.dlq_page(&state.active().await, &query).await?;
+    Ok(DlqPageView {
+        items: page.items.into_iter().map(Into::into).collect(),
+        next_cursor: page.next_cursor,
+    })
+}
+
+#[tauri::command]
+pub async fn dlq_stats(state: State<'_, AppState>, group_by: DlqGrouping) -> Result<DlqStatsView> {
+    let group_by = match group_by {
+        DlqGrouping::Target => DlqGroupBy::Target,
+        DlqGrouping::ErrorClass => DlqGroupBy::ErrorClass,
+        DlqGrouping::Hour => DlqGroupBy::Hour,
+    };
+    Ok(state
+        .core
+        .dlq_stats(&state.active().await, group_by)
+        .await?
+        .into())
+}
+
+#[tauri::command]
+pub async fn dlq_causes(state: State<'_, AppState>) -> Result<Vec<DlqCauseView>> {
+    let causes = state.core.dlq_causes(&state.active().await).await?;
+    Ok(causes.into_iter().map(Into::into).collect())
+}
+
+#[tauri::command]
+pub async fn get_event(state: State<'_, AppState>, id: String) -> Result<EventView> {
+    Ok(state
+        .core
+        .event(&state.active().await, id.trim())
+        .await?
+        .into())
+}
+
+#[tauri::command]
+pub async fn get_delivery(state: State<'_, AppState>, id: String) -> Result<DeliveryView> {
+    Ok(state
+        .core
+        .delivery(&state.active().await, id.trim())
+        .await?
+        .into())
+}
+
+/// The planned delay before each attempt, in ms (from the server's `/v1/info`).
+#[tauri::command]
+pub async fn retry_schedule(state: State<'_, AppState>) -> Result<Vec<u64>> {
+    let info = state.core.server_info(&state.active().await).await?;
+    Ok(schedule_ms(&info.retry_schedule))
+}
+
+#[tauri::command]
+pub async fn replay_dry_run(
+    state: State<'_, AppState>,
+    selection: ReplaySelectionInput,
+) -> Result<u64> {
+    Ok(state
+        .core
+        .replay_dry_run(&state.active().await, selection.to_core())
+        .await?)
+}
+
+/// A fresh session id for a replay dialog; the dialog sends it with every click.
+#[tauri::command]
+pub async fn new_replay_id(_state: State<'_, AppState>) -> Result<String> {
+    Ok(switchyard_core::replay::new_session_id())
+}
+
+/// Queues the start (saved locally), then sends it in the background.
+#[tauri::command]
+pub async fn start_replay(
+    state: State<'_, AppState>,
+    input: ReplayStartInput,
+) -> Result<ReplayWriteView> {
+    let profile = state.active().await;
+    let start = ReplayStart {
+        session_id: Some(input.session_id),
+        selection: input.selection.to_core(),
+        rate_per_s: input.rate_per_s,
+    };
+    let op = state.core.enqueue_replay_start(&profile, start).await?;
+    send_in_background(&state, profile);
+    Ok(op.into())
+}
+
+#[tauri::command]
+pub async fn cancel_replay(
+    state: State<'_, AppState>,
+    session_id: String,
+) -> Result<ReplayWriteView> {
+    let profile = state.active().await;
+    let op = state
+        .core
+        .enqueue_replay_cancel(&profile, &session_id)
+        .await?;
+    send_in_background(&state, profile);
+    Ok(op.into())
+}
+
+fn send_in_background(state: &AppState, profile: String) {
+    let core = state.core.clone();
+    tauri::async_runtime::spawn(async move {
+        if let Err(e) = core.sync_replays(&profile, Duration::from_secs(120)).await {
+            tracing::warn!("sending replay writes: {e}");
+        }
+    });
+}
+
+/// Replay writes of the active profile (newest first), with their local state.
+#[tauri::command]
+pub async fn list_replay_writes(state: State<'_, AppState>) -> Result<Vec<ReplayWriteView>> {
+    let profile = state.active().await;
+    Ok(state
+        .core
+        .replay_ops(&profile)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect())
+}
+
+#[tauri::command]
+pub async fn list_replays(state: State<'_, AppState>) -> Result<Vec<ReplaySessionView>> {
+    let sessions = state.core.replay_sessions(&state.active().await).await?;
+    Ok(sessions.into_iter().map(Into::into).collect())
+}
+
+#[tauri::command]
+pub async fn get_replay(state: State<'_, AppState>, id: String) -> Result<ReplaySessionView> {
+    Ok(state
+        .core
+        .replay_session(&state.active().await, &id)
+        .await?
+        .into())
+}

@@ -1,0 +1,483 @@
+//! IPC types of the DLQ explorer and replay sessions, and their conversions from the core's
+//! (wire) types. Times are Unix milliseconds (UTC).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use switchyard_core::protocol_dlq::{DlqEntry, DlqFilter, DlqStats};
+use switchyard_core::protocol_events::{Attempt, Delivery, ErrorClass, Event};
+use switchyard_core::protocol_replay::{ReplayItem, ReplaySelection, ReplaySession};
+use switchyard_core::{ReplayAction, ReplayOp, ReplayOpState};
+use ts_rs::TS;
+
+fn ms(t: &DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+fn word<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Why an attempt failed (the server's error classes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub enum FailureClass {
+    #[serde(rename = "http_4xx")]
+    Http4xx,
+    #[serde(rename = "http_5xx")]
+    Http5xx,
+    #[serde(rename = "timeout")]
+    Timeout,
+    #[serde(rename = "connect")]
+    Connect,
+    #[serde(rename = "tls")]
+    Tls,
+}
+
+impl From<ErrorClass> for FailureClass {
+    fn from(c: ErrorClass) -> Self {
+        match c {
+            ErrorClass::Http4xx => Self::Http4xx,
+            ErrorClass::Http5xx => Self::Http5xx,
+            ErrorClass::Timeout => Self::Timeout,
+            ErrorClass::Connect => Self::Connect,
+            ErrorClass::Tls => Self::Tls,
+        }
+    }
+}
+
+impl From<FailureClass> for ErrorClass {
+    fn from(c: FailureClass) -> Self {
+        match c {
+            FailureClass::Http4xx => Self::Http4xx,
+            FailureClass::Http5xx => Self::Http5xx,
+            FailureClass::Timeout => Self::Timeout,
+            FailureClass::Connect => Self::Connect,
+            FailureClass::Tls => Self::Tls,
+        }
+    }
+}
+
+/// Which dead deliveries (every field narrows; absent = all).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct DlqFilterInput {
+    pub endpoint: Option<String>,
+    pub target: Option<String>,
+    pub flow: Option<String>,
+    pub error_class: Option<FailureClass>,
+    /// Dead at or after (ms).
+    pub since: Option<i64>,
+    /// Dead before (ms).
+    pub until: Option<i64>,
+}
+
+impl DlqFilterInput {
+    pub fn to_core(&self) -> DlqFilter {
+        let at = |ms: Option<i64>| ms.and_then(DateTime::<Utc>::from_timestamp_millis);
+        DlqFilter {
+            endpoint: self.endpoint.clone().filter(|s| !s.is_empty()),
+            target: self.target.clone().filter(|s| !s.is_empty()),
+            flow: self.flow.clone().filter(|s| !s.is_empty()),
+            error_class: self.error_class.map(Into::into),
+            since: at(self.since),
+            until: at(self.until),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct DlqEntryView {
+    pub delivery_id: String,
+    pub event_id: String,
+    pub event_type: String,
+    pub endpoint: String,
+    pub flow: String,
+    pub target: String,
+    pub error_class: FailureClass,
+    pub last_status_code: Option<u16>,
+    pub attempts: u32,
+    pub dead_at: i64,
+    /// Set when this delivery was itself a replay that died again.
+    pub replay_session: Option<String>,
+}
+
+impl From<DlqEntry> for DlqEntryView {
+    fn from(e: DlqEntry) -> Self {
+        Self {
+            dead_at: ms(&e.dead_at),
+            delivery_id: e.delivery_id,
+            event_id: e.event_id,
+            event_type: e.event_type,
+            endpoint: e.endpoint,
+            flow: e.flow,
+            target: e.target,
+            error_class: e.error_class.into(),
+            last_status_code: e.last_status_code,
+            attempts: e.attempts,
+            replay_session: e.replay_session,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct DlqPageView {
+    pub items: Vec<DlqEntryView>,
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum DlqGrouping {
+    Target,
+    ErrorClass,
+    Hour,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct DlqGroupView {
+    /// Target name, error class, or the hour's start (RFC 3339).
+    pub key: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct DlqStatsView {
+    pub total: u64,
+    pub groups: Vec<DlqGroupView>,
+}
+
+impl From<DlqStats> for DlqStatsView {
+    fn from(s: DlqStats) -> Self {
+        Self {
+            total: s.total,
+            groups: s
+                .groups
+                .into_iter()
+                .map(|g| DlqGroupView {
+                    key: g.key,
+                    count: g.count,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One cell of the "by cause" view: error class × target.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct DlqCauseView {
+    pub error_class: String,
+    pub target: String,
+    pub count: u64,
+}
+
+impl From<switchyard_core::DlqCause> for DlqCauseView {
+    fn from(c: switchyard_core::DlqCause) -> Self {
+        Self {
+            error_class: c.error_class,
+            target: c.target,
+            count: c.count,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct AttemptView {
+    pub id: String,
+    /// 1-based.
+    pub number: u32,
+    pub started_at: i64,
+    pub duration_ms: Option<u64>,
+    /// `in_flight`, `succeeded` or `failed`.
+    pub outcome: String,
+    pub status_code: Option<u16>,
+    pub error_class: Option<FailureClass>,
+    pub error: Option<String>,
+    pub performed_by: String,
+}
+
+impl From<Attempt> for AttemptView {
+    fn from(a: Attempt) -> Self {
+        Self {
+            outcome: word(&a.outcome),
+            started_at: ms(&a.started_at),
+            id: a.id,
+            number: a.number,
+            duration_ms: a.duration_ms,
+            status_code: a.status_code,
+            error_class: a.error_class.map(Into::into),
+            error: a.error,
+            performed_by: a.performed_by,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct DeliveryView {
+    pub id: String,
+    pub event_id: String,
+    pub event_type: String,
+    pub endpoint: String,
+    pub flow: String,
+    pub target: String,
+    /// `sync`, `async_inline` or `async_relay`.
+    pub mode: String,
+    /// `pending`, `in_flight`, `succeeded`, `dead`, `replayed`, `cancelled`.
+    pub state: String,
+    pub attempts_made: u32,
+    pub max_attempts: u32,
+    pub next_attempt_at: Option<i64>,
+    pub created_at: i64,
+    pub dead_at: Option<i64>,
+    pub error_class: Option<FailureClass>,
+    pub last_status_code: Option<u16>,
+    pub replay_session: Option<String>,
+    pub replay_of: Option<String>,
+    pub replayed_by: Option<String>,
+    pub attempts: Vec<AttemptView>,
+}
+
+impl From<Delivery> for DeliveryView {
+    fn from(d: Delivery) -> Self {
+        Self {
+            mode: word(&d.mode),
+            state: word(&d.state),
+            next_attempt_at: d.next_attempt_at.as_ref().map(ms),
+            created_at: ms(&d.created_at),
+            dead_at: d.dead_at.as_ref().map(ms),
+            id: d.id,
+            event_id: d.event_id,
+            event_type: d.event_type,
+            endpoint: d.endpoint,
+            flow: d.flow,
+            target: d.target,
+            attempts_made: d.attempts_made,
+            max_attempts: d.max_attempts,
+            error_class: d.error_class.map(Into::into),
+            last_status_code: d.last_status_code,
+            replay_session: d.replay_session,
+            replay_of: d.replay_of,
+            replayed_by: d.replayed_by,
+            attempts: d.attempts.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct EventView {
+    pub id: String,
+    pub endpoint: String,
+    pub event_type: String,
+    pub event_key: Option<String>,
+    pub payload: Value,
+    pub created_at: i64,
+    pub deliveries: Vec<DeliveryView>,
+}
+
+impl From<Event> for EventView {
+    fn from(e: Event) -> Self {
+        Self {
+            created_at: ms(&e.created_at),
+            id: e.id,
+            endpoint: e.endpoint,
+            event_type: e.event_type,
+            event_key: e.event_key,
+            payload: e.payload,
+            deliveries: e.deliveries.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// What a replay takes: these deliveries, or everything in the DLQ matching the filter.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum ReplaySelectionInput {
+    Ids { delivery_ids: Vec<String> },
+    Filter { filter: DlqFilterInput },
+}
+
+impl ReplaySelectionInput {
+    pub fn to_core(&self) -> ReplaySelection {
+        match self {
+            Self::Ids { delivery_ids } => ReplaySelection::DeliveryIds(delivery_ids.clone()),
+            Self::Filter { filter } => ReplaySelection::Filter(filter.to_core()),
+        }
+    }
+}
+
+/// Starting a replay. `session_id` comes from `new_replay_id` when the dialog opens, so a
+/// second click sends the same id and lands on the same session.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ReplayStartInput {
+    pub session_id: String,
+    pub selection: ReplaySelectionInput,
+    pub rate_per_s: Option<f64>,
+}
+
+/// Where a replay write stands: saved locally → sent → confirmed, or needs attention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayWriteState {
+    SavedLocally,
+    Sent,
+    Confirmed,
+    NeedsAttention,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ReplayWriteView {
+    pub id: i64,
+    /// `start` or `cancel`.
+    pub action: String,
+    pub session_id: String,
+    pub state: ReplayWriteState,
+    pub attempts: u32,
+    pub error: Option<String>,
+    pub created_at: i64,
+}
+
+impl From<ReplayOp> for ReplayWriteView {
+    fn from(op: ReplayOp) -> Self {
+        let state = match op.state {
+            ReplayOpState::Done => ReplayWriteState::Confirmed,
+            ReplayOpState::NeedsAttention => ReplayWriteState::NeedsAttention,
+            ReplayOpState::Pending if op.attempts > 0 => ReplayWriteState::Sent,
+            ReplayOpState::Pending => ReplayWriteState::SavedLocally,
+        };
+        Self {
+            id: op.id,
+            action: match op.action {
+                ReplayAction::Start => "start".into(),
+                ReplayAction::Cancel => "cancel".into(),
+            },
+            session_id: op.session_id,
+            state,
+            attempts: op.attempts,
+            error: op.last_error.map(|e| e.message),
+            created_at: op.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+pub struct ReplayCountsView {
+    pub total: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub pending: u64,
+    pub cancelled: u64,
+    pub skipped: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ReplayItemView {
+    pub original_delivery_id: String,
+    pub delivery_id: Option<String>,
+    /// `pending`, `succeeded`, `failed`, `cancelled`, `skipped`.
+    pub status: String,
+    pub reason: Option<String>,
+}
+
+impl From<ReplayItem> for ReplayItemView {
+    fn from(i: ReplayItem) -> Self {
+        Self {
+            status: word(&i.status),
+            original_delivery_id: i.original_delivery_id,
+            delivery_id: i.delivery_id,
+            reason: i.reason,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ReplaySessionView {
+    pub id: String,
+    /// `running`, `completed`, `cancelled`.
+    pub status: String,
+    /// The selection in words (`3 deliveries`, `target=crm error_class=http_5xx`).
+    pub selection: String,
+    pub rate_per_s: Option<f64>,
+    pub created_at: i64,
+    pub cancelled_at: Option<i64>,
+    pub counts: ReplayCountsView,
+    pub items: Vec<ReplayItemView>,
+}
+
+impl From<ReplaySession> for ReplaySessionView {
+    fn from(s: ReplaySession) -> Self {
+        let selection = match &s.selection {
+            ReplaySelection::DeliveryIds(ids) => format!("{} selected deliveries", ids.len()),
+            ReplaySelection::Filter(f) => {
+                let v = serde_json::to_value(f).unwrap_or_default();
+                let parts: Vec<String> = v
+                    .as_object()
+                    .map(|o| {
+                        o.iter()
+                            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if parts.is_empty() {
+                    "the whole DLQ".into()
+                } else {
+                    parts.join(" ")
+                }
+            }
+        };
+        let c = s.counts;
+        Self {
+            status: word(&s.status),
+            selection,
+            rate_per_s: s.rate_per_s,
+            created_at: ms(&s.created_at),
+            cancelled_at: s.cancelled_at.as_ref().map(ms),
+            counts: ReplayCountsView {
+                total: c.total,
+                succeeded: c.succeeded,
+                failed: c.failed,
+                pending: c.pending,
+                cancelled: c.cancelled,
+                skipped: c.skipped,
+            },
+            items: s
+                .items
+                .unwrap_or_default()
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+            id: s.id,
+        }
+    }
+}
+
+/// Parses the server's schedule entries (`0s`, `10s`, `1m`, `1h`, `50ms`) into ms.
+pub fn schedule_ms(entries: &[String]) -> Vec<u64> {
+    entries
+        .iter()
+        .filter_map(|e| {
+            let split = e.find(|c: char| !c.is_ascii_digit())?;
+            let (n, unit) = e.split_at(split);
+            let n: u64 = n.parse().ok()?;
+            Some(match unit {
+                "ms" => n,
+                "s" => n * 1000,
+                "m" => n * 60_000,
+                "h" => n * 3_600_000,
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn schedule_entries_parse() {
+        let s = ["0s", "10s", "1m", "10m", "1h", "50ms"].map(String::from);
+        assert_eq!(
+            super::schedule_ms(&s),
+            vec![0, 10_000, 60_000, 600_000, 3_600_000, 50]
+        );
+    }
+}

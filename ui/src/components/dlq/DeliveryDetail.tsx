@@ -1,0 +1,144 @@
+// One delivery: its event's payload (pretty, copyable), the webhook headers it is sent with,
+// and the attempt timeline against the planned schedule.
+import {
+  Alert,
+  Badge,
+  Button,
+  Code,
+  CopyButton,
+  Drawer,
+  Group,
+  Loader,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from "@mantine/core";
+import type { DeliveryView } from "../../ipc/bindings";
+import { useDelivery, useEvent, useSchedule } from "../../ipc/dlqQueries";
+import { buildTimeline, formatDelay } from "../../lib/timeline";
+
+const time = (ms: number) => new Date(ms).toLocaleString();
+
+export function Timeline({ delivery, schedule }: { delivery: DeliveryView; schedule: number[] }) {
+  const { rows, verdict } = buildTimeline(delivery, schedule);
+  return (
+    <Stack gap="xs" data-testid="timeline">
+      <Table striped>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>#</Table.Th>
+            <Table.Th>Planned</Table.Th>
+            <Table.Th>Ran at</Table.Th>
+            <Table.Th>Took</Table.Th>
+            <Table.Th>Answer</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((r) => (
+            <Table.Tr key={r.number} data-testid={`timeline-row-${r.number}`}>
+              <Table.Td>{r.number}</Table.Td>
+              <Table.Td>
+                {formatDelay(r.planned_delay_ms)}{" "}
+                {r.number > 1 ? "after the previous" : "on arrival"}
+              </Table.Td>
+              <Table.Td>
+                {r.attempt ? (
+                  time(r.attempt.started_at)
+                ) : (
+                  <Text c="dimmed" size="sm">
+                    not run
+                  </Text>
+                )}
+                {r.late && (
+                  <Badge ml="xs" color="orange" size="xs">
+                    late
+                  </Badge>
+                )}
+              </Table.Td>
+              <Table.Td>
+                {r.attempt?.duration_ms != null ? `${r.attempt.duration_ms} ms` : "-"}
+              </Table.Td>
+              <Table.Td>
+                {r.attempt &&
+                  (r.attempt.outcome === "succeeded" ? (
+                    <Badge color="green">HTTP {r.attempt.status_code}</Badge>
+                  ) : (
+                    <Text size="sm" c={r.attempt.outcome === "failed" ? "red" : undefined}>
+                      {r.attempt.status_code
+                        ? `HTTP ${r.attempt.status_code}`
+                        : (r.attempt.error_class ?? r.attempt.outcome)}
+                      {r.attempt.error ? ` — ${r.attempt.error}` : ""}
+                    </Text>
+                  ))}
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      <Text fw={500} data-testid="timeline-verdict">
+        {verdict}
+      </Text>
+    </Stack>
+  );
+}
+
+export function DeliveryDetail({ id, onClose }: { id: string | null; onClose: () => void }) {
+  const delivery = useDelivery(id);
+  const event = useEvent(delivery.data?.event_id ?? null);
+  const schedule = useSchedule();
+  const payload = event.data ? JSON.stringify(event.data.payload, null, 2) : "";
+  const d = delivery.data;
+  return (
+    <Drawer opened={!!id} onClose={onClose} position="right" size="xl" title={id ?? ""}>
+      {delivery.isLoading && <Loader />}
+      {delivery.isError && <Alert color="red">{delivery.error.message}</Alert>}
+      {d && (
+        <Stack data-testid="delivery-detail">
+          <Group gap="xs">
+            <Badge>{d.state}</Badge>
+            <Text size="sm">{d.event_type}</Text>
+            <Text size="sm" c="dimmed">
+              {d.endpoint} → {d.flow} → {d.target} ({d.mode})
+            </Text>
+          </Group>
+          {d.replay_of && (
+            <Text size="sm">
+              Replay of {d.replay_of} (session {d.replay_session})
+            </Text>
+          )}
+          <Title order={5}>Attempts</Title>
+          {schedule.data ? (
+            <Timeline delivery={d} schedule={schedule.data} />
+          ) : (
+            <Loader size="sm" />
+          )}
+          <Title order={5}>Request headers</Title>
+          <Code block>
+            {[
+              `webhook-id: ${d.event_id}`,
+              "webhook-timestamp: <unix seconds when each attempt was signed>",
+              "webhook-signature: v1,<HMAC-SHA256, one per active secret>",
+              `switchyard-delivery-id: ${d.id}`,
+              "switchyard-attempt: <1…5>",
+              "content-type: application/json",
+            ].join("\n")}
+          </Code>
+          <Group justify="space-between">
+            <Title order={5}>Payload</Title>
+            <CopyButton value={payload}>
+              {({ copied, copy }) => (
+                <Button size="xs" variant="default" onClick={copy} data-testid="copy-payload">
+                  {copied ? "Copied" : "Copy"}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+          <Code block data-testid="payload">
+            {payload}
+          </Code>
+        </Stack>
+      )}
+    </Drawer>
+  );
+}

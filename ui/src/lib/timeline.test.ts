@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import type { AttemptView, DeliveryView } from "../ipc/bindings";
+import { buildTimeline, formatDelay } from "./timeline";
+
+const schedule = [0, 10_000, 60_000, 600_000, 3_600_000];
+const t0 = Date.parse("2026-11-29T10:00:00Z");
+
+const attempt = (
+  number: number,
+  started_at: number,
+  over: Partial<AttemptView> = {},
+): AttemptView => ({
+  id: `att_${number}`,
+  number,
+  started_at,
+  duration_ms: 120,
+  outcome: "failed",
+  status_code: 503,
+  error_class: "http_5xx",
+  error: null,
+  performed_by: "control-plane",
+  ...over,
+});
+
+const delivery = (over: Partial<DeliveryView>): DeliveryView => ({
+  id: "dlv_1",
+  event_id: "evt_1",
+  event_type: "order.paid",
+  endpoint: "orders",
+  flow: "f",
+  target: "crm",
+  mode: "async_inline",
+  state: "pending",
+  attempts_made: 0,
+  max_attempts: 5,
+  next_attempt_at: null,
+  created_at: t0,
+  dead_at: null,
+  error_class: null,
+  last_status_code: null,
+  replay_session: null,
+  replay_of: null,
+  replayed_by: null,
+  attempts: [],
+  ...over,
+});
+
+describe("attempt timeline", () => {
+  it("draws every planned attempt, what ran and when the next one is", () => {
+    const d = delivery({
+      attempts_made: 2,
+      attempts: [attempt(1, t0), attempt(2, t0 + 6_000)],
+      next_attempt_at: t0 + 40_000,
+    });
+    const { rows, verdict } = buildTimeline(d, schedule, t0 + 10_000);
+    expect(rows).toHaveLength(5);
+    expect(rows.map((r) => r.planned_delay_ms)).toEqual(schedule);
+    expect(rows[1].attempt?.number).toBe(2);
+    expect(rows[1].late).toBe(false);
+    expect(rows[2].attempt).toBeNull();
+    expect(verdict).toBe("Next attempt (#3) in 30 s; the last attempt got HTTP 503.");
+  });
+
+  it("flags an attempt that ran later than its schedule allows", () => {
+    const d = delivery({ attempts_made: 2, attempts: [attempt(1, t0), attempt(2, t0 + 120_000)] });
+    expect(buildTimeline(d, schedule).rows[1].late).toBe(true);
+  });
+
+  it("says why a delivery is in the DLQ", () => {
+    const attempts = [0, 1, 2, 3, 4].map((i) =>
+      attempt(i + 1, t0 + i * 1000, {
+        status_code: null,
+        error_class: "timeout",
+        error: "no answer in 5000 ms",
+      }),
+    );
+    const d = delivery({ state: "dead", attempts_made: 5, attempts });
+    expect(buildTimeline(d, schedule).verdict).toBe(
+      "In the DLQ: all 5 of 5 attempts failed; the last attempt failed (timeout: no answer in 5000 ms).",
+    );
+  });
+
+  it("words delays like the schedule", () => {
+    expect(schedule.map(formatDelay)).toEqual(["immediately", "10 s", "1 min", "10 min", "1 h"]);
+  });
+});

@@ -1,0 +1,49 @@
+import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { DlqEntryView, DlqFilterInput } from "../ipc/bindings";
+import { mockCommands, renderUi } from "../test/render";
+import { DlqPage } from "./DlqPage";
+
+const entry = (i: number, target: string): DlqEntryView => ({
+  delivery_id: `dlv_${i}`,
+  event_id: `evt_${i}`,
+  event_type: i % 2 ? "order.paid" : "order.refunded",
+  endpoint: "orders",
+  flow: `to-${target}`,
+  target,
+  error_class: "http_5xx",
+  last_status_code: 500,
+  attempts: 5,
+  dead_at: Date.now() - i * 1000,
+  replay_session: null,
+});
+
+describe("DlqPage", () => {
+  it("a filter goes to the server, lands in the URL, and narrows the rows", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    const all = [entry(1, "crm"), entry(2, "erp"), entry(3, "crm")];
+    const calls = mockCommands({
+      dlq_stats: () => ({ total: 3, groups: [] }),
+      dlq_page: ({ filter }: { filter: DlqFilterInput }) => ({
+        items: all.filter((e) => !filter.target || e.target === filter.target),
+        next_cursor: null,
+      }),
+    });
+    renderUi(<DlqPage />);
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("3 shown"));
+    fireEvent.change(screen.getByTestId("filter-target"), { target: { value: "crm" } });
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("2 shown"));
+    expect(window.location.hash).toBe("#dlq?target=crm");
+    const last = calls.filter(([c]) => c === "dlq_page").at(-1)?.[1] as {
+      filter: DlqFilterInput;
+      limit: number;
+    };
+    expect(last.filter.target).toBe("crm");
+    expect(last.limit).toBe(200);
+    // Free text narrows what is loaded, without another server call for the same filter.
+    fireEvent.change(screen.getByTestId("filter-text"), { target: { value: "refunded" } });
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("0 shown"));
+    expect(window.location.hash).toBe("#dlq?target=crm&q=refunded");
+  });
+});

@@ -1,0 +1,354 @@
+// The DLQ explorer: filters kept in the URL, a virtualized table over cursor pages fetched as
+// you scroll, a "by cause" matrix, charts, entry detail, event lookup, and replay.
+import {
+  Alert,
+  Badge,
+  Button,
+  Checkbox,
+  Group,
+  Select,
+  Stack,
+  Table,
+  Tabs,
+  Text,
+  TextInput,
+  Title,
+  UnstyledButton,
+} from "@mantine/core";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { DlqCharts } from "../components/dlq/Charts";
+import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
+import { EventLookup } from "../components/dlq/EventLookup";
+import { ReplayDialog } from "../components/dlq/ReplayDialog";
+import type { DlqFilterInput, FailureClass, ReplaySelectionInput } from "../ipc/bindings";
+import { useDlqCauses, useDlqPages, useDlqStats } from "../ipc/dlqQueries";
+import {
+  causeMatrix,
+  type DlqView,
+  failureClasses,
+  isFilterEmpty,
+  matchesText,
+  queryToView,
+  viewToQuery,
+} from "../lib/dlq";
+
+const ROW = 34;
+const HASH = "#dlq?";
+
+function initialView(): DlqView {
+  if (window.location.hash.startsWith(HASH))
+    return queryToView(window.location.hash.slice(HASH.length));
+  return queryToView(localStorage.getItem("dlq-view") ?? "");
+}
+
+const toMs = (local: string) => (local ? Date.parse(local) : Number.NaN);
+const toLocal = (ms: number | null) =>
+  ms === null
+    ? ""
+    : new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+
+export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: DlqView) => void }) {
+  const set = (patch: Partial<DlqFilterInput>) =>
+    onChange({ ...view, filter: { ...view.filter, ...patch } });
+  const text = (key: "endpoint" | "target" | "flow") => (
+    <TextInput
+      w={130}
+      placeholder={key}
+      aria-label={key}
+      value={view.filter[key] ?? ""}
+      onChange={(e) => set({ [key]: e.currentTarget.value || null })}
+      data-testid={`filter-${key}`}
+    />
+  );
+  return (
+    <Group gap="xs" wrap="wrap">
+      {text("endpoint")}
+      {text("target")}
+      {text("flow")}
+      <Select
+        w={130}
+        placeholder="error class"
+        aria-label="error class"
+        clearable
+        data={failureClasses}
+        value={view.filter.error_class}
+        onChange={(v) => set({ error_class: (v as FailureClass) ?? null })}
+        data-testid="filter-error-class"
+      />
+      <TextInput
+        type="datetime-local"
+        aria-label="since"
+        value={toLocal(view.filter.since)}
+        onChange={(e) => {
+          const ms = toMs(e.currentTarget.value);
+          set({ since: Number.isNaN(ms) ? null : ms });
+        }}
+      />
+      <TextInput
+        type="datetime-local"
+        aria-label="until"
+        value={toLocal(view.filter.until)}
+        onChange={(e) => {
+          const ms = toMs(e.currentTarget.value);
+          set({ until: Number.isNaN(ms) ? null : ms });
+        }}
+      />
+      <TextInput
+        w={200}
+        placeholder="event type / id (loaded rows)"
+        aria-label="text"
+        value={view.text}
+        onChange={(e) => onChange({ ...view, text: e.currentTarget.value })}
+        data-testid="filter-text"
+      />
+    </Group>
+  );
+}
+
+export function CauseMatrixView({ onPick }: { onPick: (cls: string, target: string) => void }) {
+  const causes = useDlqCauses();
+  if (causes.isError) return <Alert color="red">{causes.error.message}</Alert>;
+  const m = causeMatrix(causes.data ?? []);
+  return (
+    <Table withTableBorder withColumnBorders data-testid="cause-matrix">
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>error class \ target</Table.Th>
+          {m.targets.map((t) => (
+            <Table.Th key={t}>{t}</Table.Th>
+          ))}
+          <Table.Th>total</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {m.classes.map((c) => (
+          <Table.Tr key={c}>
+            <Table.Td fw={500}>{c}</Table.Td>
+            {m.targets.map((t) => (
+              <Table.Td
+                key={t}
+                style={{ cursor: m.count(c, t) ? "pointer" : undefined }}
+                onClick={() => m.count(c, t) && onPick(c, t)}
+                data-testid={`cause-${c}-${t}`}
+              >
+                {m.count(c, t) || ""}
+              </Table.Td>
+            ))}
+            <Table.Td fw={500}>{m.classTotal[c]}</Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  );
+}
+
+export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) => void }) {
+  const [view, setView] = useState<DlqView>(initialView);
+  const [tab, setTab] = useState<string | null>("entries");
+  const [open, setOpen] = useState<string | null>(null);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [replay, setReplay] = useState<ReplaySelectionInput | null>(null);
+  const total = useDlqStats("error_class", 5000);
+  const pages = useDlqPages(view.filter);
+
+  useEffect(() => {
+    const q = viewToQuery(view);
+    localStorage.setItem("dlq-view", q);
+    window.history.replaceState(null, "", `${HASH}${q}`);
+    setSelected(new Set());
+  }, [view]);
+
+  const loaded = useMemo(() => pages.data?.pages.flatMap((p) => p.items) ?? [], [pages.data]);
+  const rows = useMemo(() => loaded.filter((e) => matchesText(e, view.text)), [loaded, view.text]);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: rows.length + (pages.hasNextPage ? 1 : 0),
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW,
+    overscan: 20,
+  });
+  const items = virtualizer.getVirtualItems();
+  const lastIndex = items.length ? items[items.length - 1].index : 0;
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = pages;
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage && lastIndex >= rows.length - 40) fetchNextPage();
+  }, [lastIndex, rows.length, hasNextPage, isFetchingNextPage, fetchNextPage]);
+
+  const toggle = (id: string) =>
+    setSelected((s) => {
+      const n = new Set(s);
+      if (n.has(id)) n.delete(id);
+      else n.add(id);
+      return n;
+    });
+  const oldestFirst = useMemo(() => [...rows].reverse().map((r) => r.delivery_id), [rows]);
+  const cols = "32px 200px 1.3fr 1fr 1fr 1fr 90px 60px";
+
+  return (
+    <Stack style={{ flex: 1, minHeight: 0 }} gap="sm">
+      <Group justify="space-between">
+        <Group gap="xs">
+          <Title order={3}>Dead-letter queue</Title>
+          <Badge size="lg" color="red" data-testid="dlq-total">
+            {total.data?.total ?? "…"}
+          </Badge>
+        </Group>
+        <EventLookup onDelivery={setOpen} />
+      </Group>
+      <FilterBar view={view} onChange={setView} />
+      <Group gap="xs">
+        <Button
+          disabled={selected.size === 0}
+          data-testid="replay-selected"
+          onClick={() => setReplay({ by: "ids", delivery_ids: [...selected] })}
+        >
+          Replay selected ({selected.size})
+        </Button>
+        <Button
+          variant="light"
+          data-testid="replay-filter"
+          onClick={() => setReplay({ by: "filter", filter: view.filter })}
+        >
+          {isFilterEmpty(view.filter)
+            ? "Replay the whole DLQ…"
+            : "Replay everything matching this filter…"}
+        </Button>
+        <Button
+          variant="default"
+          onClick={() => pages.refetch()}
+          loading={pages.isRefetching}
+          data-testid="dlq-refresh"
+        >
+          Refresh
+        </Button>
+        <Text size="sm" c="dimmed" data-testid="dlq-loaded">
+          {rows.length} shown
+          {pages.hasNextPage ? ` of ${loaded.length}+ loaded (more as you scroll)` : ""}
+        </Text>
+      </Group>
+      <Tabs
+        value={tab}
+        onChange={setTab}
+        style={{ flex: 1, minHeight: 0, display: "flex", flexDirection: "column" }}
+      >
+        <Tabs.List>
+          <Tabs.Tab value="entries">Entries</Tabs.Tab>
+          <Tabs.Tab value="causes" data-testid="tab-causes">
+            By cause
+          </Tabs.Tab>
+          <Tabs.Tab value="charts" data-testid="tab-charts">
+            Charts
+          </Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel
+          value="entries"
+          style={{ flex: 1, minHeight: 0, display: "flex", flexDirection: "column" }}
+        >
+          {pages.isError && <Alert color="red">{pages.error.message}</Alert>}
+          <div
+            style={{
+              display: "grid",
+              gridTemplateColumns: cols,
+              fontWeight: 600,
+              fontSize: 13,
+              padding: "6px 0",
+            }}
+          >
+            <span /> <span>Dead at</span>
+            <span>Event type</span>
+            <span>Endpoint</span>
+            <span>Flow</span>
+            <span>Target</span>
+            <span>Error</span>
+            <span>Status</span>
+          </div>
+          <div
+            ref={scrollRef}
+            style={{ flex: 1, minHeight: 200, overflow: "auto" }}
+            data-testid="dlq-scroll"
+          >
+            <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+              {items.map((v) => {
+                const e = rows[v.index];
+                return (
+                  <div
+                    key={v.key}
+                    data-testid={e ? "dlq-row" : "dlq-loading"}
+                    style={{
+                      position: "absolute",
+                      top: 0,
+                      left: 0,
+                      right: 0,
+                      height: ROW,
+                      transform: `translateY(${v.start}px)`,
+                      display: "grid",
+                      gridTemplateColumns: cols,
+                      alignItems: "center",
+                      fontSize: 13,
+                      borderBottom: "1px solid var(--mantine-color-default-border)",
+                      cursor: "pointer",
+                    }}
+                  >
+                    {e ? (
+                      <>
+                        <Checkbox
+                          size="xs"
+                          checked={selected.has(e.delivery_id)}
+                          aria-label="select"
+                          onClick={(ev) => ev.stopPropagation()}
+                          onChange={() => toggle(e.delivery_id)}
+                        />
+                        <span>{new Date(e.dead_at).toLocaleString()}</span>
+                        <UnstyledButton
+                          fz={13}
+                          onClick={() => setOpen(e.delivery_id)}
+                          data-testid="dlq-open"
+                        >
+                          {e.event_type}
+                        </UnstyledButton>
+                        <span>{e.endpoint}</span>
+                        <span>{e.flow}</span>
+                        <span data-testid="dlq-target">{e.target}</span>
+                        <span>{e.error_class}</span>
+                        <span>{e.last_status_code ?? "-"}</span>
+                      </>
+                    ) : (
+                      <Text size="sm" c="dimmed" style={{ gridColumn: "1 / -1" }}>
+                        Loading more…
+                      </Text>
+                    )}
+                  </div>
+                );
+              })}
+            </div>
+          </div>
+        </Tabs.Panel>
+        <Tabs.Panel value="causes">
+          {tab === "causes" && (
+            <CauseMatrixView
+              onPick={(c, t) => {
+                setView({
+                  ...view,
+                  filter: { ...view.filter, error_class: c as FailureClass, target: t },
+                });
+                setTab("entries");
+              }}
+            />
+          )}
+        </Tabs.Panel>
+        <Tabs.Panel value="charts">{tab === "charts" && <DlqCharts />}</Tabs.Panel>
+      </Tabs>
+      <DeliveryDetail id={open} onClose={() => setOpen(null)} />
+      {replay && (
+        <ReplayDialog
+          opened={!!replay}
+          onClose={() => setReplay(null)}
+          selection={replay}
+          trialCandidates={replay.by === "filter" ? oldestFirst : []}
+          onStarted={(id) => onReplayStarted?.(id)}
+        />
+      )}
+    </Stack>
+  );
+}

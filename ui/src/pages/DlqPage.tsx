@@ -183,7 +183,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
       return n;
     });
   const oldestFirst = useMemo(() => [...rows].reverse().map((r) => r.delivery_id), [rows]);
-  const cols = "32px 200px 1.3fr 1fr 1fr 1fr 90px 60px";
+  const cols = "32px 190px 1.3fr 1fr 1fr 1fr 90px 60px";
 
   return (
     <Stack style={{ flex: 1, minHeight: 0 }} gap="sm">
@@ -250,6 +250,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
             style={{
               display: "grid",
               gridTemplateColumns: cols,
+              columnGap: 12,
               fontWeight: 600,
               fontSize: 13,
               padding: "6px 0",
@@ -284,6 +285,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
                       transform: `translateY(${v.start}px)`,
                       display: "grid",
                       gridTemplateColumns: cols,
+                      columnGap: 12,
                       alignItems: "center",
                       fontSize: 13,
                       borderBottom: "1px solid var(--mantine-color-default-border)",

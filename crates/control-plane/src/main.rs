@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use switchyard_control_plane::delivery::schedule::parse_duration;
 use switchyard_control_plane::demo::{self, DEMO_TENANT, DEMO_TOKEN};
 use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::hooks::{CrashAt, HookPoint};
@@ -101,31 +102,6 @@ struct ServeArgs {
 
 const DEFAULT_SCHEDULE: &str = "0s,10s,1m,10m,1h";
 use switchyard_control_plane::demo::DEMO_SCHEDULE;
-
-/// Parses `500ms`, `90s`, `10m`, `24h`, `2d`.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 90s, 10m or 24h"))?;
-    let ms = match unit {
-        "ms" => 1,
-        "s" | "" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => {
-            return Err(format!(
-                "{text:?}: unknown unit {unit:?} (use ms, s, m, h or d)"
-            ));
-        }
-    };
-    Ok(Duration::from_millis(n.saturating_mul(ms)))
-}
 
 fn load_tenants(args: &ServeArgs) -> anyhow::Result<Tenants> {
     let mut entries: Vec<String> = args.tenants.clone();

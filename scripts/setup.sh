@@ -20,6 +20,14 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
+# The UI toolchain (Vite 8, Vitest 4) needs Node.js 20.19 or newer; Debian 12's own nodejs is 18.
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: Node.js 20.19+ is required for the UI (found: $(node --version 2>/dev/null || echo none))." >&2
+  echo "setup: install Node.js 20 or newer (e.g. from your distribution's backports or NodeSource), then rerun." >&2
+  exit 1
+fi
+
 if [ -f ui/package.json ]; then
   if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
     echo "setup: installing UI packages (npm ci)"

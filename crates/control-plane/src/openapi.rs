@@ -3,7 +3,7 @@
 use switchyard_protocol::{
     ApplyRequest, CreateRequest, EndpointSpec, EndpointStatus, ErrorCode, FlowMode, FlowSpec,
     FlowStatus, Problem, ResourceKind, ServerInfo, SigningSecretInfo, TargetSpec, TargetStatus,
-    UpdateRequest,
+    TargetTestRequest, TargetTestResult, UpdateRequest,
 };
 use utoipa::openapi::path::{
     HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem,
@@ -272,6 +272,28 @@ pub fn document() -> OpenApi {
             ),
         );
     }
+    paths = paths.path(
+        "/v1/targets/{name}/test",
+        PathItem::new(
+            HttpMethod::Post,
+            operation(Op {
+                summary: "Send one signed test webhook to a target (an external effect: \
+                          the webhook-id is derived from the Idempotency-Key)"
+                    .into(),
+                tag: "targets",
+                keyed: true,
+                if_match: false,
+                params: vec![path_param("name")],
+                body: Some("TargetTestRequest"),
+                ok: (
+                    "200",
+                    "What the receiver answered (ok: false when it failed)",
+                    Some("TargetTestResult".into()),
+                ),
+                errors: &[("404", "not_found")],
+            }),
+        ),
+    );
     paths = paths
         .path(
             "/healthz",
@@ -332,7 +354,9 @@ pub fn document() -> OpenApi {
         .schema(SigningSecretInfo::name(), SigningSecretInfo::schema())
         .schema(FlowSpec::name(), FlowSpec::schema())
         .schema(FlowMode::name(), FlowMode::schema())
-        .schema(FlowStatus::name(), FlowStatus::schema());
+        .schema(FlowStatus::name(), FlowStatus::schema())
+        .schema(TargetTestRequest::name(), TargetTestRequest::schema())
+        .schema(TargetTestResult::name(), TargetTestResult::schema());
     for (kind, spec, status) in [
         ("Endpoint", "EndpointSpec", "EndpointStatus"),
         ("Target", "TargetSpec", "TargetStatus"),

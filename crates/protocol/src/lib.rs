@@ -14,6 +14,7 @@ pub mod name;
 pub mod problem;
 pub mod replay;
 pub mod resource;
+pub mod target_test;
 
 pub use dlq::{DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
 pub use edge::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
@@ -33,3 +34,4 @@ pub use resource::{
     FlowStatus, Page, Resource, ResourceKind, SigningSecretInfo, TargetSpec, TargetStatus,
     UpdateRequest,
 };
+pub use target_test::{TargetTestRequest, TargetTestResult};

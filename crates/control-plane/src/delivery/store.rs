@@ -706,6 +706,24 @@ async fn attach_attempts(pool: &SqlitePool, deliveries: &mut [Delivery]) -> Resu
 }
 
 impl DeliveryStore {
+    /// The target's signing secrets that have not expired at `now`, oldest first.
+    pub async fn active_secrets(
+        &self,
+        tenant: &str,
+        target: &str,
+        now: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT secret FROM signing_secrets WHERE tenant = ? AND target = ? \
+             AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at",
+        )
+        .bind(tenant)
+        .bind(target)
+        .bind(now)
+        .fetch_all(&self.readers)
+        .await?)
+    }
+
     pub async fn delivery(&self, tenant: &str, id: &str) -> Result<Option<Delivery>, StoreError> {
         let row = sqlx::query(&format!(
             "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE tenant = ? AND id = ?"

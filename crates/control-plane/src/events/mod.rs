@@ -29,20 +29,26 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/deliveries/{id}", get(read_delivery))
 }
 
-fn check_request(request: &SubmitEventRequest) -> Result<(), ApiError> {
-    switchyard_protocol::validate_name(&request.endpoint)
-        .map_err(|e| ApiError::validation("endpoint", e.to_string()))?;
-    let t = &request.event_type;
+/// An event type: 1-128 characters of letters, digits and `. _ : -`.
+pub(crate) fn check_event_type(t: &str) -> Result<(), ApiError> {
     let ok = !t.is_empty()
         && t.len() <= 128
         && t.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
-    if !ok {
-        return Err(ApiError::validation(
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::validation(
             "event_type",
             "must be 1-128 characters of letters, digits and . _ : -",
-        ));
+        ))
     }
+}
+
+fn check_request(request: &SubmitEventRequest) -> Result<(), ApiError> {
+    switchyard_protocol::validate_name(&request.endpoint)
+        .map_err(|e| ApiError::validation("endpoint", e.to_string()))?;
+    check_event_type(&request.event_type)?;
     if let Some(key) = &request.event_key
         && (key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x20..=0x7e).contains(&b)))
     {

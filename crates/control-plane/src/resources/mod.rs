@@ -3,6 +3,7 @@
 
 pub mod ops;
 pub mod render;
+pub mod target_test;
 
 use axum::Json;
 use axum::Router;
@@ -15,7 +16,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
 use serde_json::Value;
 use switchyard_protocol::{
-    ApplyRequest, CreateRequest, Page, Resource, ResourceKind, UpdateRequest, validate_name,
+    ApplyRequest, CreateRequest, Page, Resource, ResourceKind, TargetTestRequest, UpdateRequest,
+    validate_name,
 };
 
 use crate::AppState;
@@ -51,6 +53,7 @@ pub fn routes() -> Router<AppState> {
             "/v1/endpoints/{name}/enable",
             post(|s, t, p, u, h| set_enabled(true, s, t, p, u, h)),
         )
+        .route("/v1/targets/{name}/test", post(test_target))
 }
 
 /// Parses a request body into `T`, naming the offending field on failure.
@@ -69,7 +72,7 @@ async fn keyed(
     uri: &OriginalUri,
     headers: &HeaderMap,
     body: Option<&Value>,
-    op: impl Operation + 'static,
+    op: impl Operation,
 ) -> Response {
     let if_match = headers
         .get(axum::http::header::IF_MATCH)
@@ -336,4 +339,46 @@ async fn read(
         })?;
     let live = crate::delivery::live_status(&state, &tenant, kind, &name).await?;
     Ok(render::resource_response(200, &row, live).into_response())
+}
+
+async fn test_target(
+    State(state): State<AppState>,
+    Tenant(tenant): Tenant,
+    Path(name): Path<String>,
+    uri: OriginalUri,
+    headers: HeaderMap,
+    body: Result<JsonBody, ApiError>,
+) -> Response {
+    let prepared = (|| {
+        precheck_key(&headers, &state)?;
+        let JsonBody(body) = body?;
+        let request: TargetTestRequest = parse(&body)?;
+        let event_type = request
+            .event_type
+            .unwrap_or_else(|| target_test::DEFAULT_TEST_EVENT_TYPE.to_owned());
+        crate::events::check_event_type(&event_type)?;
+        Ok::<_, ApiError>((
+            body,
+            target_test::TestTarget {
+                name,
+                event_type,
+                payload: request.payload.unwrap_or_else(|| serde_json::json!({})),
+            },
+        ))
+    })();
+    match prepared {
+        Ok((body, op)) => {
+            keyed(
+                &state,
+                &tenant,
+                Method::POST,
+                &uri,
+                &headers,
+                Some(&body),
+                op,
+            )
+            .await
+        }
+        Err(e) => e.into_response(),
+    }
 }

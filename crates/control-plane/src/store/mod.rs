@@ -110,18 +110,6 @@ pub trait Store: Send + Sync + 'static {
         locked_until: i64,
     ) -> Result<Option<i64>, StoreError>;
 
-    /// Writes an in-progress claim unconditionally, replacing any row. Only the negative
-    /// control `ClaimStrategy::CheckThenInsert` uses this; it is the race the atomic claim
-    /// prevents.
-    #[doc(hidden)]
-    async fn overwrite_claim(
-        &self,
-        scope: &KeyScope,
-        fingerprint: &[u8],
-        now: i64,
-        locked_until: i64,
-    ) -> Result<(), StoreError>;
-
     /// Deletes an in-progress claim at `attempt`, so a corrected request can reuse the key.
     async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError>;
 
@@ -203,6 +191,37 @@ pub trait StoreTx: Send {
         &mut self,
         tenant: &str,
         target: &str,
+    ) -> Result<(), StoreError>;
+
+    /// [`Store::claim_key`] inside this transaction: the claim commits (or rolls back) with
+    /// the effect and the stored response, so a local effect needs one write transaction.
+    async fn claim_key(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<ClaimOutcome, StoreError>;
+
+    /// [`Store::take_over_key`] inside this transaction.
+    async fn take_over_key(
+        &mut self,
+        scope: &KeyScope,
+        seen_attempt: i64,
+        now: i64,
+        locked_until: i64,
+    ) -> Result<Option<i64>, StoreError>;
+
+    /// Writes an in-progress claim unconditionally, replacing any row. Only the negative
+    /// control `ClaimStrategy::CheckThenInsert` uses this; it is the race the atomic claim
+    /// prevents.
+    #[doc(hidden)]
+    async fn overwrite_claim(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
     ) -> Result<(), StoreError>;
 
     /// Marks the key completed with `response`, only if it is still in progress at `attempt`

@@ -114,6 +114,11 @@ fn key_from_row(row: &SqliteRow) -> Result<KeyRecord, StoreError> {
 
 const SELECT_RESOURCE: &str =
     "SELECT kind, name, version, spec, status, created_at, updated_at FROM resources";
+const CLAIM_KEY: &str = "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
+     VALUES (?, ?, ?, 'in_progress', 1, ?, ?) ON CONFLICT (tenant, key) DO NOTHING RETURNING attempt";
+const TAKE_OVER_KEY: &str = "UPDATE idempotency_keys SET attempt = attempt + 1, locked_until = ? \
+     WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ? AND locked_until <= ? \
+     RETURNING attempt";
 const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, created_at, \
      response_status, response_headers, response_body FROM idempotency_keys";
 
@@ -132,17 +137,14 @@ impl Store for SqliteStore {
         locked_until: i64,
     ) -> Result<ClaimOutcome, StoreError> {
         // One autocommit statement: atomic on its own, no BEGIN/COMMIT round trips.
-        let inserted = sqlx::query(
-            "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
-             VALUES (?, ?, ?, 'in_progress', 1, ?, ?) ON CONFLICT (tenant, key) DO NOTHING RETURNING attempt",
-        )
-        .bind(&scope.tenant)
-        .bind(&scope.key)
-        .bind(fingerprint)
-        .bind(locked_until)
-        .bind(now)
-        .fetch_optional(&self.writer)
-        .await?;
+        let inserted = sqlx::query(CLAIM_KEY)
+            .bind(&scope.tenant)
+            .bind(&scope.key)
+            .bind(fingerprint)
+            .bind(locked_until)
+            .bind(now)
+            .fetch_optional(&self.writer)
+            .await?;
         if let Some(row) = inserted {
             return Ok(ClaimOutcome::Claimed {
                 attempt: row.try_get("attempt")?,
@@ -162,42 +164,17 @@ impl Store for SqliteStore {
         now: i64,
         locked_until: i64,
     ) -> Result<Option<i64>, StoreError> {
-        let row = sqlx::query(
-            "UPDATE idempotency_keys SET attempt = attempt + 1, locked_until = ? \
-             WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ? AND locked_until <= ? \
-             RETURNING attempt",
-        )
-        .bind(locked_until)
-        .bind(&scope.tenant)
-        .bind(&scope.key)
-        .bind(seen_attempt)
-        .bind(now)
-        .fetch_optional(&self.writer)
-        .await?;
+        let row = sqlx::query(TAKE_OVER_KEY)
+            .bind(locked_until)
+            .bind(&scope.tenant)
+            .bind(&scope.key)
+            .bind(seen_attempt)
+            .bind(now)
+            .fetch_optional(&self.writer)
+            .await?;
         row.map(|r| r.try_get("attempt"))
             .transpose()
             .map_err(Into::into)
-    }
-
-    async fn overwrite_claim(
-        &self,
-        scope: &KeyScope,
-        fingerprint: &[u8],
-        now: i64,
-        locked_until: i64,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT OR REPLACE INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
-             VALUES (?, ?, ?, 'in_progress', 1, ?, ?)",
-        )
-        .bind(&scope.tenant)
-        .bind(&scope.key)
-        .bind(fingerprint)
-        .bind(locked_until)
-        .bind(now)
-        .execute(&self.writer)
-        .await?;
-        Ok(())
     }
 
     async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError> {
@@ -409,6 +386,76 @@ impl StoreTx for SqliteTx {
             .bind(target)
             .execute(&mut *self.tx)
             .await?;
+        Ok(())
+    }
+
+    async fn claim_key(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<ClaimOutcome, StoreError> {
+        let inserted = sqlx::query(CLAIM_KEY)
+            .bind(&scope.tenant)
+            .bind(&scope.key)
+            .bind(fingerprint)
+            .bind(locked_until)
+            .bind(now)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        if let Some(row) = inserted {
+            return Ok(ClaimOutcome::Claimed {
+                attempt: row.try_get("attempt")?,
+            });
+        }
+        // The write lock is held: the row that blocked the insert is still there.
+        let row = sqlx::query(&format!("{SELECT_KEY} WHERE tenant = ? AND key = ?"))
+            .bind(&scope.tenant)
+            .bind(&scope.key)
+            .fetch_one(&mut *self.tx)
+            .await?;
+        Ok(ClaimOutcome::Existing(key_from_row(&row)?))
+    }
+
+    async fn take_over_key(
+        &mut self,
+        scope: &KeyScope,
+        seen_attempt: i64,
+        now: i64,
+        locked_until: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let row = sqlx::query(TAKE_OVER_KEY)
+            .bind(locked_until)
+            .bind(&scope.tenant)
+            .bind(&scope.key)
+            .bind(seen_attempt)
+            .bind(now)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        row.map(|r| r.try_get("attempt"))
+            .transpose()
+            .map_err(Into::into)
+    }
+
+    async fn overwrite_claim(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
+             VALUES (?, ?, ?, 'in_progress', 1, ?, ?)",
+        )
+        .bind(&scope.tenant)
+        .bind(&scope.key)
+        .bind(fingerprint)
+        .bind(locked_until)
+        .bind(now)
+        .execute(&mut *self.tx)
+        .await?;
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{Observed, TOKEN, client};
+use crate::support::{Observed, Recorder, TOKEN, client};
 
 struct Process {
     child: Child,
@@ -103,8 +103,9 @@ async fn a_response_replays_byte_for_byte_after_kill_9() {
     p.child.wait().unwrap();
 }
 
-/// The process dies at `point`; the client never hears back. After a restart, the retry
-/// (with the same key) takes the expired lease over and the effect happens exactly once.
+/// The process dies at `point` inside a resource write; the client never hears back. The
+/// claim, the write and the stored response were one transaction, so nothing of it survived:
+/// after a restart the retry (with the same key) executes, and the effect happens once.
 async fn crash_then_retry(point: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cp.db");
@@ -145,4 +146,93 @@ async fn a_crash_between_claim_and_effect_completes_exactly_once_on_retry() {
 #[tokio::test]
 async fn a_crash_between_effect_and_stored_response_completes_exactly_once_on_retry() {
     crash_then_retry("after_effect").await;
+}
+
+async fn test_target(base: &str, key: &str) -> Result<Observed, reqwest::Error> {
+    let response = client()
+        .post(format!("{base}/v1/targets/billing/test"))
+        .bearer_auth(TOKEN)
+        .header("idempotency-key", key)
+        .json(&json!({}))
+        .send()
+        .await?;
+    Ok(Observed::of(response).await)
+}
+
+/// The process dies at `point` during an external effect (a target test). The claim had
+/// committed, so after a restart the retry gets 409 until the 1 s lease expires, then takes
+/// the key over and calls again — with the same `webhook-id` — and one result is stored.
+async fn crash_during_a_call_then_retry(point: &str, calls_before_crash: usize) {
+    let recorder = Recorder::start(&[]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let mut p = spawn(&db, None);
+    let created = client()
+        .post(format!("{}/v1/targets", p.base))
+        .bearer_auth(TOKEN)
+        .header("idempotency-key", "make-billing")
+        .json(&json!({"name": "billing", "spec": {"url": recorder.url}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    p.child.kill().unwrap();
+    p.child.wait().unwrap();
+
+    let mut p = spawn(&db, Some(point));
+    assert!(
+        test_target(&p.base, "t").await.is_err(),
+        "the server died mid-request"
+    );
+    assert!(!p.child.wait().unwrap().success(), "aborted at {point}");
+    assert_eq!(recorder.ids().len(), calls_before_crash, "{point}");
+
+    let mut p = spawn(&db, None);
+    let mut done = None;
+    for _ in 0..100 {
+        let r = test_target(&p.base, "t").await.unwrap();
+        if r.status != 409 {
+            done = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let done = done.expect("the key completes after its lease expires");
+    assert_eq!(
+        (done.status, done.json()["ok"].as_bool()),
+        (200, Some(true)),
+        "{point}"
+    );
+    let ids = recorder.ids();
+    assert_eq!(
+        ids.len(),
+        calls_before_crash + 1,
+        "{point}: one more call after the takeover"
+    );
+    assert!(
+        ids.iter().all(|id| id == &ids[0]),
+        "every call carries one webhook-id: {ids:?}"
+    );
+    let replay = test_target(&p.base, "t").await.unwrap();
+    assert_eq!(
+        (replay.replayed, replay.without_replay_flag()),
+        (true, done)
+    );
+    assert_eq!(
+        recorder.ids().len(),
+        calls_before_crash + 1,
+        "a replay calls nobody"
+    );
+    p.child.kill().unwrap();
+    p.child.wait().unwrap();
+}
+
+#[tokio::test]
+async fn a_crash_before_a_call_out_is_taken_over_and_called_once() {
+    crash_during_a_call_then_retry("after_claim", 0).await;
+}
+
+#[tokio::test]
+async fn a_crash_after_a_call_out_repeats_it_with_the_same_webhook_id() {
+    crash_during_a_call_then_retry("after_effect", 1).await;
 }

@@ -3,6 +3,7 @@
 
 mod concurrency;
 mod crash;
+mod external;
 mod idempotency;
 mod resources;
 mod support;

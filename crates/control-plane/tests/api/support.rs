@@ -204,3 +204,93 @@ impl switchyard_control_plane::hooks::Hooks for Gate {
         }
     }
 }
+
+/// A webhook receiver on loopback: records each request's `webhook-id` and answers with
+/// the given statuses in order (200 once they run out).
+/// With `hold_first`, the first request is parked (after `first_arrived` fires) until
+/// `release_first` is notified.
+pub struct Recorder {
+    pub url: String,
+    ids: Arc<std::sync::Mutex<Vec<String>>>,
+    pub first_arrived: Arc<tokio::sync::Notify>,
+    pub release_first: Arc<tokio::sync::Notify>,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl Recorder {
+    pub async fn start(statuses: &[u16]) -> Self {
+        Self::start_holding(statuses, false).await
+    }
+
+    pub async fn start_holding(statuses: &[u16], hold_first: bool) -> Self {
+        let ids = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let queue = Arc::new(std::sync::Mutex::new(statuses.to_vec()));
+        let (arrived, release) = (
+            Arc::new(tokio::sync::Notify::new()),
+            Arc::new(tokio::sync::Notify::new()),
+        );
+        let (seen, left, a, r) = (ids.clone(), queue.clone(), arrived.clone(), release.clone());
+        let app = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |headers: axum::http::HeaderMap| {
+                let (seen, left, arrived, release) =
+                    (seen.clone(), left.clone(), a.clone(), r.clone());
+                async move {
+                    let id = headers
+                        .get("webhook-id")
+                        .map(|v| v.to_str().unwrap().to_owned())
+                        .unwrap_or_default();
+                    let (nth, status) = {
+                        let mut seen = seen.lock().unwrap();
+                        seen.push(id);
+                        let mut left = left.lock().unwrap();
+                        (
+                            seen.len(),
+                            if left.is_empty() { 200 } else { left.remove(0) },
+                        )
+                    };
+                    if hold_first && nth == 1 {
+                        let released = release.notified();
+                        arrived.notify_one();
+                        released.await;
+                    }
+                    axum::http::StatusCode::from_u16(status).unwrap()
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Self {
+            url,
+            ids,
+            first_arrived: arrived,
+            release_first: release,
+            _task: task,
+        }
+    }
+
+    /// The `webhook-id` of every request received, in order.
+    pub fn ids(&self) -> Vec<String> {
+        self.ids.lock().unwrap().clone()
+    }
+}
+
+pub fn target(name: &str, url: &str) -> Value {
+    serde_json::json!({"name": name, "spec": {"url": url, "timeout_ms": 2000}})
+}
+
+impl TestServer {
+    /// `POST /v1/targets/{name}/test` with `key`.
+    pub async fn test_target(&self, name: &str, key: &str) -> Observed {
+        let response = self
+            .keyed(Method::POST, &format!("/v1/targets/{name}/test"), key)
+            .json(&serde_json::json!({}))
+            .send()
+            .await
+            .unwrap();
+        Observed::of(response).await
+    }
+}

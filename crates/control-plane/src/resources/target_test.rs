@@ -1,0 +1,106 @@
+//! `POST /v1/targets/{name}/test`: one signed test webhook to a target — the control plane's
+//! external-effect operation (seed rule 6). The claim commits before the call; the call
+//! carries a `webhook-id` derived from the Idempotency-Key, so a retry after a crash or a
+//! lease takeover repeats the same message rather than a new one; the result is stored
+//! and replayed like any other response.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use switchyard_protocol::{ResourceKind, TargetSpec, TargetTestResult};
+
+use crate::AppState;
+use crate::clock::to_datetime;
+use crate::delivery::{http, signing};
+use crate::error::ApiError;
+use crate::idempotency::{Effect, OpContext, Operation};
+use crate::store::{StoreTx, StoredResponse};
+
+/// The `type` of a test webhook when the request names none.
+pub const DEFAULT_TEST_EVENT_TYPE: &str = "switchyard.test";
+
+pub struct TestTarget {
+    pub name: String,
+    pub event_type: String,
+    pub payload: Value,
+}
+
+#[async_trait]
+impl Operation for TestTarget {
+    fn effect(&self) -> Effect {
+        Effect::External
+    }
+
+    async fn call_external(
+        &self,
+        state: &AppState,
+        ctx: &OpContext<'_>,
+        downstream_key: &str,
+    ) -> Result<Value, ApiError> {
+        let not_found = || ApiError::NotFound {
+            kind: ResourceKind::Target.as_str(),
+            name: self.name.clone(),
+        };
+        let row = state
+            .store
+            .get_resource(ctx.tenant, ResourceKind::Target, &self.name)
+            .await?
+            .ok_or_else(not_found)?;
+        let spec: TargetSpec = serde_json::from_value(row.spec)
+            .map_err(|e| ApiError::Internal(format!("stored target spec: {e}")))?;
+        let secrets = state
+            .delivery
+            .store
+            .active_secrets(ctx.tenant, &self.name, ctx.now)
+            .await?;
+
+        let body = json!({
+            "id": downstream_key,
+            "type": self.event_type,
+            "target": self.name,
+            "timestamp": to_datetime(ctx.now).to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "data": self.payload,
+        })
+        .to_string();
+        let timestamp = ctx.now.div_euclid(1000);
+        let mut headers: Vec<(String, String)> = spec.headers.clone().into_iter().collect();
+        headers.push(("content-type".into(), "application/json".into()));
+        headers.push(("webhook-id".into(), downstream_key.to_owned()));
+        headers.push(("webhook-timestamp".into(), timestamp.to_string()));
+        let signature =
+            signing::signature_header(&secrets, downstream_key, timestamp, body.as_bytes());
+        if !signature.is_empty() {
+            headers.push(("webhook-signature".into(), signature));
+        }
+        headers.push(("switchyard-test".into(), "true".into()));
+
+        let timeout = std::time::Duration::from_millis(u64::from(spec.timeout_ms));
+        let outcome = http::send(&state.delivery.http, &spec.url, timeout, &headers, body).await;
+        let result = TargetTestResult {
+            target: self.name.clone(),
+            webhook_id: downstream_key.to_owned(),
+            ok: outcome.succeeded(),
+            status_code: outcome.status_code,
+            error_class: outcome.error_class,
+            error: outcome.error,
+            duration_ms: outcome.duration_ms,
+            tested_at: to_datetime(ctx.now),
+        };
+        serde_json::to_value(result).map_err(|e| ApiError::Internal(e.to_string()))
+    }
+
+    async fn execute(
+        &self,
+        _tx: &mut dyn StoreTx,
+        ctx: &OpContext<'_>,
+    ) -> Result<StoredResponse, ApiError> {
+        let result = ctx
+            .external
+            .as_ref()
+            .ok_or_else(|| ApiError::Internal("target test ran without its call".into()))?;
+        Ok(StoredResponse {
+            status: 200,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(result).expect("JSON values serialize"),
+        })
+    }
+}

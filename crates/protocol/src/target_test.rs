@@ -1,0 +1,42 @@
+//! `POST /v1/targets/{name}/test`: send one signed test webhook to a target.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::events::ErrorClass;
+
+/// The body of a target test. Both fields are optional; an empty body sends
+/// `{"type": "switchyard.test", "data": {}}`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetTestRequest {
+    /// The `type` of the test webhook (default `switchyard.test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<String>,
+    /// Sent as `data` of the webhook body (default `{}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+}
+
+/// What the test webhook observed. A receiver that failed is still a completed test
+/// (`ok: false`): the answer is stored under the Idempotency-Key and replayed like any other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TargetTestResult {
+    pub target: String,
+    /// The `webhook-id` the receiver saw. It is derived from the Idempotency-Key, so if the
+    /// server crashed mid-test and a retry sends again, the receiver sees the same id twice
+    /// and can drop the copy.
+    pub webhook_id: String,
+    /// A 2xx within the target's timeout.
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_code: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub duration_ms: u64,
+    pub tested_at: DateTime<Utc>,
+}

@@ -23,6 +23,7 @@ command_map! {
     check_health() -> Health;
     overview() -> Overview;
     list_resources(kind: Kind) -> Vec<ResourceView>;
+    search_resources(query: String, limit: u32) -> Vec<ResourceRef>;
     get_resource(kind: Kind, name: String) -> ResourceView;
     fetch_live(kind: Kind, name: String) -> Option<ResourceView>;
     resource_history(kind: Kind, name: String) -> Vec<OutboxEntry>;
@@ -65,6 +66,7 @@ macro_rules! handler {
             $crate::commands::check_health,
             $crate::commands::overview,
             $crate::commands::list_resources,
+            $crate::commands::search_resources,
             $crate::commands::get_resource,
             $crate::commands::fetch_live,
             $crate::commands::resource_history,

@@ -67,6 +67,27 @@ pub async fn list_resources(state: State<'_, AppState>, kind: Kind) -> Result<Ve
         .collect())
 }
 
+/// Resources whose name contains `query`, for the command palette (at most 50).
+#[tauri::command]
+pub async fn search_resources(
+    state: State<'_, AppState>,
+    query: String,
+    limit: u32,
+) -> Result<Vec<ResourceRef>> {
+    let profile = state.active().await;
+    let found = state
+        .core
+        .search_resources(&profile, &query, limit.min(50))
+        .await?;
+    Ok(found
+        .into_iter()
+        .map(|(kind, name)| ResourceRef {
+            kind: kind.into(),
+            name,
+        })
+        .collect())
+}
+
 #[tauri::command]
 pub async fn get_resource(
     state: State<'_, AppState>,
@@ -223,24 +244,8 @@ pub async fn queue_write(state: State<'_, AppState>, request: WriteRequest) -> R
 pub async fn overview(state: State<'_, AppState>) -> Result<Overview> {
     let profile = state.active().await;
     let core = &state.core;
-    let endpoints = core
-        .list_resources(&profile, ResourceKind::Endpoint)
-        .await?;
-    let targets = core.list_resources(&profile, ResourceKind::Target).await?;
-    let flows = core.list_resources(&profile, ResourceKind::Flow).await?;
     let counts = core.pending_counts(&profile).await?;
-    let disabled = endpoints
-        .iter()
-        .filter(|e| {
-            let local = e.local.as_ref().and_then(|l| l.enabled);
-            let server = e
-                .server
-                .as_ref()
-                .and_then(|s| s.status.get("enabled"))
-                .and_then(|v| v.as_bool());
-            local.or(server) == Some(false)
-        })
-        .count();
+    let resources = core.resource_counts(&profile).await?;
     let recent = core
         .audit(switchyard_core::AuditQuery {
             profile: Some(profile.clone()),
@@ -255,10 +260,10 @@ pub async fn overview(state: State<'_, AppState>) -> Result<Overview> {
         .take(8);
     Ok(Overview {
         profile,
-        endpoints: endpoints.len() as u32,
-        targets: targets.len() as u32,
-        flows: flows.len() as u32,
-        disabled_endpoints: disabled as u32,
+        endpoints: resources.endpoints,
+        targets: resources.targets,
+        flows: resources.flows,
+        disabled_endpoints: resources.disabled_endpoints,
         pending: (counts.pending + counts.sending) as u32,
         needs_attention: counts.needs_attention as u32,
         dlq_size: None,

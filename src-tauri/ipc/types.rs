@@ -233,6 +233,13 @@ pub struct AuditEntry {
     pub detail: Option<String>,
 }
 
+/// A resource found by the command palette's search.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ResourceRef {
+    pub kind: Kind,
+    pub name: String,
+}
+
 /// The overview page.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct Overview {

@@ -30,7 +30,7 @@ import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
 import { call } from "./ipc/client";
-import { useResources, useSyncNow, useSyncStatus } from "./ipc/queries";
+import { useOverview, useResourceSearch, useSyncNow, useSyncStatus } from "./ipc/queries";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
 import { ActivityPage } from "./pages/ActivityPage";
@@ -79,9 +79,10 @@ export function App() {
   const toggleScheme = () => setColorScheme(scheme === "dark" ? "light" : "dark");
   const syncNow = useSyncNow();
   const status = useSyncStatus();
-  const endpoints = useResources("endpoint");
-  const targets = useResources("target");
-  const flows = useResources("flow");
+  const overview = useOverview();
+  // The palette searches the cache as you type; it never loads every resource up front.
+  const [query, setQuery] = useState("");
+  const found = useResourceSearch(query);
 
   const go = (next: Page, open: string | null = null) => {
     setOpenOnArrival(open);
@@ -131,11 +132,7 @@ export function App() {
         onClick: toggleScheme,
       },
     ];
-    const resources = [
-      ...(endpoints.data ?? []),
-      ...(targets.data ?? []),
-      ...(flows.data ?? []),
-    ].map((r) => ({
+    const resources = (query.trim() ? (found.data ?? []) : []).map((r) => ({
       id: `${r.kind}/${r.name}`,
       label: r.name,
       description: kindLabels[r.kind].one,
@@ -146,7 +143,7 @@ export function App() {
   })();
 
   // The first screen with data: tell the Rust side the launch is complete (logged, benched).
-  const ready = endpoints.isSuccess && status.isSuccess;
+  const ready = overview.isSuccess && status.isSuccess;
   const reported = useRef(false);
   useEffect(() => {
     if (ready && !reported.current) {
@@ -243,6 +240,8 @@ export function App() {
       </AppShell.Footer>
       <Spotlight
         actions={actions}
+        query={query}
+        onQueryChange={setQuery}
         limit={30}
         shortcut="mod + K"
         nothingFound="Nothing found"

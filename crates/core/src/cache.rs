@@ -12,6 +12,67 @@ use crate::outbox::recompute_local;
 use crate::types::*;
 
 impl Console {
+    /// Cached resources whose name contains `query` (case-insensitive), by name, at most
+    /// `limit` — for a command palette that must not load every resource to search.
+    pub async fn search_resources(
+        &self,
+        profile: &str,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<(ResourceKind, String)>> {
+        let pattern = format!(
+            "%{}%",
+            query
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        let rows = sqlx::query(
+            "SELECT kind, name FROM cache WHERE profile = ? AND name LIKE ? ESCAPE '\\' \
+             ORDER BY name, kind LIMIT ?",
+        )
+        .bind(profile)
+        .bind(pattern)
+        .bind(limit)
+        .fetch_all(&self.inner.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                let kind = ResourceKind::parse(r.get::<&str, _>("kind"))?;
+                Some((kind, r.get("name")))
+            })
+            .collect())
+    }
+
+    /// How many resources of each kind the cache holds (including local creations and
+    /// deletions, as the lists show them), and how many endpoints are disabled.
+    pub async fn resource_counts(&self, profile: &str) -> Result<ResourceCounts> {
+        let rows = sqlx::query(
+            "SELECT kind, COUNT(*) AS n, SUM(CASE WHEN COALESCE(json_extract(local_json, '$.enabled'), \
+             json_extract(server_json, '$.status.enabled')) = 0 THEN 1 ELSE 0 END) AS disabled \
+             FROM cache WHERE profile = ? GROUP BY kind",
+        )
+        .bind(profile)
+        .fetch_all(&self.inner.pool)
+        .await?;
+        let mut counts = ResourceCounts::default();
+        for r in rows {
+            let n = u32::try_from(r.get::<i64, _>("n")).unwrap_or(u32::MAX);
+            match ResourceKind::parse(r.get::<&str, _>("kind")) {
+                Some(ResourceKind::Endpoint) => {
+                    counts.endpoints = n;
+                    counts.disabled_endpoints =
+                        u32::try_from(r.get::<i64, _>("disabled")).unwrap_or(0);
+                }
+                Some(ResourceKind::Target) => counts.targets = n,
+                Some(ResourceKind::Flow) => counts.flows = n,
+                None => {}
+            }
+        }
+        Ok(counts)
+    }
+
     /// Every cached resource of a kind (including ones created or deleted locally), by name.
     pub async fn list_resources(
         &self,

@@ -84,6 +84,16 @@ pub struct CachedResource {
     pub refreshed_at: Option<i64>,
 }
 
+/// How many resources of each kind a profile's cache holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceCounts {
+    pub endpoints: u32,
+    pub targets: u32,
+    pub flows: u32,
+    /// Endpoints disabled on the server or by a queued disable.
+    pub disabled_endpoints: u32,
+}
+
 /// The optimistic local view of a resource.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LocalView {

@@ -181,6 +181,11 @@ action: string, session_id: string, state: ReplayWriteState, attempts: number, e
 
 export type Resolution = "retry_as_new" | "discard";
 
+/**
+ * A resource found by the command palette's search.
+ */
+export type ResourceRef = { kind: Kind, name: string, };
+
 export type ResourceView = { kind: Kind, name: string, 
 /**
  * The last version confirmed by the control plane (0 when only created locally).
@@ -250,6 +255,7 @@ export type Commands = {
   check_health: { args: {  }; result: Health };
   overview: { args: {  }; result: Overview };
   list_resources: { args: { kind: Kind }; result: Array<ResourceView> };
+  search_resources: { args: { query: string; limit: number }; result: Array<ResourceRef> };
   get_resource: { args: { kind: Kind; name: string }; result: ResourceView };
   fetch_live: { args: { kind: Kind; name: string }; result: ResourceView | null };
   resource_history: { args: { kind: Kind; name: string }; result: Array<OutboxEntry> };

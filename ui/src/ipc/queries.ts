@@ -1,6 +1,6 @@
 // TanStack Query hooks over the typed IPC. Query keys are small and stable so the core's events
 // can invalidate exactly what changed.
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { Kind, ProfileInput, Resolution, WriteRequest } from "./bindings";
 import { call } from "./client";
 
@@ -9,6 +9,8 @@ export const keys = {
   health: ["health"] as const,
   overview: ["overview"] as const,
   resources: (kind: Kind) => ["resources", kind] as const,
+  // Under "resources" so a cache change refreshes open searches too.
+  resourceSearch: (query: string) => ["resources", "search", query] as const,
   allResources: ["resources"] as const,
   resource: (kind: Kind, name: string) => ["resource", kind, name] as const,
   live: (kind: Kind, name: string) => ["live", kind, name] as const,
@@ -35,6 +37,15 @@ export const useOverview = () =>
 
 export const useResources = (kind: Kind) =>
   useQuery({ queryKey: keys.resources(kind), queryFn: () => call("list_resources", { kind }) });
+
+/** The command palette's resource search: names containing `query`, from the local cache. */
+export const useResourceSearch = (query: string) =>
+  useQuery({
+    queryKey: keys.resourceSearch(query.trim()),
+    queryFn: () => call("search_resources", { query: query.trim(), limit: 30 }),
+    enabled: query.trim().length > 0,
+    placeholderData: keepPreviousData,
+  });
 
 export const useResource = (kind: Kind, name: string | null) =>
   useQuery({

@@ -1,6 +1,7 @@
 //! Integration tests of the console core against the real control plane, through an
 //! in-repo fault proxy, with sync processes killed -9 mid-flight.
 
+mod cache_queries;
 mod chaos;
 mod child;
 mod harness;

@@ -1,0 +1,65 @@
+import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { App } from "./App";
+import type { Overview, SyncStatus } from "./ipc/bindings";
+import { mockCommands, renderUi } from "./test/render";
+
+const status: SyncStatus = {
+  profile: "sandbox",
+  online: true,
+  last_sync_at: Date.now(),
+  pending: 0,
+  needs_attention: 0,
+  syncing: false,
+  round_done: 0,
+  round_total: 0,
+  offline_reason: null,
+};
+
+const overview: Overview = {
+  profile: "sandbox",
+  endpoints: 10_004,
+  targets: 5,
+  flows: 5,
+  disabled_endpoints: 1,
+  pending: 0,
+  needs_attention: 0,
+  dlq_size: null,
+  recent: [],
+};
+
+describe("App", () => {
+  it("launches without loading every resource, and the palette searches the cache as you type", async () => {
+    const calls = mockCommands({
+      sync_status: () => status,
+      overview: () => overview,
+      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      list_profiles: () => [
+        {
+          name: "sandbox",
+          url: "http://127.0.0.1:1",
+          sandbox: true,
+          active: true,
+          has_token: true,
+        },
+      ],
+      ui_ready: () => 1,
+      search_resources: ({ query }) =>
+        ["orders", "orders-eu", "billing"]
+          .filter((name) => name.includes(query))
+          .map((name) => ({ kind: "endpoint" as const, name })),
+    });
+    renderUi(<App />);
+    await waitFor(() => expect(screen.getByTestId("stat-endpoints")).toHaveTextContent("10004"));
+    await waitFor(() => expect(calls.some(([cmd]) => cmd === "ui_ready")).toBe(true));
+    expect(calls.some(([cmd]) => cmd === "list_resources")).toBe(false);
+
+    fireEvent.click(screen.getByTestId("palette-button"));
+    const search = await screen.findByPlaceholderText("Jump to a page, resource or action…");
+    fireEvent.change(search, { target: { value: "orders" } });
+    // Labels are split by the query highlight, so read the text as a person would.
+    await waitFor(() => expect(document.body.textContent).toContain("orders-eu"));
+    expect(document.body.textContent).not.toContain("billing");
+    expect(calls).toContainEqual(["search_resources", { query: "orders", limit: 30 }]);
+  });
+});

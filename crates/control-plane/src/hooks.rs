@@ -8,9 +8,11 @@ use async_trait::async_trait;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookPoint {
-    /// The key is claimed (committed as in progress); the effect has not started.
+    /// The key is claimed; the effect has not started. For a local effect the claim sits in
+    /// the open write transaction; for an external one it has committed as in progress.
     AfterClaim,
-    /// The effect is written inside the open transaction; the stored response is not.
+    /// The effect is done (a local one written inside the open transaction, an external call
+    /// made); the stored response is not written yet.
     AfterEffect,
 }
 

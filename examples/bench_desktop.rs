@@ -32,6 +32,8 @@ struct Figures {
     rss_kib: u64,
     pss_kib: u64,
     processes: usize,
+    /// (process name, RSS KiB, PSS KiB) per process.
+    breakdown: Vec<(String, u64, u64)>,
 }
 
 /// Starts the app on `dir`, waits for "launch: interactive after N ms", lets it settle, and
@@ -70,31 +72,30 @@ fn launch(dir: &Path) -> Result<(u64, Child)> {
     Ok((ms, child))
 }
 
-fn measure(child: &Child) -> (u64, u64, usize) {
+fn measure(child: &Child) -> (u64, u64, Vec<(String, u64, u64)>) {
     let mut pids = vec![child.id()];
     let mut i = 0;
     while i < pids.len() {
         pids.extend(children_of(pids[i]));
         i += 1;
     }
-    let (mut rss, mut pss) = (0, 0);
+    let (mut rss, mut pss, mut breakdown) = (0, 0, Vec::new());
     for pid in &pids {
         let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-        for line in text.lines() {
-            let kib = || {
-                line.split_whitespace()
-                    .nth(1)
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(0)
-            };
-            if line.starts_with("Rss:") {
-                rss += kib();
-            } else if line.starts_with("Pss:") {
-                pss += kib();
-            }
-        }
+        let field = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let (r, p) = (field("Rss:"), field("Pss:"));
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        breakdown.push((name.trim().to_owned(), r, p));
+        rss += r;
+        pss += p;
     }
-    (rss, pss, pids.len())
+    (rss, pss, breakdown)
 }
 
 fn children_of(pid: u32) -> Vec<u32> {
@@ -134,7 +135,7 @@ fn run_case(dir: &Path) -> Result<Figures> {
     std::thread::sleep(Duration::from_secs(4));
     stop(&mut first);
     let mut launch_ms = Vec::new();
-    let mut memory = (0, 0, 0);
+    let mut memory = (0, 0, Vec::new());
     for run in 0..WARM_RUNS {
         let (ms, mut child) = launch(dir)?;
         launch_ms.push(ms);
@@ -150,7 +151,8 @@ fn run_case(dir: &Path) -> Result<Figures> {
         launch_ms,
         rss_kib: memory.0,
         pss_kib: memory.1,
-        processes: memory.2,
+        processes: memory.2.len(),
+        breakdown: memory.2,
     })
 }
 
@@ -207,6 +209,13 @@ fn print(label: &str, f: &Figures) {
         f.pss_kib as f64 / 1024.0,
         f.processes
     );
+    for (name, rss, pss) in &f.breakdown {
+        println!(
+            "    {name:<24} RSS {:>6.1} MiB   PSS {:>6.1} MiB",
+            *rss as f64 / 1024.0,
+            *pss as f64 / 1024.0
+        );
+    }
 }
 
 #[tokio::main]
@@ -219,6 +228,13 @@ async fn main() -> Result<()> {
     }
     let base_dir = tempfile::tempdir()?;
     let big_dir = tempfile::tempdir()?;
+    if std::env::var_os("BENCH_KEEP_DIRS").is_some() {
+        eprintln!(
+            "BENCH_KEEP_DIRS: keeping {} and {}",
+            base_dir.path().display(),
+            big_dir.path().display()
+        );
+    }
     let baseline = tokio::task::spawn_blocking({
         let dir = base_dir.path().to_owned();
         move || run_case(&dir)
@@ -250,5 +266,8 @@ async fn main() -> Result<()> {
         if ok_launch { "met" } else { "MISSED" },
         if ok_pss { "met" } else { "MISSED" }
     );
+    if std::env::var_os("BENCH_KEEP_DIRS").is_some() {
+        let _ = (base_dir.keep(), big_dir.keep());
+    }
     Ok(())
 }

@@ -9,6 +9,7 @@ mod events;
 pub mod ipc;
 pub mod state;
 mod sync_driver;
+pub mod webkit_env;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -80,11 +81,26 @@ pub fn run() {
         .setup(|app| {
             let state = tauri::async_runtime::block_on(open_state())
                 .map_err(|e| format!("Switchyard could not open its data: {e:#}"))?;
+            tracing::info!(
+                "launch: core and sandbox ready after {} ms",
+                started().elapsed().as_millis()
+            );
             app.manage(state);
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(events::forward(handle.clone()));
             tauri::async_runtime::spawn(sync_driver::run(handle));
             Ok(())
+        })
+        .on_page_load(|_webview, payload| {
+            let at = started().elapsed().as_millis();
+            match payload.event() {
+                tauri::webview::PageLoadEvent::Started => {
+                    tracing::info!("launch: page load started after {at} ms")
+                }
+                tauri::webview::PageLoadEvent::Finished => {
+                    tracing::info!("launch: page loaded after {at} ms")
+                }
+            }
         })
         .invoke_handler(handler!())
         .run(tauri::generate_context!("tauri.conf.json"))

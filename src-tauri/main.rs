@@ -2,5 +2,6 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    switchyard_desktop::webkit_env::prepare();
     switchyard_desktop::run();
 }

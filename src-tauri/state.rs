@@ -17,6 +17,8 @@ pub struct AppState {
     pub status: Mutex<SyncStatus>,
     /// Wakes the sync driver: something was queued, or a person asked to sync now.
     pub kick: Notify,
+    /// Fired once the UI shows its first screen: the sync driver's first round waits for it.
+    pub ui_ready: Notify,
     /// The embedded control plane, once started.
     pub sandbox: tokio::sync::Mutex<Option<Sandbox>>,
     /// Where the active profile is remembered between launches.
@@ -34,6 +36,7 @@ impl AppState {
             core,
             active: RwLock::new(active),
             kick: Notify::new(),
+            ui_ready: Notify::new(),
             sandbox: tokio::sync::Mutex::new(None),
             settings,
         }

@@ -13,9 +13,14 @@ use crate::state::AppState;
 const REFRESH_EVERY: Duration = Duration::from_secs(20);
 /// How often an unreachable control plane is probed.
 const PROBE_EVERY: Duration = Duration::from_secs(2);
+/// The longest the first round waits for the UI's first screen.
+const FIRST_ROUND_WAITS_AT_MOST: Duration = Duration::from_secs(2);
 
 pub async fn run(app: AppHandle) {
     let state = app.state::<AppState>();
+    // Launch first: the first round (a full cache refresh, or sending what was queued) starts
+    // once the first screen shows from the cache, so it does not compete with it for the CPU.
+    let _ = tokio::time::timeout(FIRST_ROUND_WAITS_AT_MOST, state.ui_ready.notified()).await;
     let mut last_refresh: Option<(String, Instant)> = None;
     loop {
         let profile = state.active().await;

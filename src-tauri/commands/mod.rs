@@ -103,8 +103,9 @@ pub type Result<T> = std::result::Result<T, IpcError>;
 /// The UI calls this once, when its first screen shows data: the launch is complete. Logs
 /// and returns the time since the process started (`make bench-desktop` reads the log line).
 #[tauri::command]
-pub async fn ui_ready(_state: tauri::State<'_, crate::state::AppState>) -> Result<u32> {
+pub async fn ui_ready(state: tauri::State<'_, crate::state::AppState>) -> Result<u32> {
     let ms = crate::started().elapsed().as_millis() as u32;
     tracing::info!("launch: interactive after {ms} ms");
+    state.ui_ready.notify_one();
     Ok(ms)
 }

@@ -181,9 +181,6 @@ action: string, session_id: string, state: ReplayWriteState, attempts: number, e
 
 export type Resolution = "retry_as_new" | "discard";
 
-/**
- * A resource found by the command palette's search.
- */
 export type ResourceRef = { kind: Kind, name: string, };
 
 export type ResourceView = { kind: Kind, name: string, 

@@ -106,8 +106,14 @@ export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: Dlq
   );
 }
 
-export function CauseMatrixView({ onPick }: { onPick: (cls: string, target: string) => void }) {
-  const causes = useDlqCauses();
+export function CauseMatrixView({
+  filter,
+  onPick,
+}: {
+  filter: DlqFilterInput;
+  onPick: (cls: string, target: string) => void;
+}) {
+  const causes = useDlqCauses(filter);
   if (causes.isError) return <Alert color="red">{causes.error.message}</Alert>;
   const m = causeMatrix(causes.data ?? []);
   return (
@@ -329,6 +335,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
         <Tabs.Panel value="causes">
           {tab === "causes" && (
             <CauseMatrixView
+              filter={view.filter}
               onPick={(c, t) => {
                 setView({
                   ...view,

@@ -45,7 +45,10 @@ describe("EventLookup", () => {
 
   it("finds events by key (and endpoint), shows every delivery, and opens a dead one's DLQ entry", async () => {
     const calls = mockCommands({
-      find_events: ({ eventKey }) => ({ items: eventKey === "order-42" ? [event] : [], more: false }),
+      find_events: ({ eventKey }) => ({
+        items: eventKey === "order-42" ? [event] : [],
+        more: false,
+      }),
     });
     const opened: string[] = [];
     renderUi(<EventLookup onDelivery={(id) => opened.push(id)} />);
@@ -62,7 +65,9 @@ describe("EventLookup", () => {
     expect(within(dead).getByText("5/5")).toBeInTheDocument();
     const ok = screen.getByTestId("found-delivery-dlv_ok");
     expect(within(ok).getByTestId("found-state")).toHaveTextContent("succeeded");
-    expect(screen.getByTestId("found-event")).toHaveTextContent("order.paid on orders (key order-42)");
+    expect(screen.getByTestId("found-event")).toHaveTextContent(
+      "order.paid on orders (key order-42)",
+    );
 
     fireEvent.click(within(dead).getByRole("button", { name: "DLQ entry" }));
     fireEvent.click(within(ok).getByRole("button", { name: "Timeline" }));
@@ -84,7 +89,9 @@ describe("EventLookup", () => {
     fireEvent.change(input, { target: { value: "no-such-key" } });
     fireEvent.keyDown(input, { key: "Enter" });
     await waitFor(() =>
-      expect(screen.getByTestId("found-nothing")).toHaveTextContent("No event with key no-such-key"),
+      expect(screen.getByTestId("found-nothing")).toHaveTextContent(
+        "No event with key no-such-key",
+      ),
     );
   });
 });

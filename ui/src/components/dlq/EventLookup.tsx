@@ -96,11 +96,7 @@ export function EventLookup({ onDelivery }: { onDelivery: (id: string) => void }
     if (t) setLookup({ text: t, endpoint: endpoint.trim() || null });
   };
   const error = byId ? event.error : events.error;
-  const found: EventView[] = byId
-    ? event.data
-      ? [event.data]
-      : []
-    : (events.data?.items ?? []);
+  const found: EventView[] = byId ? (event.data ? [event.data] : []) : (events.data?.items ?? []);
   const loading = byId ? event.isLoading : events.isLoading;
   return (
     <>

@@ -40,9 +40,12 @@ describe("WriteBadge", () => {
       await act(() =>
         emit(CORE_EVENT, { type: "replay_write", session_id: "rpl_live", state: next }),
       );
-      await waitFor(() => expect(screen.getByTestId("write-state-rpl_live")).toHaveTextContent(label), {
-        timeout: 500,
-      });
+      await waitFor(
+        () => expect(screen.getByTestId("write-state-rpl_live")).toHaveTextContent(label),
+        {
+          timeout: 500,
+        },
+      );
     }
   });
 });

@@ -220,9 +220,16 @@ fn app_processes() -> Vec<u32> {
     let mut i = 0;
     while i < pids.len() {
         let pid = pids[i];
-        for task in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            pids.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
         }
         i += 1;
     }
@@ -235,7 +242,12 @@ fn memory(pids: &[u32]) -> (u64, u64) {
     for pid in pids {
         let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
         for line in text.lines() {
-            let kib = || line.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            let kib = || {
+                line.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
             if line.starts_with("Rss:") {
                 rss += kib();
             } else if line.starts_with("Pss:") {
@@ -275,7 +287,10 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         Duration::from_secs(30),
     )
     .await?;
-    let ok = driver.execute(PROBE, vec![json!(step)]).await?.convert::<bool>()?;
+    let ok = driver
+        .execute(PROBE, vec![json!(step)])
+        .await?
+        .convert::<bool>()?;
     if !ok {
         bail!("the DLQ table's scroll container is not on the page");
     }
@@ -285,7 +300,10 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     let scrolling = stats(phase(driver, "scrolling", scroll_seconds).await?);
     let after = driver.execute(loaded, vec![]).await?.convert::<String>()?;
     let rows_dom = driver
-        .execute("return document.querySelectorAll(\"[data-testid='dlq-row']\").length;", vec![])
+        .execute(
+            "return document.querySelectorAll(\"[data-testid='dlq-row']\").length;",
+            vec![],
+        )
         .await?
         .convert::<u64>()?;
     let scroll_top = driver
@@ -295,7 +313,10 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     let pids = app_processes();
     let (rss, pss) = memory(&pids);
 
-    println!("Switchyard desktop {} (release, sandbox, under Xvfb):", app_binary().display());
+    println!(
+        "Switchyard desktop {} (release, sandbox, under Xvfb):",
+        app_binary().display()
+    );
     println!("DLQ total on the server (badge):   {total}");
     println!("open DLQ → first row rendered:      {first_row_ms:.0} ms (in the webview)");
     println!("before scrolling: {before}");
@@ -310,7 +331,11 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     );
     println!(
         "target: no frame longer than 50 ms while scrolling: {}",
-        if scrolling.over_50 == 0 { "met" } else { "MISSED" }
+        if scrolling.over_50 == 0 {
+            "met"
+        } else {
+            "MISSED"
+        }
     );
     Ok(())
 }
@@ -318,7 +343,11 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
 #[tokio::main]
 async fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let rows: u64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(100_000);
+    let rows: u64 = args
+        .next()
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(100_000);
     let scroll_seconds: u64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(20);
     let step: u32 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(100);
     if !app_binary().exists() {
@@ -345,7 +374,10 @@ async fn main() -> Result<()> {
     let result = async {
         wait_port(DRIVER_PORT).await?;
         let mut caps = serde_json::Map::new();
-        caps.insert("tauri:options".into(), json!({ "application": app_binary() }));
+        caps.insert(
+            "tauri:options".into(),
+            json!({ "application": app_binary() }),
+        );
         let driver = WebDriver::new(format!("http://127.0.0.1:{DRIVER_PORT}"), caps).await?;
         let measured = measure(&driver, scroll_seconds, step).await;
         let _ = driver.quit().await;

@@ -49,7 +49,11 @@ pub enum GroupBy {
     ErrorClass,
     Hour,
     /// Error class × target.
-    #[value(name = "error_class,target", alias = "target,error_class", alias = "cause")]
+    #[value(
+        name = "error_class,target",
+        alias = "target,error_class",
+        alias = "cause"
+    )]
     Cause,
 }
 

@@ -260,8 +260,16 @@ async fn events_get_and_find_by_key_show_every_delivery_and_stats_group_by_cause
     wait_dead(&data, 4).await;
 
     // Find by key: the event, with its two (dead) deliveries.
-    let out = run(&data, &["--json", "events", "find", "--key", "order-77"], None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(
+        &data,
+        &["--json", "events", "find", "--key", "order-77"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let found = parse(&out);
     let items = found["items"].as_array().unwrap();
     assert_eq!(items.len(), 1);
@@ -273,7 +281,11 @@ async fn events_get_and_find_by_key_show_every_delivery_and_stats_group_by_cause
     // The same by id, and as a table for a person.
     let out = run(&data, &["--json", "events", "get", &event_id], None);
     assert_eq!(parse(&out)["deliveries"].as_array().unwrap().len(), 2);
-    let out = run(&data, &["events", "find", "--key", "order-77", "--endpoint", "ep"], None);
+    let out = run(
+        &data,
+        &["events", "find", "--key", "order-77", "--endpoint", "ep"],
+        None,
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(&event_id)
@@ -284,14 +296,22 @@ async fn events_get_and_find_by_key_show_every_delivery_and_stats_group_by_cause
             && text.contains("connect"),
         "{text}"
     );
-    let out = run(&data, &["events", "find", "--key", "order-77", "--endpoint", "other"], None);
+    let out = run(
+        &data,
+        &["events", "find", "--key", "order-77", "--endpoint", "other"],
+        None,
+    );
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("no event with key"));
     // Unknown id: exit 1 naming it; bad input names the flag.
     let out = run(&data, &["events", "get", "evt_nope"], None);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("evt_nope"));
-    let out = run(&data, &["events", "find", "--key", "k", "--limit", "0"], None);
+    let out = run(
+        &data,
+        &["events", "find", "--key", "k", "--limit", "0"],
+        None,
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("limit"));
 
@@ -310,7 +330,15 @@ async fn events_get_and_find_by_key_show_every_delivery_and_stats_group_by_cause
     );
     let out = run(
         &data,
-        &["--json", "dlq", "stats", "--group-by", "cause", "--flow", "to-erp"],
+        &[
+            "--json",
+            "dlq",
+            "stats",
+            "--group-by",
+            "cause",
+            "--flow",
+            "to-erp",
+        ],
         None,
     );
     let stats = parse(&out);
@@ -318,5 +346,8 @@ async fn events_get_and_find_by_key_show_every_delivery_and_stats_group_by_cause
     assert_eq!(stats["rows"][0]["target"], "erp");
     let out = run(&data, &["dlq", "stats", "--group-by", "cause"], None);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("ERROR CLASS") && text.contains("total: 4"), "{text}");
+    assert!(
+        text.contains("ERROR CLASS") && text.contains("total: 4"),
+        "{text}"
+    );
 }

@@ -8,8 +8,8 @@
 //! there were more.
 
 use axum::Json;
-use axum::extract::{Query, State};
 use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use serde::Deserialize;
 use switchyard_protocol::EventList;
 
@@ -116,12 +116,30 @@ mod tests {
 
     #[test]
     fn the_key_is_required_and_every_bad_parameter_is_named() {
-        assert_eq!(field(check(&q(None, Some("ep"), None)).unwrap_err()), "event_key");
-        assert_eq!(field(check(&q(Some(""), None, None)).unwrap_err()), "event_key");
-        assert_eq!(field(check(&q(Some("a\u{1}"), None, None)).unwrap_err()), "event_key");
-        assert_eq!(field(check(&q(Some("k"), Some("Bad Name"), None)).unwrap_err()), "endpoint");
-        assert_eq!(field(check(&q(Some("k"), None, Some(0))).unwrap_err()), "limit");
-        assert_eq!(field(check(&q(Some("k"), None, Some(101))).unwrap_err()), "limit");
+        assert_eq!(
+            field(check(&q(None, Some("ep"), None)).unwrap_err()),
+            "event_key"
+        );
+        assert_eq!(
+            field(check(&q(Some(""), None, None)).unwrap_err()),
+            "event_key"
+        );
+        assert_eq!(
+            field(check(&q(Some("a\u{1}"), None, None)).unwrap_err()),
+            "event_key"
+        );
+        assert_eq!(
+            field(check(&q(Some("k"), Some("Bad Name"), None)).unwrap_err()),
+            "endpoint"
+        );
+        assert_eq!(
+            field(check(&q(Some("k"), None, Some(0))).unwrap_err()),
+            "limit"
+        );
+        assert_eq!(
+            field(check(&q(Some("k"), None, Some(101))).unwrap_err()),
+            "limit"
+        );
         let (key, endpoint, limit) = check(&q(Some("order-42"), Some(""), None)).unwrap();
         assert_eq!((key.as_str(), endpoint, limit), ("order-42", None, 20));
     }

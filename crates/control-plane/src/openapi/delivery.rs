@@ -2,11 +2,11 @@
 //! sessions and the edge-plane protocol.
 
 use switchyard_protocol::{
-    Attempt, AttemptOutcome, Delivery, DeliveryState, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy,
-    DlqCell, DlqStats, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, ErrorClass,
-    Event, EventList,
-    RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem, ReplayItemStatus, ReplayRequest,
-    ReplaySelection, ReplaySession, ReplayStatus, SubmitEventRequest, SubmitEventResponse,
+    Attempt, AttemptOutcome, Delivery, DeliveryState, DlqCell, DlqEntry, DlqFilter, DlqGroup,
+    DlqGroupBy, DlqStats, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest,
+    ErrorClass, Event, EventList, RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem,
+    ReplayItemStatus, ReplayRequest, ReplaySelection, ReplaySession, ReplayStatus,
+    SubmitEventRequest, SubmitEventResponse,
 };
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::{ComponentsBuilder, PathsBuilder};
@@ -76,7 +76,10 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
                 "Accepted (200: duplicate, or sync first attempt succeeded)",
                 Some("SubmitEventResponse".into()),
             ),
-            errors: &[("404", "not_found (endpoint)"), ("409", "endpoint_disabled")],
+            errors: &[
+                ("404", "not_found (endpoint)"),
+                ("409", "endpoint_disabled"),
+            ],
         }),
     );
     events.get = PathItem::new(
@@ -97,7 +100,11 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
                 query_param("limit", "1-100, default 20"),
             ],
             body: None,
-            ok: ("200", "The matching events (possibly none)", Some("EventList".into())),
+            ok: (
+                "200",
+                "The matching events (possibly none)",
+                Some("EventList".into()),
+            ),
             errors: &[],
         }),
     )
@@ -134,12 +141,36 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
     .get;
     paths
         .path("/v1/events", events)
-        .path("/v1/events/{id}", get("An event with its deliveries and their attempts", "events", vec![path_param("id")], "The event", "Event"))
+        .path(
+            "/v1/events/{id}",
+            get(
+                "An event with its deliveries and their attempts",
+                "events",
+                vec![path_param("id")],
+                "The event",
+                "Event",
+            ),
+        )
         .path(
             "/v1/deliveries/{id}",
-            get("A delivery with its full attempt history and the next planned attempt", "events", vec![path_param("id")], "The delivery", "Delivery"),
+            get(
+                "A delivery with its full attempt history and the next planned attempt",
+                "events",
+                vec![path_param("id")],
+                "The delivery",
+                "Delivery",
+            ),
         )
-        .path("/v1/dlq", get("Dead deliveries, newest first, filtered, cursor-paginated", "dlq", dlq_params, "One page", "DlqEntryPage"))
+        .path(
+            "/v1/dlq",
+            get(
+                "Dead deliveries, newest first, filtered, cursor-paginated",
+                "dlq",
+                dlq_params,
+                "One page",
+                "DlqEntryPage",
+            ),
+        )
         .path(
             "/v1/dlq/stats",
             get(
@@ -157,7 +188,10 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
             get(
                 "Replay sessions, newest first (without items)",
                 "replays",
-                vec![query_param("limit", "1-200, default 50"), query_param("cursor", "next_cursor of the previous page")],
+                vec![
+                    query_param("limit", "1-200, default 50"),
+                    query_param("cursor", "next_cursor of the previous page"),
+                ],
                 "One page",
                 "ReplaySessionPage",
             ),
@@ -168,10 +202,11 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
             PathItem::new(
                 HttpMethod::Post,
                 operation(Op {
-                    summary: "Cancel a replay session: unsent re-deliveries are withdrawn and their \
+                    summary:
+                        "Cancel a replay session: unsent re-deliveries are withdrawn and their \
                               originals return to the DLQ; in-flight attempts finish and are not \
                               retried."
-                        .into(),
+                            .into(),
                     tag: "replays",
                     keyed: true,
                     if_match: false,
@@ -187,16 +222,21 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
             PathItem::new(
                 HttpMethod::Post,
                 operation(Op {
-                    summary: "Edge plane: lease due async_relay attempts of flows naming this edge. \
+                    summary:
+                        "Edge plane: lease due async_relay attempts of flows naming this edge. \
                               Each comes signed, with a lease token; an unreported lease that \
                               expires counts as a failed attempt (timeout)."
-                        .into(),
+                            .into(),
                     tag: "edge",
                     keyed: false,
                     if_match: false,
                     params: vec![path_param("name")],
                     body: Some("EdgeLeaseRequest"),
-                    ok: ("200", "Leased attempts (possibly none)", Some("EdgeLease".into())),
+                    ok: (
+                        "200",
+                        "Leased attempts (possibly none)",
+                        Some("EdgeLease".into()),
+                    ),
                     errors: &[],
                 }),
             ),

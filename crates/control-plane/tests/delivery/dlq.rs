@@ -183,14 +183,28 @@ async fn dlq_pages_newest_first_filters_and_counts() {
     let same = api.get("/v1/dlq/stats?group_by=target,error_class").await;
     assert_eq!(same["rows"], by_cause["rows"]);
     for (query, rows) in [
-        ("target=tg", json!([{"error_class": "http_5xx", "target": "tg", "count": 8}])),
-        ("error_class=connect", json!([{"error_class": "connect", "target": "gone", "count": 1}])),
-        ("flow=to-gone", json!([{"error_class": "connect", "target": "gone", "count": 1}])),
-        ("endpoint=ep&since=2000-01-01T00:00:00Z", by_cause["rows"].clone()),
+        (
+            "target=tg",
+            json!([{"error_class": "http_5xx", "target": "tg", "count": 8}]),
+        ),
+        (
+            "error_class=connect",
+            json!([{"error_class": "connect", "target": "gone", "count": 1}]),
+        ),
+        (
+            "flow=to-gone",
+            json!([{"error_class": "connect", "target": "gone", "count": 1}]),
+        ),
+        (
+            "endpoint=ep&since=2000-01-01T00:00:00Z",
+            by_cause["rows"].clone(),
+        ),
         ("until=2000-01-01T00:00:00Z", json!(null)),
     ] {
         let stats = api
-            .get(&format!("/v1/dlq/stats?group_by=error_class,target&{query}"))
+            .get(&format!(
+                "/v1/dlq/stats?group_by=error_class,target&{query}"
+            ))
             .await;
         assert_eq!(stats["rows"], rows, "{query}: {stats}");
         let listed = api.get(&format!("/v1/dlq?{query}&limit=500")).await;

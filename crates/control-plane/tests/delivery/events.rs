@@ -241,8 +241,12 @@ async fn events_are_found_by_key_with_all_their_deliveries_newest_first() {
         json!({"url": failing.url, "timeout_ms": 2000}),
     )
     .await;
-    api.create("flows", "to-down", json!({"endpoint": "ep", "target": "down"}))
-        .await;
+    api.create(
+        "flows",
+        "to-down",
+        json!({"endpoint": "ep", "target": "down"}),
+    )
+    .await;
     api.create("endpoints", "ep2", json!({})).await;
 
     let submit = |endpoint: &'static str| {
@@ -269,10 +273,20 @@ async fn events_are_found_by_key_with_all_their_deliveries_newest_first() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| (d["target"].as_str().unwrap().to_owned(), d["state"].as_str().unwrap().to_owned()))
+            .map(|d| {
+                (
+                    d["target"].as_str().unwrap().to_owned(),
+                    d["state"].as_str().unwrap().to_owned(),
+                )
+            })
             .collect();
         states.sort();
-        if states == [("down".into(), "dead".into()), ("tg".into(), "succeeded".into())] {
+        if states
+            == [
+                ("down".into(), "dead".into()),
+                ("tg".into(), "succeeded".into()),
+            ]
+        {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "{states:?}");
@@ -338,7 +352,10 @@ async fn events_are_found_by_key_with_all_their_deliveries_newest_first() {
         );
     }
     let (status, body) = api.call("GET", "/v1/events?key=k", None, None).await;
-    assert_eq!((status, body["code"].as_str()), (400, Some("validation_failed")));
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("validation_failed"))
+    );
 
     // Tenant-scoped: another tenant finds nothing with the same key.
     let r = api

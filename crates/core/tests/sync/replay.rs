@@ -93,7 +93,10 @@ async fn dead_letters(dir: &Path, base: &str, n: usize) -> Console {
     let console = console_with_profile(dir, base).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let stats = console.dlq_stats("p", DlqGroupBy::Target, &DlqFilter::default()).await.unwrap();
+        let stats = console
+            .dlq_stats("p", DlqGroupBy::Target, &DlqFilter::default())
+            .await
+            .unwrap();
         if stats.total == 2 * n as u64 {
             return console;
         }

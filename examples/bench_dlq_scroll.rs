@@ -23,7 +23,8 @@ use switchyard_control_plane::demo::DEMO_TENANT;
 use switchyard_control_plane::sandbox::Sandbox;
 use thirtyfour::prelude::*;
 
-const DRIVER_PORT: u16 = 4444;
+/// Not the e2e tests' 4444/4445, so a test run elsewhere on the machine does not collide.
+const DRIVER_PORT: u16 = 4454;
 const IDLE_SECONDS: u64 = 5;
 
 fn app_binary() -> PathBuf {
@@ -142,12 +143,29 @@ function tick(t) {
   if (b.phase) {
     if (b.last !== null) (b.frames[b.phase] ||= []).push(t - b.last);
     b.last = t;
-    if (b.phase === "scrolling") b.el.scrollTop += b.step;
+    if (b.phase.startsWith("scroll")) b.el.scrollTop += b.step;
   }
   requestAnimationFrame(tick);
 }
 requestAnimationFrame(tick);
 return !!el;
+"#;
+
+/// The control: a static copy of the rendered rows (no React, no virtualizer, no fetching),
+/// repeated into a tall plain scroll box laid over the table, scrolled the same way. What it
+/// costs is what this webview needs to scroll and paint such rows at all.
+const STATIC_COPY: &str = r#"
+const b = window.__bench;
+const r = b.el.getBoundingClientRect();
+const box = document.createElement("div");
+box.style.cssText = `position:fixed;left:${r.left}px;top:${r.top}px;width:${r.width}px;height:${r.height}px;overflow:auto;z-index:10000;background:var(--mantine-color-body)`;
+const rows = [...b.el.querySelectorAll("[data-testid='dlq-row']")].map((e) => e.outerHTML).join("");
+box.innerHTML = rows.repeat(80);
+for (const row of box.children) { row.style.position = "relative"; row.style.transform = "none"; }
+document.body.appendChild(box);
+b.table = b.el;
+b.el = box;
+return box.children.length;
 "#;
 
 struct Stats {
@@ -258,6 +276,15 @@ fn memory(pids: &[u32]) -> (u64, u64) {
     (rss, pss)
 }
 
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<()> {
     wait_js(
         driver,
@@ -296,6 +323,11 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     }
     let loaded = "return document.querySelector(\"[data-testid='dlq-loaded']\").textContent;";
     let before = driver.execute(loaded, vec![]).await?.convert::<String>()?;
+    println!(
+        "load average (1, 5, 15 min) at the start: {} ({} cores)",
+        load(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     let idle = stats(phase(driver, "idle", IDLE_SECONDS).await?);
     let scrolling = stats(phase(driver, "scrolling", scroll_seconds).await?);
     let after = driver.execute(loaded, vec![]).await?.convert::<String>()?;
@@ -312,6 +344,11 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         .convert::<u64>()?;
     let pids = app_processes();
     let (rss, pss) = memory(&pids);
+    let copied = driver
+        .execute(STATIC_COPY, vec![])
+        .await?
+        .convert::<u64>()?;
+    let control = stats(phase(driver, "scroll-static", scroll_seconds.min(10)).await?);
 
     println!(
         "Switchyard desktop {} (release, sandbox, under Xvfb):",
@@ -322,6 +359,7 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     println!("before scrolling: {before}");
     print("baseline: idle (not scrolling)", &idle);
     print(&format!("scrolling {step} px/frame"), &scrolling);
+    print(&format!("control: static copy ({copied} rows)"), &control);
     println!("after scrolling:  {after}; {rows_dom} rows in the DOM; scrolled {scroll_top} px");
     println!(
         "memory after scrolling: RSS {:.1} MiB, PSS {:.1} MiB ({} processes: app + WebKit)",
@@ -329,6 +367,7 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         pss as f64 / 1024.0,
         pids.len()
     );
+    println!("load average (1, 5, 15 min) at the end: {}", load());
     println!(
         "target: no frame longer than 50 ms while scrolling: {}",
         if scrolling.over_50 == 0 {
@@ -362,7 +401,12 @@ async fn main() -> Result<()> {
     }
     seed(&dirs.path().join("switchyard"), rows).await?;
     let mut driver_process = Command::new(tauri_driver())
-        .args(["--port", &DRIVER_PORT.to_string()])
+        .args([
+            "--port",
+            &DRIVER_PORT.to_string(),
+            "--native-port",
+            &(DRIVER_PORT + 1).to_string(),
+        ])
         .env("XDG_DATA_HOME", dirs.path().join("data"))
         .env("XDG_CONFIG_HOME", dirs.path().join("config"))
         .env("XDG_CACHE_HOME", dirs.path().join("cache"))

@@ -63,7 +63,7 @@ pub struct ReplayOp {
     pub body: Value,
     pub idempotency_key: String,
     pub state: ReplayOpState,
-    /// Send attempts so far (0 = saved locally, never sent).
+    /// Sends started so far, counted as each request leaves (0 = saved locally, never sent).
     pub attempts: u32,
     pub last_error: Option<OpError>,
     /// The server's answer once done (the session).

@@ -137,7 +137,17 @@ async fn wait_js(driver: &WebDriver, what: &str, script: &str, limit: Duration) 
 const PROBE: &str = r#"
 const step = arguments[0];
 const el = document.querySelector("[data-testid='dlq-scroll']");
-window.__bench = { phase: null, frames: {}, step, el, last: null };
+window.__bench = { phase: null, frames: {}, js: {}, step, el, last: null, t0: null };
+// The app's own work per scroll event: the virtualizer re-renders the rows synchronously in
+// its scroll listener (registered before this probe's, so it runs between these two).
+document.addEventListener("scroll", (e) => {
+  if (e.target === window.__bench.el) window.__bench.t0 = performance.now();
+}, true);
+el.addEventListener("scroll", () => {
+  const b = window.__bench;
+  if (b.phase && b.t0 !== null) (b.js[b.phase] ||= []).push(performance.now() - b.t0);
+  b.t0 = null;
+});
 function tick(t) {
   const b = window.__bench;
   if (b.phase) {
@@ -331,6 +341,10 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     let idle = stats(phase(driver, "idle", IDLE_SECONDS).await?);
     let scrolling = stats(phase(driver, "scrolling", scroll_seconds).await?);
     let after = driver.execute(loaded, vec![]).await?.convert::<String>()?;
+    let js = driver
+        .execute("return window.__bench.js.scrolling || [];", vec![])
+        .await?
+        .convert::<Vec<f64>>()?;
     let rows_dom = driver
         .execute(
             "return document.querySelectorAll(\"[data-testid='dlq-row']\").length;",
@@ -360,6 +374,13 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     print("baseline: idle (not scrolling)", &idle);
     print(&format!("scrolling {step} px/frame"), &scrolling);
     print(&format!("control: static copy ({copied} rows)"), &control);
+    if !js.is_empty() {
+        let j = stats(js);
+        println!(
+            "app JS per scroll event (virtualizer + React render): {} events  p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms",
+            j.frames, j.p50, j.p99, j.max
+        );
+    }
     println!("after scrolling:  {after}; {rows_dom} rows in the DOM; scrolled {scroll_top} px");
     println!(
         "memory after scrolling: RSS {:.1} MiB, PSS {:.1} MiB ({} processes: app + WebKit)",

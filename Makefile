@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq
+.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
@@ -11,6 +11,7 @@ help:
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
 	@echo "make bench-dlq - DLQ first page and memory through the console core (100,000 dead deliveries)"
 	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources"
+	@echo "make bench-dlq-scroll - frame times scrolling the DLQ in the app's webview (100,000 dead deliveries)"
 
 setup:
 	./scripts/setup.sh
@@ -60,3 +61,9 @@ bench-dlq:
 bench-desktop: setup ui
 	cargo build --release -p switchyard-desktop --features custom-protocol --bin switchyard-desktop --example bench_desktop
 	xvfb-run -a -s "-screen 0 1280x800x24" ./target/release/examples/bench_desktop
+
+# Frame times while scrolling the DLQ explorer, measured in the release app's webview
+# (requestAnimationFrame probe over WebDriver) with 100,000 dead deliveries on the sandbox.
+bench-dlq-scroll: setup ui
+	cargo build --release -p switchyard-desktop --features custom-protocol --bin switchyard-desktop --example bench_dlq_scroll
+	xvfb-run -a -s "-screen 0 1280x800x24" ./target/release/examples/bench_dlq_scroll

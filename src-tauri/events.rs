@@ -94,6 +94,16 @@ async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreE
                 state: to.into(),
             })
         }
+        Event::ReplayWrite {
+            profile,
+            session_id,
+            state,
+            attempts,
+            ..
+        } if profile == active => Some(CoreEvent::ReplayWrite {
+            session_id,
+            state: crate::ipc::ReplayWriteState::of(state, attempts),
+        }),
         _ => None,
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use switchyard_core::{CoreError, SyncOptions, SyncOutcome};
+use switchyard_core::{CoreError, ReplayOpState, SyncOptions, SyncOutcome};
 use tauri::{AppHandle, Manager};
 
 use crate::state::AppState;
@@ -50,6 +50,7 @@ async fn step(
             Ok(_) | Err(_) => return PROBE_EVERY,
         }
     }
+    send_replay_writes(state, profile).await;
     let counts = match core.pending_counts(profile).await {
         Ok(counts) => counts,
         Err(e) => {
@@ -85,6 +86,25 @@ async fn step(
         }
     }
     REFRESH_EVERY
+}
+
+/// Replay writes still queued (made offline, or whose background send gave up) go out once the
+/// control plane answers; due ones only, with a short deadline so the loop keeps moving.
+async fn send_replay_writes(state: &AppState, profile: &str) {
+    let queued = state
+        .core
+        .replay_ops(profile)
+        .await
+        .map(|ops| ops.iter().any(|o| o.state == ReplayOpState::Pending))
+        .unwrap_or(false);
+    if queued
+        && let Err(e) = state
+            .core
+            .sync_replays(profile, Duration::from_secs(5))
+            .await
+    {
+        tracing::warn!("sending queued replay writes: {e}");
+    }
 }
 
 fn failed(state: &AppState, profile: &str, e: CoreError) -> Duration {

@@ -36,16 +36,22 @@ pub async fn dlq_stats(state: State<'_, AppState>, group_by: DlqGrouping) -> Res
         DlqGrouping::ErrorClass => DlqGroupBy::ErrorClass,
         DlqGrouping::Hour => DlqGroupBy::Hour,
     };
-    Ok(state
+    let profile = state.active().await;
+    let stats = state
         .core
-        .dlq_stats(&state.active().await, group_by)
-        .await?
-        .into())
+        .dlq_stats(&profile, group_by, &Default::default())
+        .await?;
+    Ok(stats.into())
 }
 
+/// Error class × target counts of the DLQ matching `filter`, in one server call.
 #[tauri::command]
-pub async fn dlq_causes(state: State<'_, AppState>) -> Result<Vec<DlqCauseView>> {
-    let causes = state.core.dlq_causes(&state.active().await).await?;
+pub async fn dlq_causes(
+    state: State<'_, AppState>,
+    filter: DlqFilterInput,
+) -> Result<Vec<DlqCauseView>> {
+    let profile = state.active().await;
+    let causes = state.core.dlq_causes(&profile, &filter.to_core()).await?;
     Ok(causes.into_iter().map(Into::into).collect())
 }
 
@@ -56,6 +62,21 @@ pub async fn get_event(state: State<'_, AppState>, id: String) -> Result<EventVi
         .event(&state.active().await, id.trim())
         .await?
         .into())
+}
+
+/// The events submitted with `event_key` (on `endpoint`, when given), newest first.
+#[tauri::command]
+pub async fn find_events(
+    state: State<'_, AppState>,
+    event_key: String,
+    endpoint: Option<String>,
+) -> Result<EventListView> {
+    let profile = state.active().await;
+    let found = state
+        .core
+        .find_events(&profile, event_key.trim(), endpoint.as_deref(), None)
+        .await?;
+    Ok(found.into())
 }
 
 #[tauri::command]

@@ -40,8 +40,9 @@ command_map! {
     ui_ready() -> u32;
     dlq_page(filter: DlqFilterInput, limit: u32, cursor: Option<String>) -> DlqPageView;
     dlq_stats(group_by: DlqGrouping) -> DlqStatsView;
-    dlq_causes() -> Vec<DlqCauseView>;
+    dlq_causes(filter: DlqFilterInput) -> Vec<DlqCauseView>;
     get_event(id: String) -> EventView;
+    find_events(event_key: String, endpoint: Option<String>) -> EventListView;
     get_delivery(id: String) -> DeliveryView;
     retry_schedule() -> Vec<u64>;
     replay_dry_run(selection: ReplaySelectionInput) -> u64;
@@ -85,6 +86,7 @@ macro_rules! handler {
             $crate::commands::dlq_stats,
             $crate::commands::dlq_causes,
             $crate::commands::get_event,
+            $crate::commands::find_events,
             $crate::commands::get_delivery,
             $crate::commands::retry_schedule,
             $crate::commands::replay_dry_run,

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use switchyard_core::protocol_dlq::{DlqEntry, DlqFilter, DlqStats};
-use switchyard_core::protocol_events::{Attempt, Delivery, ErrorClass, Event};
+use switchyard_core::protocol_events::{Attempt, Delivery, ErrorClass, Event, EventList};
 use switchyard_core::protocol_replay::{ReplayItem, ReplaySelection, ReplaySession};
 use switchyard_core::{ReplayAction, ReplayOp, ReplayOpState};
 use ts_rs::TS;
@@ -289,6 +289,23 @@ impl From<Event> for EventView {
     }
 }
 
+/// The events found by an event key (newest first), each with its deliveries.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct EventListView {
+    pub items: Vec<EventView>,
+    /// More events have this key than were returned (narrow by endpoint).
+    pub more: bool,
+}
+
+impl From<EventList> for EventListView {
+    fn from(l: EventList) -> Self {
+        Self {
+            items: l.items.into_iter().map(Into::into).collect(),
+            more: l.more,
+        }
+    }
+}
+
 /// What a replay takes: these deliveries, or everything in the DLQ matching the filter.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(tag = "by", rename_all = "snake_case")]
@@ -337,14 +354,22 @@ pub struct ReplayWriteView {
     pub created_at: i64,
 }
 
+impl ReplayWriteState {
+    /// A row of the core's replay outbox, in the badge's words: pending and never handed to
+    /// the server is "saved locally"; pending after (or while) a send is "sent".
+    pub fn of(state: ReplayOpState, attempts: u32) -> Self {
+        match state {
+            ReplayOpState::Done => Self::Confirmed,
+            ReplayOpState::NeedsAttention => Self::NeedsAttention,
+            ReplayOpState::Pending if attempts > 0 => Self::Sent,
+            ReplayOpState::Pending => Self::SavedLocally,
+        }
+    }
+}
+
 impl From<ReplayOp> for ReplayWriteView {
     fn from(op: ReplayOp) -> Self {
-        let state = match op.state {
-            ReplayOpState::Done => ReplayWriteState::Confirmed,
-            ReplayOpState::NeedsAttention => ReplayWriteState::NeedsAttention,
-            ReplayOpState::Pending if op.attempts > 0 => ReplayWriteState::Sent,
-            ReplayOpState::Pending => ReplayWriteState::SavedLocally,
-        };
+        let state = ReplayWriteState::of(op.state, op.attempts);
         Self {
             id: op.id,
             action: match op.action {

@@ -272,6 +272,12 @@ pub enum CoreEvent {
     },
     /// The cache of a profile changed (after a refresh or a confirmed write).
     ResourcesChanged { profile: String },
+    /// A replay write (start or cancel) moved: saved locally → sent → confirmed, or needs
+    /// attention. The UI re-reads the replay writes and sessions.
+    ReplayWrite {
+        session_id: String,
+        state: super::dlq::ReplayWriteState,
+    },
 }
 
 /// The tauri event name of [`CoreEvent`].

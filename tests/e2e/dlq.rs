@@ -1,5 +1,5 @@
-//! Issue 6 on the sandbox: the DLQ fills from the demo receiver; a filter narrows it; a
-//! replay by filter runs with visible progress and completes; a second click does not make a
+//! Issue 6 on the sandbox: the DLQ fills from the demo receiver; a filter narrows it; an
+//! entry's event is found by id with its deliveries; a replay by filter runs with visible progress and completes; a second click does not make a
 //! second session. Screenshots: the explorer, the timeline, a running replay.
 
 use std::time::{Duration, Instant};
@@ -101,9 +101,48 @@ async fn dlq_fills_filters_and_a_replay_by_filter_completes_once() -> Result<()>
     })
     .await?;
     app.shot("dlq-timeline").await?;
+    // The detail shows the event id (the webhook-id header): look that event up.
+    let event_id = app
+        .driver
+        .execute(
+            "const m = document.body.textContent.match(/webhook-id: (evt_[0-9A-Za-z]+)/); return m ? m[1] : null;",
+            vec![],
+        )
+        .await?
+        .convert::<Option<String>>()?;
     app.driver
         .execute(
             "const b = document.querySelector('.mantine-Drawer-close'); if (b) b.click();",
+            vec![],
+        )
+        .await?;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+
+    // Event lookup: the event with every delivery it made, the dead one among them.
+    let Some(event_id) = event_id else {
+        bail!("the entry detail shows no webhook-id");
+    };
+    app.type_into("event-lookup", &event_id).await?;
+    app.click("event-lookup-find").await?;
+    app.wait_text("found-event", "the event found by id", |t| {
+        t.contains(&event_id)
+    })
+    .await?;
+    let states = app
+        .driver
+        .execute(
+            "return [...document.querySelectorAll(\"[data-testid='found-state']\")].map(e => e.textContent);",
+            vec![],
+        )
+        .await?
+        .convert::<Vec<String>>()?;
+    ensure!(
+        states.iter().any(|s| s == "dead" || s == "replayed"),
+        "the looked-up event lists its dead delivery: {states:?}"
+    );
+    app.driver
+        .execute(
+            "const b = document.querySelector('.mantine-Modal-close'); if (b) b.click();",
             vec![],
         )
         .await?;

@@ -53,6 +53,9 @@ pub enum Command {
     /// Replay sessions: send dead deliveries again.
     #[command(subcommand)]
     Replay(crate::dlq::ReplayCmd),
+    /// Events: find one by id or by event key, with all its deliveries.
+    #[command(subcommand)]
+    Events(crate::events::EventsCmd),
 }
 
 #[derive(Subcommand)]

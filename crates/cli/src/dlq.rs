@@ -28,14 +28,17 @@ pub enum DlqCmd {
         #[arg(long)]
         cursor: Option<String>,
     },
-    /// Counts of dead deliveries, grouped.
+    /// Counts of dead deliveries matching the filter, grouped.
     Stats {
+        /// error_class, target, hour, or error_class,target (the "by cause" matrix).
         #[arg(long, value_enum, default_value = "error_class")]
         group_by: GroupBy,
+        #[command(flatten)]
+        filter: FilterArgs,
     },
     /// One dead (or any) delivery with its attempts.
     Show { delivery_id: String },
-    /// An event and all its deliveries.
+    /// An event and all its deliveries (the same as `events get`).
     Event { event_id: String },
 }
 
@@ -45,6 +48,13 @@ pub enum GroupBy {
     #[value(name = "error_class", alias = "error-class")]
     ErrorClass,
     Hour,
+    /// Error class × target.
+    #[value(
+        name = "error_class,target",
+        alias = "target,error_class",
+        alias = "cause"
+    )]
+    Cause,
 }
 
 /// The DLQ filter, named like the API's query parameters.
@@ -213,20 +223,38 @@ pub async fn dlq_cmd(
                 }
             });
         }
-        DlqCmd::Stats { group_by } => {
+        DlqCmd::Stats { group_by, filter } => {
             let group_by = match group_by {
                 GroupBy::Target => DlqGroupBy::Target,
                 GroupBy::ErrorClass => DlqGroupBy::ErrorClass,
                 GroupBy::Hour => DlqGroupBy::Hour,
+                GroupBy::Cause => DlqGroupBy::ErrorClassTarget,
             };
-            let stats = console.dlq_stats(profile, group_by).await?;
+            let stats = console
+                .dlq_stats(profile, group_by, &filter.to_filter()?)
+                .await?;
             emit(json, &stats, |s| {
-                let rows: Vec<Vec<String>> = s
-                    .groups
-                    .iter()
-                    .map(|g| vec![g.key.clone(), g.count.to_string()])
-                    .collect();
-                table::print(&["GROUP", "DEAD"], &rows);
+                if group_by == DlqGroupBy::ErrorClassTarget {
+                    let rows: Vec<Vec<String>> = s
+                        .rows
+                        .iter()
+                        .map(|r| {
+                            vec![
+                                r.error_class.as_str().to_owned(),
+                                r.target.clone(),
+                                r.count.to_string(),
+                            ]
+                        })
+                        .collect();
+                    table::print(&["ERROR CLASS", "TARGET", "DEAD"], &rows);
+                } else {
+                    let rows: Vec<Vec<String>> = s
+                        .groups
+                        .iter()
+                        .map(|g| vec![g.key.clone(), g.count.to_string()])
+                        .collect();
+                    table::print(&["GROUP", "DEAD"], &rows);
+                }
                 println!("total: {}", s.total);
             });
         }
@@ -257,30 +285,8 @@ pub async fn dlq_cmd(
             });
         }
         DlqCmd::Event { event_id } => {
-            let e = console.event(profile, &event_id).await?;
-            emit(json, &e, |e| {
-                println!(
-                    "{} {} on {} at {}",
-                    e.id,
-                    e.event_type,
-                    e.endpoint,
-                    time(&e.created_at)
-                );
-                let rows: Vec<Vec<String>> = e
-                    .deliveries
-                    .iter()
-                    .map(|d| {
-                        vec![
-                            d.id.clone(),
-                            d.flow.clone(),
-                            d.target.clone(),
-                            format!("{:?}", d.state).to_lowercase(),
-                            format!("{}/{}", d.attempts_made, d.max_attempts),
-                        ]
-                    })
-                    .collect();
-                table::print(&["DELIVERY", "FLOW", "TARGET", "STATE", "ATTEMPTS"], &rows);
-            });
+            let e = console.event(profile, event_id.trim()).await?;
+            emit(json, &e, crate::events::print_event);
         }
     }
     Ok(0)

@@ -6,6 +6,7 @@
 
 mod args;
 mod dlq;
+mod events;
 mod table;
 
 use std::io::{IsTerminal, Read, Write as _};
@@ -101,6 +102,10 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Replay(cmd) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             dlq::replay_cmd(&console, &profile, json, cmd).await
+        }
+        Command::Events(cmd) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            events::events_cmd(&console, &profile, json, cmd).await
         }
         Command::Audit(args) => {
             let entries = console

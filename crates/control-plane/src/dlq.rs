@@ -1,4 +1,5 @@
-//! `GET /v1/dlq` (filtered, newest first, cursor-paginated) and `GET /v1/dlq/stats`.
+//! `GET /v1/dlq` (filtered, newest first, cursor-paginated); `GET /v1/dlq/stats` is in
+//! [`crate::dlq_stats`].
 
 use axum::Json;
 use axum::Router;
@@ -7,17 +8,16 @@ use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
-use switchyard_protocol::{DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats, ErrorClass, Page};
+use switchyard_protocol::{DlqEntry, DlqFilter, ErrorClass, Page};
 
 use crate::AppState;
-use crate::clock::to_datetime;
 use crate::error::ApiError;
 use crate::extract::Tenant;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/dlq", get(list))
-        .route("/v1/dlq/stats", get(stats))
+        .route("/v1/dlq/stats", get(crate::dlq_stats::stats))
 }
 
 /// The query of `GET /v1/dlq`: the filter plus paging.
@@ -122,59 +122,4 @@ async fn list(
         None
     };
     Ok(Json(Page { items, next_cursor }))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StatsQuery {
-    pub group_by: Option<String>,
-}
-
-async fn stats(
-    State(state): State<AppState>,
-    Tenant(tenant): Tenant,
-    query: Result<Query<StatsQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Json<DlqStats>, ApiError> {
-    let Query(query) = query.map_err(|e| ApiError::validation("query", e.body_text()))?;
-    let group_by = match query.group_by.as_deref().unwrap_or("target") {
-        "target" => DlqGroupBy::Target,
-        "error_class" => DlqGroupBy::ErrorClass,
-        "hour" => DlqGroupBy::Hour,
-        other => {
-            return Err(ApiError::validation(
-                "group_by",
-                format!("{other:?} is not one of target, error_class, hour"),
-            ));
-        }
-    };
-    let column = match group_by {
-        DlqGroupBy::Target => "target",
-        DlqGroupBy::ErrorClass => "error_class",
-        DlqGroupBy::Hour => "hour",
-    };
-    let rows = state.delivery.store.dlq_counts(&tenant, column).await?;
-    let total = rows
-        .iter()
-        .map(|(_, n)| u64::try_from(*n).unwrap_or(0))
-        .sum();
-    let groups = rows
-        .into_iter()
-        .map(|(key, count)| {
-            let key = if group_by == DlqGroupBy::Hour {
-                let hour: i64 = key.parse().unwrap_or(0);
-                to_datetime(hour * 3_600_000).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            } else {
-                key
-            };
-            DlqGroup {
-                key,
-                count: u64::try_from(count).unwrap_or(0),
-            }
-        })
-        .collect();
-    Ok(Json(DlqStats {
-        group_by,
-        total,
-        groups,
-    }))
 }

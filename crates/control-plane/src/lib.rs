@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod demo;
 pub mod demo_receiver;
 pub mod dlq;
+pub mod dlq_stats;
 pub mod edge;
 pub mod error;
 pub mod events;

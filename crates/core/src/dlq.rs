@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use switchyard_protocol::dlq::{DlqEntry, DlqFilter, DlqGroupBy, DlqStats};
-use switchyard_protocol::events::{Delivery, Event};
+use switchyard_protocol::events::{Delivery, Event, EventList};
 use switchyard_protocol::replay::ReplaySession;
 use switchyard_protocol::{Page, ServerInfo};
 
@@ -99,58 +99,47 @@ impl Console {
             .ok_or_else(|| CoreError::not_found("/v1/dlq"))
     }
 
-    /// DLQ counts grouped by target, error class or hour.
-    pub async fn dlq_stats(&self, profile: &str, group_by: DlqGroupBy) -> Result<DlqStats> {
-        let key = match group_by {
-            DlqGroupBy::Target => "target",
-            DlqGroupBy::ErrorClass => "error_class",
-            DlqGroupBy::Hour => "hour",
-        };
+    /// DLQ counts of the dead deliveries matching `filter`, grouped by target, error class,
+    /// hour, or error class × target (`rows`).
+    pub async fn dlq_stats(
+        &self,
+        profile: &str,
+        group_by: DlqGroupBy,
+        filter: &DlqFilter,
+    ) -> Result<DlqStats> {
+        let filter = dlq_query_string(&DlqQuery {
+            filter: filter.clone(),
+            ..Default::default()
+        })?;
+        let mut url = url::Url::parse("http://x/v1/dlq/stats").expect("static url");
+        url.query_pairs_mut()
+            .append_pair("group_by", group_by.as_str());
+        let mut query = url.query().unwrap_or("").to_owned();
+        if !filter.is_empty() {
+            query = format!("{query}&{filter}");
+        }
         self.client(profile)
             .await?
-            .get_json(&format!("/v1/dlq/stats?group_by={key}"))
+            .get_json(&format!("/v1/dlq/stats?{query}"))
             .await?
             .ok_or_else(|| CoreError::not_found("/v1/dlq/stats"))
     }
 
-    /// The DLQ grouped by cause: error class × target, with counts, largest first. Built from
-    /// the exact stats counters and one dry-run count per (class, target) pair present.
-    pub async fn dlq_causes(&self, profile: &str) -> Result<Vec<DlqCause>> {
-        let classes = self.dlq_stats(profile, DlqGroupBy::ErrorClass).await?;
-        let targets = self.dlq_stats(profile, DlqGroupBy::Target).await?;
-        let mut pairs = Vec::new();
-        for c in classes.groups.iter().filter(|g| g.count > 0) {
-            for t in targets.groups.iter().filter(|g| g.count > 0) {
-                pairs.push((c.key.clone(), t.key.clone()));
-            }
-        }
-        let counts =
-            futures::future::try_join_all(pairs.iter().map(|(class, target)| async move {
-                let filter = DlqFilter {
-                    target: Some(target.clone()),
-                    error_class: serde_json::from_value(serde_json::Value::String(class.clone()))
-                        .ok(),
-                    ..Default::default()
-                };
-                self.replay_dry_run(
-                    profile,
-                    switchyard_protocol::replay::ReplaySelection::Filter(filter),
-                )
-                .await
-            }))
+    /// The DLQ matching `filter` grouped by cause: error class × target, with counts, largest
+    /// first, in one call (`group_by=error_class,target`).
+    pub async fn dlq_causes(&self, profile: &str, filter: &DlqFilter) -> Result<Vec<DlqCause>> {
+        let stats = self
+            .dlq_stats(profile, DlqGroupBy::ErrorClassTarget, filter)
             .await?;
-        let mut out: Vec<DlqCause> = pairs
+        Ok(stats
+            .rows
             .into_iter()
-            .zip(counts)
-            .filter(|(_, n)| *n > 0)
-            .map(|((error_class, target), count)| DlqCause {
-                error_class,
-                target,
-                count,
+            .map(|r| DlqCause {
+                error_class: r.error_class.as_str().to_owned(),
+                target: r.target,
+                count: r.count,
             })
-            .collect();
-        out.sort_by(|a, b| b.count.cmp(&a.count).then(a.target.cmp(&b.target)));
-        Ok(out)
+            .collect())
     }
 
     /// An event with every delivery and attempt.
@@ -161,6 +150,48 @@ impl Console {
             .get_json(&format!("/v1/events/{id}"))
             .await?
             .ok_or_else(|| CoreError::not_found(format!("event {id}")))
+    }
+
+    /// The events submitted with `event_key` (on `endpoint`, when given), newest first, each
+    /// with every delivery and attempt; at most `limit` (1–100, the server's default is 20).
+    pub async fn find_events(
+        &self,
+        profile: &str,
+        event_key: &str,
+        endpoint: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<EventList> {
+        if event_key.is_empty()
+            || event_key.len() > 255
+            || !event_key.bytes().all(|b| (0x20..=0x7e).contains(&b))
+        {
+            return Err(CoreError::invalid(
+                "event key",
+                "must be 1-255 printable ASCII characters",
+            ));
+        }
+        if let Some(limit) = limit
+            && !(1..=100).contains(&limit)
+        {
+            return Err(CoreError::invalid("limit", "must be between 1 and 100"));
+        }
+        let mut url = url::Url::parse("http://x/v1/events").expect("static url");
+        {
+            let mut pairs = url.query_pairs_mut();
+            pairs.append_pair("event_key", event_key);
+            if let Some(e) = endpoint.filter(|e| !e.is_empty()) {
+                pairs.append_pair("endpoint", e);
+            }
+            if let Some(l) = limit {
+                pairs.append_pair("limit", &l.to_string());
+            }
+        }
+        let path = format!("/v1/events?{}", url.query().unwrap_or(""));
+        self.client(profile)
+            .await?
+            .get_json(&path)
+            .await?
+            .ok_or_else(|| CoreError::not_found("/v1/events"))
     }
 
     /// One delivery with its attempt history.

@@ -63,7 +63,7 @@ pub struct ReplayOp {
     pub body: Value,
     pub idempotency_key: String,
     pub state: ReplayOpState,
-    /// Send attempts so far (0 = saved locally, never sent).
+    /// Sends started so far, counted as each request leaves (0 = saved locally, never sent).
     pub attempts: u32,
     pub last_error: Option<OpError>,
     /// The server's answer once done (the session).
@@ -251,7 +251,40 @@ impl Console {
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
-        op_from_row(&row)
+        let op = op_from_row(&row)?;
+        if inserted.rows_affected() == 1 {
+            self.announce(&op);
+        }
+        Ok(op)
+    }
+
+    /// Tells subscribers (the desktop app's badges) that a replay write moved.
+    fn announce(&self, op: &ReplayOp) {
+        self.emit(crate::Event::ReplayWrite {
+            profile: op.profile.clone(),
+            op_id: op.id,
+            session_id: op.session_id.clone(),
+            state: op.state,
+            attempts: op.attempts,
+        });
+    }
+
+    /// Records that `op` is being handed to the server (its attempt count grows before the
+    /// request leaves, so "sent" shows while the server works on it). `None` when another
+    /// process already recorded its outcome.
+    async fn mark_sending(&self, op: &ReplayOp) -> Result<Option<ReplayOp>> {
+        let row = sqlx::query(&format!(
+            "UPDATE replay_outbox SET attempts = attempts + 1, updated_at = ? \
+             WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
+        ))
+        .bind(self.now())
+        .bind(op.id)
+        .fetch_optional(&self.inner.writer)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let op = op_from_row(&row)?;
+        self.announce(&op);
+        Ok(Some(op))
     }
 
     /// Replay writes of a profile, newest first.
@@ -351,6 +384,9 @@ impl Console {
 
     async fn send_replay_op(&self, profile: &str, op: ReplayOp) -> Result<ReplayOp> {
         let client = self.client(profile).await?;
+        let Some(op) = self.mark_sending(&op).await? else {
+            return self.replay_op(op.id).await;
+        };
         let result = match op.action {
             ReplayAction::Start => {
                 client
@@ -374,7 +410,8 @@ impl Console {
             }
         };
         let now = self.now();
-        let attempts = op.attempts + 1;
+        // Counted by `mark_sending`, before the request left.
+        let attempts = op.attempts;
         let policy = &self.inner.opts.retry;
         let (state, error, answer, retry_after) = match result {
             SendResult::Transport(message) => (
@@ -430,7 +467,7 @@ impl Console {
             .unwrap_or_else(|| policy.backoff_ms(attempts, self.inner.opts.rng.as_ref()));
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let row = sqlx::query(&format!(
-            "UPDATE replay_outbox SET state = ?, attempts = attempts + 1, last_error = ?, result = COALESCE(?, result), \
+            "UPDATE replay_outbox SET state = ?, last_error = ?, result = COALESCE(?, result), \
              next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
         ))
         .bind(state)
@@ -464,7 +501,9 @@ impl Console {
             .await?;
         }
         tx.commit().await?;
-        op_from_row(&row)
+        let op = op_from_row(&row)?;
+        self.announce(&op);
+        Ok(op)
     }
 }
 

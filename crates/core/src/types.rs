@@ -449,4 +449,13 @@ pub enum Event {
     CacheChanged {
         profile: String,
     },
+    /// A replay write (start or cancel) moved: queued (`pending`, 0 attempts), handed to the
+    /// server (`pending`, attempts > 0), confirmed (`done`) or refused (`needs_attention`).
+    ReplayWrite {
+        profile: String,
+        op_id: i64,
+        session_id: String,
+        state: crate::replay::ReplayOpState,
+        attempts: u32,
+    },
 }

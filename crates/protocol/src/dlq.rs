@@ -54,6 +54,33 @@ pub enum DlqGroupBy {
     ErrorClass,
     /// The UTC hour the delivery died in; keys are RFC 3339 hour starts.
     Hour,
+    /// Two dimensions, error class × target (the "by cause" view): the counts are in `rows`
+    /// (`groups` is empty). `group_by=target,error_class` means the same.
+    #[serde(rename = "error_class,target")]
+    ErrorClassTarget,
+}
+
+impl DlqGroupBy {
+    /// The `group_by` query value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Target => "target",
+            Self::ErrorClass => "error_class",
+            Self::Hour => "hour",
+            Self::ErrorClassTarget => "error_class,target",
+        }
+    }
+
+    /// Parses a `group_by` query value (`target,error_class` is `error_class,target`).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "target" => Some(Self::Target),
+            "error_class" => Some(Self::ErrorClass),
+            "hour" => Some(Self::Hour),
+            "error_class,target" | "target,error_class" => Some(Self::ErrorClassTarget),
+            _ => None,
+        }
+    }
 }
 
 /// One group of the DLQ statistics.
@@ -64,11 +91,23 @@ pub struct DlqGroup {
     pub count: u64,
 }
 
+/// One cell of the error class × target grouping.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct DlqCell {
+    pub error_class: ErrorClass,
+    pub target: String,
+    pub count: u64,
+}
+
 /// Counts of dead deliveries, grouped; largest groups first (hours: newest first).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct DlqStats {
     pub group_by: DlqGroupBy,
-    /// All dead deliveries of the tenant.
+    /// The dead deliveries matching the filter (without one: the tenant's whole DLQ).
     pub total: u64,
+    /// One-dimensional groupings (`target`, `error_class`, `hour`); empty for two.
     pub groups: Vec<DlqGroup>,
+    /// `error_class,target`: one row per pair present, largest first; absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<DlqCell>,
 }

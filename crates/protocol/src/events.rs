@@ -39,6 +39,15 @@ pub struct Event {
     pub deliveries: Vec<Delivery>,
 }
 
+/// `GET /v1/events?event_key=K[&endpoint=E]`: the events with that key, newest first, each
+/// with its deliveries and their attempts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EventList {
+    pub items: Vec<Event>,
+    /// `true` when more events have this key than `limit` allowed (narrow by `endpoint`).
+    pub more: bool,
+}
+
 /// The answer to `POST /v1/events`: 202 accepted (async flows); for a matching `sync` flow,
 /// 200 when its first attempt succeeded and 202 when it failed (retries continue in the
 /// background); 200 with `duplicate: true` for a duplicate `event_key`.

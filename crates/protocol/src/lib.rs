@@ -16,11 +16,11 @@ pub mod replay;
 pub mod resource;
 pub mod target_test;
 
-pub use dlq::{DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
+pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
 pub use edge::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
 pub use events::{
-    Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, SubmitEventRequest,
-    SubmitEventResponse,
+    Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, EventList,
+    SubmitEventRequest, SubmitEventResponse,
 };
 pub use info::ServerInfo;
 pub use name::{NameError, validate_name};

@@ -43,7 +43,7 @@ theirs_from_cache: boolean,
  */
 conflicting_fields: Array<string>, };
 
-export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, };
+export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", session_id: string, state: ReplayWriteState, };
 
 export type DeliveryView = { id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, 
 /**
@@ -84,6 +84,12 @@ export type DlqGrouping = "target" | "error_class" | "hour";
 export type DlqPageView = { items: Array<DlqEntryView>, next_cursor: string | null, };
 
 export type DlqStatsView = { total: number, groups: Array<DlqGroupView>, };
+
+export type EventListView = { items: Array<EventView>, 
+/**
+ * More events have this key than were returned (narrow by endpoint).
+ */
+more: boolean, };
 
 export type EventView = { id: string, endpoint: string, event_type: string, event_key: string | null, payload: JsonValue, created_at: number, deliveries: Array<DeliveryView>, };
 
@@ -269,8 +275,9 @@ export type Commands = {
   ui_ready: { args: {  }; result: number };
   dlq_page: { args: { filter: DlqFilterInput; limit: number; cursor: string | null }; result: DlqPageView };
   dlq_stats: { args: { groupBy: DlqGrouping }; result: DlqStatsView };
-  dlq_causes: { args: {  }; result: Array<DlqCauseView> };
+  dlq_causes: { args: { filter: DlqFilterInput }; result: Array<DlqCauseView> };
   get_event: { args: { id: string }; result: EventView };
+  find_events: { args: { eventKey: string; endpoint: string | null }; result: EventListView };
   get_delivery: { args: { id: string }; result: DeliveryView };
   retry_schedule: { args: {  }; result: Array<number> };
   replay_dry_run: { args: { selection: ReplaySelectionInput }; result: number };

@@ -14,9 +14,10 @@ export const dlqKeys = {
   all: ["dlq"] as const,
   page: (filter: DlqFilterInput) => ["dlq", "page", filter] as const,
   stats: (g: DlqGrouping) => ["dlq", "stats", g] as const,
-  causes: ["dlq", "causes"] as const,
+  causes: (filter: DlqFilterInput) => ["dlq", "causes", filter] as const,
   delivery: (id: string) => ["delivery", id] as const,
   event: (id: string) => ["event", id] as const,
+  eventsByKey: (key: string, endpoint: string | null) => ["events", key, endpoint] as const,
   schedule: ["schedule"] as const,
   replays: ["replays"] as const,
   replay: (id: string) => ["replays", id] as const,
@@ -40,8 +41,9 @@ export const useDlqStats = (groupBy: DlqGrouping, refetchMs?: number) =>
     refetchInterval: refetchMs,
   });
 
-export const useDlqCauses = () =>
-  useQuery({ queryKey: dlqKeys.causes, queryFn: () => call("dlq_causes", {}) });
+/** Error class × target counts of the DLQ matching `filter` (one server call). */
+export const useDlqCauses = (filter: DlqFilterInput) =>
+  useQuery({ queryKey: dlqKeys.causes(filter), queryFn: () => call("dlq_causes", { filter }) });
 
 export const useDelivery = (id: string | null) =>
   useQuery({
@@ -55,6 +57,15 @@ export const useEvent = (id: string | null) =>
     queryKey: dlqKeys.event(id ?? ""),
     queryFn: () => call("get_event", { id: id ?? "" }),
     enabled: !!id,
+    retry: false,
+  });
+
+/** Every event submitted with `key` (on `endpoint`, when given), newest first. */
+export const useEventsByKey = (key: string | null, endpoint: string | null) =>
+  useQuery({
+    queryKey: dlqKeys.eventsByKey(key ?? "", endpoint),
+    queryFn: () => call("find_events", { eventKey: key ?? "", endpoint }),
+    enabled: !!key,
     retry: false,
   });
 
@@ -80,7 +91,11 @@ export const useReplay = (id: string | null, refetchMs: number | false = 1000) =
     refetchInterval: refetchMs,
   });
 
-export const useReplayWrites = (refetchMs = 1000) =>
+/**
+ * The replay writes (outbox rows) and their states. The core announces every move of a row
+ * (`replay_write` core event, which invalidates this); the slow poll is only a safety net.
+ */
+export const useReplayWrites = (refetchMs = 15_000) =>
   useQuery({
     queryKey: dlqKeys.writes,
     queryFn: () => call("list_replay_writes", {}),

@@ -3,6 +3,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import type { CoreEvent, SyncStatus } from "../ipc/bindings";
 import { onCoreEvent } from "../ipc/client";
+import { dlqKeys } from "../ipc/dlqQueries";
 import { keys } from "../ipc/queries";
 
 export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event: CoreEvent): void {
@@ -30,6 +31,13 @@ export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event:
       break;
     case "resources_changed":
       for (const queryKey of [keys.allResources, ["resource"], keys.overview]) {
+        client.invalidateQueries({ queryKey });
+      }
+      break;
+    case "replay_write":
+      // The replay outbox row moved (saved → sent → confirmed / needs attention): the write
+      // badges and the sessions (a confirmed start is a running session) are stale.
+      for (const queryKey of [dlqKeys.writes, dlqKeys.replays, dlqKeys.replay(event.session_id)]) {
         client.invalidateQueries({ queryKey });
       }
       break;

@@ -46,4 +46,32 @@ describe("DlqPage", () => {
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("0 shown"));
     expect(window.location.hash).toBe("#dlq?target=crm&q=refunded");
   });
+
+  it("the by-cause matrix is one server call with the current filter", async () => {
+    window.history.replaceState(null, "", "#dlq?endpoint=orders");
+    localStorage.clear();
+    const calls = mockCommands({
+      dlq_stats: () => ({ total: 11, groups: [] }),
+      dlq_page: () => ({ items: [], next_cursor: null }),
+      dlq_causes: () => [
+        { error_class: "http_5xx", target: "crm", count: 8 },
+        { error_class: "timeout", target: "erp", count: 2 },
+        { error_class: "http_5xx", target: "erp", count: 1 },
+      ],
+    });
+    renderUi(<DlqPage />);
+    fireEvent.click(await screen.findByTestId("tab-causes"));
+    await waitFor(() => expect(screen.getByTestId("cause-http_5xx-crm")).toHaveTextContent("8"));
+    expect(screen.getByTestId("cause-http_5xx-erp")).toHaveTextContent("1");
+    expect(screen.getByTestId("cause-timeout-erp")).toHaveTextContent("2");
+    expect(screen.getByTestId("cause-timeout-crm")).toHaveTextContent("");
+    const causeCalls = calls.filter(([c]) => c === "dlq_causes");
+    expect(causeCalls).toHaveLength(1);
+    expect((causeCalls[0][1] as { filter: DlqFilterInput }).filter.endpoint).toBe("orders");
+    // A cell narrows the entries to that pair.
+    fireEvent.click(screen.getByTestId("cause-timeout-erp"));
+    await waitFor(() =>
+      expect(window.location.hash).toBe("#dlq?endpoint=orders&target=erp&error_class=timeout"),
+    );
+  });
 });

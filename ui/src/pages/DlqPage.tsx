@@ -1,10 +1,9 @@
 // The DLQ explorer: filters kept in the URL, a virtualized table over cursor pages fetched as
-// you scroll, a "by cause" matrix, charts, entry detail, event lookup, and replay.
+// you scroll (DlqTable), a "by cause" matrix, charts, entry detail, event lookup, and replay.
 import {
   Alert,
   Badge,
   Button,
-  Checkbox,
   Group,
   Select,
   Stack,
@@ -13,12 +12,11 @@ import {
   Text,
   TextInput,
   Title,
-  UnstyledButton,
 } from "@mantine/core";
-import { useVirtualizer } from "@tanstack/react-virtual";
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { DlqCharts } from "../components/dlq/Charts";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
+import { DlqTable } from "../components/dlq/DlqTable";
 import { EventLookup } from "../components/dlq/EventLookup";
 import { ReplayDialog } from "../components/dlq/ReplayDialog";
 import type { DlqFilterInput, FailureClass, ReplaySelectionInput } from "../ipc/bindings";
@@ -33,7 +31,6 @@ import {
   viewToQuery,
 } from "../lib/dlq";
 
-const ROW = 34;
 const HASH = "#dlq?";
 
 function initialView(): DlqView {
@@ -106,8 +103,14 @@ export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: Dlq
   );
 }
 
-export function CauseMatrixView({ onPick }: { onPick: (cls: string, target: string) => void }) {
-  const causes = useDlqCauses();
+export function CauseMatrixView({
+  filter,
+  onPick,
+}: {
+  filter: DlqFilterInput;
+  onPick: (cls: string, target: string) => void;
+}) {
+  const causes = useDlqCauses(filter);
   if (causes.isError) return <Alert color="red">{causes.error.message}</Alert>;
   const m = causeMatrix(causes.data ?? []);
   return (
@@ -161,29 +164,17 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
 
   const loaded = useMemo(() => pages.data?.pages.flatMap((p) => p.items) ?? [], [pages.data]);
   const rows = useMemo(() => loaded.filter((e) => matchesText(e, view.text)), [loaded, view.text]);
-  const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({
-    count: rows.length + (pages.hasNextPage ? 1 : 0),
-    getScrollElement: () => scrollRef.current,
-    estimateSize: () => ROW,
-    overscan: 20,
-  });
-  const items = virtualizer.getVirtualItems();
-  const lastIndex = items.length ? items[items.length - 1].index : 0;
-  const { hasNextPage, isFetchingNextPage, fetchNextPage } = pages;
-  useEffect(() => {
-    if (hasNextPage && !isFetchingNextPage && lastIndex >= rows.length - 40) fetchNextPage();
-  }, [lastIndex, rows.length, hasNextPage, isFetchingNextPage, fetchNextPage]);
-
-  const toggle = (id: string) =>
-    setSelected((s) => {
-      const n = new Set(s);
-      if (n.has(id)) n.delete(id);
-      else n.add(id);
-      return n;
-    });
+  const toggle = useCallback(
+    (id: string) =>
+      setSelected((s) => {
+        const n = new Set(s);
+        if (n.has(id)) n.delete(id);
+        else n.add(id);
+        return n;
+      }),
+    [],
+  );
   const oldestFirst = useMemo(() => [...rows].reverse().map((r) => r.delivery_id), [rows]);
-  const cols = "32px 190px 1.3fr 1fr 1fr 1fr 90px 60px";
 
   return (
     <Stack style={{ flex: 1, minHeight: 0 }} gap="sm">
@@ -246,89 +237,20 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
           style={{ flex: 1, minHeight: 0, display: "flex", flexDirection: "column" }}
         >
           {pages.isError && <Alert color="red">{pages.error.message}</Alert>}
-          <div
-            style={{
-              display: "grid",
-              gridTemplateColumns: cols,
-              columnGap: 12,
-              fontWeight: 600,
-              fontSize: 13,
-              padding: "6px 0",
-            }}
-          >
-            <span /> <span>Dead at</span>
-            <span>Event type</span>
-            <span>Endpoint</span>
-            <span>Flow</span>
-            <span>Target</span>
-            <span>Error</span>
-            <span>Status</span>
-          </div>
-          <div
-            ref={scrollRef}
-            style={{ flex: 1, minHeight: 200, overflow: "auto" }}
-            data-testid="dlq-scroll"
-          >
-            <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
-              {items.map((v) => {
-                const e = rows[v.index];
-                return (
-                  <div
-                    key={v.key}
-                    data-testid={e ? "dlq-row" : "dlq-loading"}
-                    style={{
-                      position: "absolute",
-                      top: 0,
-                      left: 0,
-                      right: 0,
-                      height: ROW,
-                      transform: `translateY(${v.start}px)`,
-                      display: "grid",
-                      gridTemplateColumns: cols,
-                      columnGap: 12,
-                      alignItems: "center",
-                      fontSize: 13,
-                      borderBottom: "1px solid var(--mantine-color-default-border)",
-                      cursor: "pointer",
-                    }}
-                  >
-                    {e ? (
-                      <>
-                        <Checkbox
-                          size="xs"
-                          checked={selected.has(e.delivery_id)}
-                          aria-label="select"
-                          onClick={(ev) => ev.stopPropagation()}
-                          onChange={() => toggle(e.delivery_id)}
-                        />
-                        <span>{new Date(e.dead_at).toLocaleString()}</span>
-                        <UnstyledButton
-                          fz={13}
-                          onClick={() => setOpen(e.delivery_id)}
-                          data-testid="dlq-open"
-                        >
-                          {e.event_type}
-                        </UnstyledButton>
-                        <span>{e.endpoint}</span>
-                        <span>{e.flow}</span>
-                        <span data-testid="dlq-target">{e.target}</span>
-                        <span>{e.error_class}</span>
-                        <span>{e.last_status_code ?? "-"}</span>
-                      </>
-                    ) : (
-                      <Text size="sm" c="dimmed" style={{ gridColumn: "1 / -1" }}>
-                        Loading more…
-                      </Text>
-                    )}
-                  </div>
-                );
-              })}
-            </div>
-          </div>
+          <DlqTable
+            rows={rows}
+            hasNextPage={pages.hasNextPage}
+            isFetchingNextPage={pages.isFetchingNextPage}
+            fetchNextPage={pages.fetchNextPage}
+            selected={selected}
+            onToggle={toggle}
+            onOpen={setOpen}
+          />
         </Tabs.Panel>
         <Tabs.Panel value="causes">
           {tab === "causes" && (
             <CauseMatrixView
+              filter={view.filter}
               onPick={(c, t) => {
                 setView({
                   ...view,

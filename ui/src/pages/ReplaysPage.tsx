@@ -170,7 +170,7 @@ export function ReplaysPage({
   onSelect: (id: string | null) => void;
 }) {
   const sessions = useReplays();
-  const writes = useReplayWrites(2000);
+  const writes = useReplayWrites();
   const queued = (writes.data ?? []).filter((w) => w.state !== "confirmed");
   return (
     <Stack style={{ overflow: "auto" }}>

@@ -39,14 +39,14 @@ fn rand_n() -> u64 {
     N.fetch_add(1, Ordering::Relaxed)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
-    let dir = tempfile::tempdir().unwrap();
+/// A control plane whose deliveries die fast: endpoint `ep` → targets `crm`, `erp` on a
+/// closed loopback port (flows `to-crm`, `to-erp`).
+async fn dying_plane(dir: &std::path::Path) -> switchyard_control_plane::Server {
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
     let mut config = ServerConfig::new(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.path().join("cp.db").display()),
+        format!("sqlite://{}", dir.join("cp.db").display()),
         tenants,
     );
     config.retry_schedule = FAST.split(',').map(str::to_owned).collect();
@@ -79,6 +79,14 @@ async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
         )
         .await;
     }
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = dying_plane(dir.path()).await;
+    let base = server.url();
     for i in 0..3 {
         post(
             &base,
@@ -204,5 +212,142 @@ async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
         "done",
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Waits until `switchyard dlq stats` counts `total` dead deliveries.
+async fn wait_dead(data: &std::path::Path, total: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = run(data, &["--json", "dlq", "stats"], None);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if parse(&out)["total"] == total {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "DLQ never filled");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_get_and_find_by_key_show_every_delivery_and_stats_group_by_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = dying_plane(dir.path()).await;
+    let base = server.url();
+    post(
+        &base,
+        "/v1/events",
+        json!({"endpoint": "ep", "event_type": "order.paid", "payload": {}, "event_key": "order-77"}),
+    )
+    .await;
+    post(
+        &base,
+        "/v1/events",
+        json!({"endpoint": "ep", "event_type": "order.paid", "payload": {}}),
+    )
+    .await;
+    let data = dir.path().join("console");
+    let out = run(
+        &data,
+        &["profile", "add", "prod", "--url", &base, "--token-stdin"],
+        Some(TOKEN),
+    );
+    assert!(out.status.success());
+    wait_dead(&data, 4).await;
+
+    // Find by key: the event, with its two (dead) deliveries.
+    let out = run(
+        &data,
+        &["--json", "events", "find", "--key", "order-77"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let found = parse(&out);
+    let items = found["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["event_key"], "order-77");
+    let event_id = items[0]["id"].as_str().unwrap().to_owned();
+    let deliveries = items[0]["deliveries"].as_array().unwrap();
+    assert_eq!(deliveries.len(), 2);
+    assert!(deliveries.iter().all(|d| d["state"] == "dead"));
+    // The same by id, and as a table for a person.
+    let out = run(&data, &["--json", "events", "get", &event_id], None);
+    assert_eq!(parse(&out)["deliveries"].as_array().unwrap().len(), 2);
+    let out = run(
+        &data,
+        &["events", "find", "--key", "order-77", "--endpoint", "ep"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&event_id)
+            && text.contains("DELIVERY")
+            && text.contains("crm")
+            && text.contains("erp")
+            && text.contains("dead")
+            && text.contains("connect"),
+        "{text}"
+    );
+    let out = run(
+        &data,
+        &["events", "find", "--key", "order-77", "--endpoint", "other"],
+        None,
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no event with key"));
+    // Unknown id: exit 1 naming it; bad input names the flag.
+    let out = run(&data, &["events", "get", "evt_nope"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("evt_nope"));
+    let out = run(
+        &data,
+        &["events", "find", "--key", "k", "--limit", "0"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("limit"));
+
+    // Stats by cause in one call, with the filter flags.
+    let out = run(
+        &data,
+        &["--json", "dlq", "stats", "--group-by", "error_class,target"],
+        None,
+    );
+    assert_eq!(
+        parse(&out)["rows"],
+        json!([
+            {"error_class": "connect", "target": "crm", "count": 2},
+            {"error_class": "connect", "target": "erp", "count": 2}
+        ])
+    );
+    let out = run(
+        &data,
+        &[
+            "--json",
+            "dlq",
+            "stats",
+            "--group-by",
+            "cause",
+            "--flow",
+            "to-erp",
+        ],
+        None,
+    );
+    let stats = parse(&out);
+    assert_eq!(stats["total"], 2);
+    assert_eq!(stats["rows"][0]["target"], "erp");
+    let out = run(&data, &["dlq", "stats", "--group-by", "cause"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ERROR CLASS") && text.contains("total: 4"),
+        "{text}"
     );
 }

@@ -837,31 +837,6 @@ impl DeliveryStore {
             })
             .collect()
     }
-
-    /// DLQ counts per group, from the trigger-maintained counters (never a DLQ scan).
-    pub async fn dlq_counts(
-        &self,
-        tenant: &str,
-        column: &str,
-    ) -> Result<Vec<(String, i64)>, StoreError> {
-        let key = match column {
-            "target" => "target",
-            "error_class" => "error_class",
-            _ => "CAST(hour AS TEXT)",
-        };
-        let order = if column == "hour" {
-            "hour DESC"
-        } else {
-            "2 DESC, 1"
-        };
-        let rows: Vec<(String, i64)> = sqlx::query_as(&format!(
-            "SELECT {key}, SUM(count) FROM dlq_counts WHERE tenant = ? GROUP BY {key} HAVING SUM(count) > 0 ORDER BY {order}"
-        ))
-        .bind(tenant)
-        .fetch_all(&self.readers)
-        .await?;
-        Ok(rows)
-    }
 }
 
 pub enum Bind {

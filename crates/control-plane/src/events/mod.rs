@@ -1,4 +1,5 @@
-//! `POST /v1/events`, `GET /v1/events/{id}`, `GET /v1/deliveries/{id}`.
+//! `POST /v1/events`, `GET /v1/events/{id}`, `GET /v1/deliveries/{id}`; the lookup by event
+//! key (`GET /v1/events?event_key=`) is in [`lookup`].
 //!
 //! Submission dedups on (tenant, endpoint, event_key) inside the retention window; the claim
 //! of the key, the event and its deliveries commit in one transaction on the single writer,
@@ -22,9 +23,11 @@ use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
 use crate::store::StoredResponse;
 
+pub mod lookup;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/v1/events", post(submit))
+        .route("/v1/events", post(submit).get(lookup::find))
         .route("/v1/events/{id}", get(read_event))
         .route("/v1/deliveries/{id}", get(read_delivery))
 }

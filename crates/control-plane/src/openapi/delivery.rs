@@ -2,10 +2,11 @@
 //! sessions and the edge-plane protocol.
 
 use switchyard_protocol::{
-    Attempt, AttemptOutcome, Delivery, DeliveryState, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy,
-    DlqStats, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, ErrorClass, Event,
-    RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem, ReplayItemStatus, ReplayRequest,
-    ReplaySelection, ReplaySession, ReplayStatus, SubmitEventRequest, SubmitEventResponse,
+    Attempt, AttemptOutcome, Delivery, DeliveryState, DlqCell, DlqEntry, DlqFilter, DlqGroup,
+    DlqGroupBy, DlqStats, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest,
+    ErrorClass, Event, EventList, RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem,
+    ReplayItemStatus, ReplayRequest, ReplaySelection, ReplaySession, ReplayStatus,
+    SubmitEventRequest, SubmitEventResponse,
 };
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::{ComponentsBuilder, PathsBuilder};
@@ -51,6 +52,63 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
     let mut dlq_params: Vec<_> = DLQ_FILTER.iter().map(|(n, d)| query_param(n, d)).collect();
     dlq_params.push(query_param("limit", "1-500, default 50"));
     dlq_params.push(query_param("cursor", "next_cursor of the previous page"));
+    let mut stats_params = vec![query_param(
+        "group_by",
+        "target (default) | error_class | hour | error_class,target (two dimensions: rows)",
+    )];
+    stats_params.extend(DLQ_FILTER.iter().map(|(n, d)| query_param(n, d)));
+    let mut events = PathItem::new(
+        HttpMethod::Post,
+        operation(Op {
+            summary: "Submit an event. Dedup on (endpoint, event_key) within the retention \
+                      window: a duplicate answers 200 with the original and duplicate: true. \
+                      202 when accepted; with a matching sync flow, the answer comes after \
+                      its first attempt: 200 if it succeeded, 202 if it failed (retries \
+                      continue). No Idempotency-Key: event_key is the dedup key."
+                .into(),
+            tag: "events",
+            keyed: false,
+            if_match: false,
+            params: vec![],
+            body: Some("SubmitEventRequest"),
+            ok: (
+                "202",
+                "Accepted (200: duplicate, or sync first attempt succeeded)",
+                Some("SubmitEventResponse".into()),
+            ),
+            errors: &[
+                ("404", "not_found (endpoint)"),
+                ("409", "endpoint_disabled"),
+            ],
+        }),
+    );
+    events.get = PathItem::new(
+        HttpMethod::Get,
+        operation(Op {
+            summary: "Find events by event key: every event of the tenant with that key \
+                      (optionally on one endpoint), newest first, each with its deliveries and \
+                      their attempts. A key can hold several events: after the dedup window, or \
+                      on different endpoints. event_key is required (400 validation_failed, \
+                      field event_key); limit 1-100, default 20; more: true when there were more."
+                .into(),
+            tag: "events",
+            keyed: false,
+            if_match: false,
+            params: vec![
+                query_param("event_key", "Required: the event_key given at submission"),
+                query_param("endpoint", "Only events submitted on this endpoint"),
+                query_param("limit", "1-100, default 20"),
+            ],
+            body: None,
+            ok: (
+                "200",
+                "The matching events (possibly none)",
+                Some("EventList".into()),
+            ),
+            errors: &[],
+        }),
+    )
+    .get;
     let mut replay = PathItem::new(
         HttpMethod::Put,
         operation(Op {
@@ -82,39 +140,45 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
     )
     .get;
     paths
+        .path("/v1/events", events)
         .path(
-            "/v1/events",
-            PathItem::new(
-                HttpMethod::Post,
-                operation(Op {
-                    summary: "Submit an event. Dedup on (endpoint, event_key) within the retention \
-                              window: a duplicate answers 200 with the original and duplicate: true. \
-                              202 when accepted; with a matching sync flow, the answer comes after \
-                              its first attempt: 200 if it succeeded, 202 if it failed (retries \
-                              continue). No Idempotency-Key: event_key is the dedup key."
-                        .into(),
-                    tag: "events",
-                    keyed: false,
-                    if_match: false,
-                    params: vec![],
-                    body: Some("SubmitEventRequest"),
-                    ok: ("202", "Accepted (200: duplicate, or sync first attempt succeeded)", Some("SubmitEventResponse".into())),
-                    errors: &[("404", "not_found (endpoint)"), ("409", "endpoint_disabled")],
-                }),
+            "/v1/events/{id}",
+            get(
+                "An event with its deliveries and their attempts",
+                "events",
+                vec![path_param("id")],
+                "The event",
+                "Event",
             ),
         )
-        .path("/v1/events/{id}", get("An event with its deliveries and their attempts", "events", vec![path_param("id")], "The event", "Event"))
         .path(
             "/v1/deliveries/{id}",
-            get("A delivery with its full attempt history and the next planned attempt", "events", vec![path_param("id")], "The delivery", "Delivery"),
+            get(
+                "A delivery with its full attempt history and the next planned attempt",
+                "events",
+                vec![path_param("id")],
+                "The delivery",
+                "Delivery",
+            ),
         )
-        .path("/v1/dlq", get("Dead deliveries, newest first, filtered, cursor-paginated", "dlq", dlq_params, "One page", "DlqEntryPage"))
+        .path(
+            "/v1/dlq",
+            get(
+                "Dead deliveries, newest first, filtered, cursor-paginated",
+                "dlq",
+                dlq_params,
+                "One page",
+                "DlqEntryPage",
+            ),
+        )
         .path(
             "/v1/dlq/stats",
             get(
-                "Counts of dead deliveries grouped by target, error_class or hour",
+                "Counts of dead deliveries matching the filter (the same as GET /v1/dlq), grouped \
+                 by target, error_class or hour (groups), or by error_class,target (rows: one per \
+                 pair present). total: the matching dead deliveries.",
                 "dlq",
-                vec![query_param("group_by", "target (default) | error_class | hour")],
+                stats_params,
                 "Counts",
                 "DlqStats",
             ),
@@ -124,7 +188,10 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
             get(
                 "Replay sessions, newest first (without items)",
                 "replays",
-                vec![query_param("limit", "1-200, default 50"), query_param("cursor", "next_cursor of the previous page")],
+                vec![
+                    query_param("limit", "1-200, default 50"),
+                    query_param("cursor", "next_cursor of the previous page"),
+                ],
                 "One page",
                 "ReplaySessionPage",
             ),
@@ -135,10 +202,11 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
             PathItem::new(
                 HttpMethod::Post,
                 operation(Op {
-                    summary: "Cancel a replay session: unsent re-deliveries are withdrawn and their \
+                    summary:
+                        "Cancel a replay session: unsent re-deliveries are withdrawn and their \
                               originals return to the DLQ; in-flight attempts finish and are not \
                               retried."
-                        .into(),
+                            .into(),
                     tag: "replays",
                     keyed: true,
                     if_match: false,
@@ -154,16 +222,21 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
             PathItem::new(
                 HttpMethod::Post,
                 operation(Op {
-                    summary: "Edge plane: lease due async_relay attempts of flows naming this edge. \
+                    summary:
+                        "Edge plane: lease due async_relay attempts of flows naming this edge. \
                               Each comes signed, with a lease token; an unreported lease that \
                               expires counts as a failed attempt (timeout)."
-                        .into(),
+                            .into(),
                     tag: "edge",
                     keyed: false,
                     if_match: false,
                     params: vec![path_param("name")],
                     body: Some("EdgeLeaseRequest"),
-                    ok: ("200", "Leased attempts (possibly none)", Some("EdgeLease".into())),
+                    ok: (
+                        "200",
+                        "Leased attempts (possibly none)",
+                        Some("EdgeLease".into()),
+                    ),
                     errors: &[],
                 }),
             ),
@@ -193,6 +266,7 @@ pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {
         .schema(SubmitEventRequest::name(), SubmitEventRequest::schema())
         .schema(SubmitEventResponse::name(), SubmitEventResponse::schema())
         .schema(Event::name(), Event::schema())
+        .schema(EventList::name(), EventList::schema())
         .schema(Delivery::name(), Delivery::schema())
         .schema(DeliveryState::name(), DeliveryState::schema())
         .schema(Attempt::name(), Attempt::schema())
@@ -203,6 +277,7 @@ pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {
         .schema("DlqEntryPage", page_schema("DlqEntry"))
         .schema(DlqGroupBy::name(), DlqGroupBy::schema())
         .schema(DlqGroup::name(), DlqGroup::schema())
+        .schema(DlqCell::name(), DlqCell::schema())
         .schema(DlqStats::name(), DlqStats::schema())
         .schema(ReplayRequest::name(), ReplayRequest::schema())
         .schema(ReplaySelection::name(), ReplaySelection::schema())

@@ -114,6 +114,10 @@ async fn dlq_pages_newest_first_filters_and_counts() {
         "/v1/dlq?cursor=zzz",
         "/v1/dlq?bogus=1",
         "/v1/dlq/stats?group_by=day",
+        "/v1/dlq/stats?group_by=error_class,hour",
+        "/v1/dlq/stats?error_class=boom",
+        "/v1/dlq/stats?since=yesterday",
+        "/v1/dlq/stats?limit=5",
     ] {
         let (status, body) = api.call("GET", bad, None, None).await;
         assert_eq!(
@@ -148,5 +152,75 @@ async fn dlq_pages_newest_first_filters_and_counts() {
             .unwrap()
             .ends_with(":00:00Z")
     );
+
+    // Error class × target in one call; each count equals what listing with that pair returns.
+    let by_cause = api.get("/v1/dlq/stats?group_by=error_class,target").await;
+    assert_eq!(by_cause["group_by"], "error_class,target");
+    assert_eq!(by_cause["total"], 9);
+    assert_eq!(by_cause["groups"], json!([]));
+    assert_eq!(
+        by_cause["rows"],
+        json!([
+            {"error_class": "http_5xx", "target": "tg", "count": 8},
+            {"error_class": "connect", "target": "gone", "count": 1}
+        ])
+    );
+    for row in by_cause["rows"].as_array().unwrap() {
+        let listed = api
+            .get(&format!(
+                "/v1/dlq?error_class={}&target={}&limit=500",
+                row["error_class"].as_str().unwrap(),
+                row["target"].as_str().unwrap()
+            ))
+            .await;
+        assert_eq!(
+            listed["items"].as_array().unwrap().len() as u64,
+            row["count"].as_u64().unwrap()
+        );
+    }
+    // The other order means the same; the filters of GET /v1/dlq apply, on the counters
+    // (target, error class) and on the deliveries (endpoint, flow, time) alike.
+    let same = api.get("/v1/dlq/stats?group_by=target,error_class").await;
+    assert_eq!(same["rows"], by_cause["rows"]);
+    for (query, rows) in [
+        (
+            "target=tg",
+            json!([{"error_class": "http_5xx", "target": "tg", "count": 8}]),
+        ),
+        (
+            "error_class=connect",
+            json!([{"error_class": "connect", "target": "gone", "count": 1}]),
+        ),
+        (
+            "flow=to-gone",
+            json!([{"error_class": "connect", "target": "gone", "count": 1}]),
+        ),
+        (
+            "endpoint=ep&since=2000-01-01T00:00:00Z",
+            by_cause["rows"].clone(),
+        ),
+        ("until=2000-01-01T00:00:00Z", json!(null)),
+    ] {
+        let stats = api
+            .get(&format!(
+                "/v1/dlq/stats?group_by=error_class,target&{query}"
+            ))
+            .await;
+        assert_eq!(stats["rows"], rows, "{query}: {stats}");
+        let listed = api.get(&format!("/v1/dlq?{query}&limit=500")).await;
+        assert_eq!(
+            stats["total"].as_u64().unwrap(),
+            listed["items"].as_array().unwrap().len() as u64,
+            "{query}: total equals the listing"
+        );
+    }
+    // The one-dimensional forms take the filter too.
+    let filtered = api.get("/v1/dlq/stats?group_by=target&flow=to-gone").await;
+    assert_eq!(filtered["total"], 1);
+    assert_eq!(filtered["groups"], json!([{"key": "gone", "count": 1}]));
+    let hours = api
+        .get("/v1/dlq/stats?group_by=hour&since=2000-01-01T00:00:00Z&target=tg")
+        .await;
+    assert_eq!(hours["total"], 8);
     server.stop().await.unwrap();
 }

@@ -223,3 +223,150 @@ async fn another_tenant_sees_none_of_it() {
     );
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn events_are_found_by_key_with_all_their_deliveries_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&dir.path().join("cp.db"), FAST);
+    // A short dedup window, so one key can hold two events of one endpoint.
+    cfg.idempotency.retention = Duration::from_millis(300);
+    let server = switchyard_control_plane::Server::start(cfg).await.unwrap();
+    let api = Api::new(server.url());
+    let ok = Receiver::start(|_| status(200)).await;
+    let failing = Receiver::start(|_| status(503)).await;
+    api.route(&ok.url, json!({})).await;
+    api.create(
+        "targets",
+        "down",
+        json!({"url": failing.url, "timeout_ms": 2000}),
+    )
+    .await;
+    api.create(
+        "flows",
+        "to-down",
+        json!({"endpoint": "ep", "target": "down"}),
+    )
+    .await;
+    api.create("endpoints", "ep2", json!({})).await;
+
+    let submit = |endpoint: &'static str| {
+        let api = api.clone();
+        async move {
+            let (status, body) = api
+                .submit(json!({"endpoint": endpoint, "event_type": "order.paid", "payload": {}, "event_key": "order-7"}))
+                .await;
+            assert_eq!(status, 202, "{body}");
+            body["id"].as_str().unwrap().to_owned()
+        }
+    };
+    let old = submit("ep").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let new = submit("ep").await;
+    let elsewhere = submit("ep2").await;
+    api.submit(json!({"endpoint": "ep", "event_type": "order.paid", "payload": {}, "event_key": "order-8"}))
+        .await;
+    // The new event's delivery to `down` dies (503 five times); the one to `tg` succeeds.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let event = api.get(&format!("/v1/events/{new}")).await;
+        let mut states: Vec<_> = event["deliveries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["target"].as_str().unwrap().to_owned(),
+                    d["state"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        states.sort();
+        if states
+            == [
+                ("down".into(), "dead".into()),
+                ("tg".into(), "succeeded".into()),
+            ]
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{states:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Every event with the key, newest first, across endpoints.
+    let found = api.get("/v1/events?event_key=order-7").await;
+    let ids: Vec<_> = found["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, [elsewhere.clone(), new.clone(), old.clone()]);
+    assert_eq!(found["more"], false);
+    // Narrowed to one endpoint; each event carries all its deliveries with their attempts.
+    let on_ep = api.get("/v1/events?event_key=order-7&endpoint=ep").await;
+    let items = on_ep["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["id"], new.as_str());
+    assert_eq!(items[0]["event_key"], "order-7");
+    let deliveries = items[0]["deliveries"].as_array().unwrap();
+    assert_eq!(deliveries.len(), 2);
+    let dead = deliveries.iter().find(|d| d["target"] == "down").unwrap();
+    assert_eq!(dead["state"], "dead");
+    assert_eq!(dead["attempts"].as_array().unwrap().len(), 5);
+    assert_eq!(dead["error_class"], "http_5xx");
+    // The dead one is the DLQ entry of that event.
+    let dlq = api.get("/v1/dlq?target=down").await;
+    assert!(
+        dlq["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["delivery_id"] == dead["id"] && e["event_id"] == new.as_str())
+    );
+    // A limit, with `more` saying there were more.
+    let one = api.get("/v1/events?event_key=order-7&limit=1").await;
+    assert_eq!(
+        (one["items"].as_array().unwrap().len(), &one["more"]),
+        (1, &json!(true))
+    );
+    assert_eq!(one["items"][0]["id"], elsewhere.as_str());
+    // An unknown key: an empty list, not a 404.
+    let none = api.get("/v1/events?event_key=nope").await;
+    assert_eq!(none["items"], json!([]));
+
+    // Bad input names the parameter.
+    for (path, field) in [
+        ("/v1/events", "event_key"),
+        ("/v1/events?endpoint=ep", "event_key"),
+        ("/v1/events?event_key=", "event_key"),
+        ("/v1/events?event_key=k&endpoint=Not%20A%20Name", "endpoint"),
+        ("/v1/events?event_key=k&limit=0", "limit"),
+        ("/v1/events?event_key=k&limit=101", "limit"),
+    ] {
+        let (status, body) = api.call("GET", path, None, None).await;
+        assert_eq!(
+            (status, body["code"].as_str(), body["field"].as_str()),
+            (400, Some("validation_failed"), Some(field)),
+            "{path}: {body}"
+        );
+    }
+    let (status, body) = api.call("GET", "/v1/events?key=k", None, None).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("validation_failed"))
+    );
+
+    // Tenant-scoped: another tenant finds nothing with the same key.
+    let r = api
+        .http
+        .get(format!("{}/v1/events?event_key=order-7", api.base))
+        .bearer_auth(OTHER_TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let other: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(other["items"], json!([]));
+    server.stop().await.unwrap();
+}

@@ -45,6 +45,36 @@ async fn openapi_documents_the_delivery_api_and_every_ref_resolves() {
         assert!(doc["paths"][path].is_object(), "{path} is documented");
     }
     assert!(doc["paths"]["/v1/replays/{id}"]["put"].is_object());
+    // The lookup by event key sits beside the submission.
+    assert!(doc["paths"]["/v1/events"]["post"].is_object());
+    let lookup = &doc["paths"]["/v1/events"]["get"];
+    assert!(
+        lookup["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "event_key"),
+        "{lookup}"
+    );
+    let stats = doc["paths"]["/v1/dlq/stats"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect::<Vec<_>>();
+    for name in [
+        "group_by",
+        "endpoint",
+        "target",
+        "flow",
+        "error_class",
+        "since",
+        "until",
+    ] {
+        assert!(stats.iter().any(|s| s == name), "stats documents {name}");
+    }
+    assert!(doc["components"]["schemas"]["EventList"].is_object());
+    assert!(doc["components"]["schemas"]["DlqCell"].is_object());
     assert!(doc["paths"]["/v1/replays/{id}"]["get"].is_object());
     let mut all = Vec::new();
     refs(&doc, &mut all);

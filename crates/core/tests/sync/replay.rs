@@ -93,7 +93,10 @@ async fn dead_letters(dir: &Path, base: &str, n: usize) -> Console {
     let console = console_with_profile(dir, base).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let stats = console.dlq_stats("p", DlqGroupBy::Target).await.unwrap();
+        let stats = console
+            .dlq_stats("p", DlqGroupBy::Target, &DlqFilter::default())
+            .await
+            .unwrap();
         if stats.total == 2 * n as u64 {
             return console;
         }
@@ -150,7 +153,7 @@ async fn dlq_pages_filters_stats_and_event_lookup() {
     assert!(page.items.iter().all(|e| e.target == "crm"));
 
     let by_class = console
-        .dlq_stats("p", DlqGroupBy::ErrorClass)
+        .dlq_stats("p", DlqGroupBy::ErrorClass, &DlqFilter::default())
         .await
         .unwrap();
     assert_eq!(by_class.groups.len(), 1);
@@ -317,4 +320,53 @@ async fn a_refused_replay_needs_attention_with_the_servers_reason() {
     let err = op.last_error.unwrap();
     assert_eq!(err.status, Some(404));
     assert!(!err.transient);
+}
+
+#[tokio::test]
+async fn a_replay_write_announces_each_step_saved_sent_confirmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(dir.path()).await;
+    let console = dead_letters(dir.path(), &server.url(), 2).await;
+    let mut events = console.subscribe();
+    let op = console
+        .enqueue_replay_start(
+            "p",
+            ReplayStart {
+                session_id: Some("rpl_announced".into()),
+                selection: crm(),
+                rate_per_s: None,
+            },
+        )
+        .await
+        .unwrap();
+    console
+        .sync_replays("p", Duration::from_secs(10))
+        .await
+        .unwrap();
+    let mut steps = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let switchyard_core::Event::ReplayWrite {
+            op_id,
+            session_id,
+            state,
+            attempts,
+            ..
+        } = event
+        {
+            assert_eq!((op_id, session_id.as_str()), (op.id, "rpl_announced"));
+            steps.push((state, attempts));
+        }
+    }
+    assert_eq!(
+        steps,
+        [
+            (ReplayOpState::Pending, 0),
+            (ReplayOpState::Pending, 1),
+            (ReplayOpState::Done, 1)
+        ],
+        "saved locally, then sent (before the answer), then confirmed"
+    );
+    // The row says the same: sent once, confirmed.
+    let row = console.replay_op(op.id).await.unwrap();
+    assert_eq!((row.state, row.attempts), (ReplayOpState::Done, 1));
 }

@@ -1,0 +1,150 @@
+// The DLQ entries as a virtualized table: only the rows in view (+ overscan) are in the DOM, and
+// the next cursor page is fetched when the view nears the end of what is loaded. It is its own
+// component so that scrolling (the virtualizer re-renders on every scroll event) renders only
+// the table, and rows are memoized so those that stay in view are not rendered again.
+import { Checkbox, Text, UnstyledButton } from "@mantine/core";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import { memo, useEffect, useRef } from "react";
+import type { DlqEntryView } from "../../ipc/bindings";
+
+const ROW = 34;
+const COLS = "32px 190px 1.3fr 1fr 1fr 1fr 90px 60px";
+// One formatter for every row (`Date.toLocaleString` builds a new one per call, which showed
+// up in the scroll benchmark); same fields as `toLocaleString()`.
+const deadAt = new Intl.DateTimeFormat(undefined, {
+  year: "numeric",
+  month: "numeric",
+  day: "numeric",
+  hour: "numeric",
+  minute: "numeric",
+  second: "numeric",
+});
+
+const rowStyle = (start: number) =>
+  ({
+    position: "absolute",
+    top: 0,
+    left: 0,
+    right: 0,
+    height: ROW,
+    transform: `translateY(${start}px)`,
+    display: "grid",
+    gridTemplateColumns: COLS,
+    columnGap: 12,
+    alignItems: "center",
+    fontSize: 13,
+    borderBottom: "1px solid var(--mantine-color-default-border)",
+    cursor: "pointer",
+  }) as const;
+
+type RowProps = {
+  entry: DlqEntryView;
+  start: number;
+  selected: boolean;
+  onToggle: (id: string) => void;
+  onOpen: (id: string) => void;
+};
+
+/** One DLQ row. Memoized: while scrolling, rows that stay in view are not rendered again. */
+const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpen }: RowProps) {
+  return (
+    <div data-testid="dlq-row" style={rowStyle(start)}>
+      <Checkbox
+        size="xs"
+        checked={selected}
+        aria-label="select"
+        onClick={(ev) => ev.stopPropagation()}
+        onChange={() => onToggle(e.delivery_id)}
+      />
+      <span>{deadAt.format(e.dead_at)}</span>
+      <UnstyledButton fz={13} onClick={() => onOpen(e.delivery_id)} data-testid="dlq-open">
+        {e.event_type}
+      </UnstyledButton>
+      <span>{e.endpoint}</span>
+      <span>{e.flow}</span>
+      <span data-testid="dlq-target">{e.target}</span>
+      <span>{e.error_class}</span>
+      <span>{e.last_status_code ?? "-"}</span>
+    </div>
+  );
+});
+
+const header = ["", "Dead at", "Event type", "Endpoint", "Flow", "Target", "Error", "Status"];
+
+export type DlqTableProps = {
+  rows: DlqEntryView[];
+  hasNextPage: boolean;
+  isFetchingNextPage: boolean;
+  fetchNextPage: () => unknown;
+  selected: Set<string>;
+  onToggle: (id: string) => void;
+  onOpen: (id: string) => void;
+};
+
+export function DlqTable({
+  rows,
+  hasNextPage,
+  isFetchingNextPage,
+  fetchNextPage,
+  selected,
+  onToggle,
+  onOpen,
+}: DlqTableProps) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: rows.length + (hasNextPage ? 1 : 0),
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW,
+    overscan: 20,
+  });
+  const items = virtualizer.getVirtualItems();
+  const lastIndex = items.length ? items[items.length - 1].index : 0;
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage && lastIndex >= rows.length - 40) fetchNextPage();
+  }, [lastIndex, rows.length, hasNextPage, isFetchingNextPage, fetchNextPage]);
+  return (
+    <>
+      <div
+        style={{
+          display: "grid",
+          gridTemplateColumns: COLS,
+          columnGap: 12,
+          fontWeight: 600,
+          fontSize: 13,
+          padding: "6px 0",
+        }}
+      >
+        {header.map((h, i) => (
+          <span key={h || i}>{h}</span>
+        ))}
+      </div>
+      <div
+        ref={scrollRef}
+        style={{ flex: 1, minHeight: 200, overflow: "auto" }}
+        data-testid="dlq-scroll"
+      >
+        <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+          {items.map((v) => {
+            const e = rows[v.index];
+            return e ? (
+              <DlqRow
+                key={v.key}
+                entry={e}
+                start={v.start}
+                selected={selected.has(e.delivery_id)}
+                onToggle={onToggle}
+                onOpen={onOpen}
+              />
+            ) : (
+              <div key={v.key} data-testid="dlq-loading" style={rowStyle(v.start)}>
+                <Text size="sm" c="dimmed" style={{ gridColumn: "1 / -1" }}>
+                  Loading more…
+                </Text>
+              </div>
+            );
+          })}
+        </div>
+      </div>
+    </>
+  );
+}

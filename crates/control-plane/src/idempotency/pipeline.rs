@@ -115,8 +115,9 @@ async fn claim_in_tx(
     };
     match judge(state, &record, fingerprint)? {
         Found::Replay(response) => Ok(Claim::Replay(response)),
-        // An external operation's holder crashed: this transaction holds the write lock, so
-        // the takeover cannot lose a race.
+        // A claim left in progress by a crash (resource writes commit their claim with the
+        // effect now, but an earlier server version committed it first): this transaction
+        // holds the write lock, so the takeover cannot lose a race.
         Found::Expired(seen) => match tx.take_over_key(scope, seen, now, locked_until).await? {
             Some(attempt) => {
                 tracing::info!(key = %scope.key, attempt, "took over an expired idempotency lease");

@@ -157,26 +157,42 @@ impl Console {
     }
 
     /// Fetches every resource of the profile from the server and replaces the cache's
-    /// server state; queued writes stay folded into the local views.
+    /// server state; queued writes stay folded into the local views. Each page (500) is
+    /// stored in its own short transaction as it arrives, so a refresh never holds the
+    /// writer across a network call and never holds every resource in memory at once;
+    /// resources gone from the server are marked once every page has arrived.
     pub async fn refresh(&self, profile: &str) -> Result<RefreshReport> {
         let client = self.client(profile).await?;
-        let mut all = Vec::new();
+        let now = self.now();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
         for kind in ResourceKind::ALL {
-            match client.list_all(kind).await {
-                Ok(items) => all.extend(items),
-                Err(e) => {
-                    if matches!(e, CoreError::Offline { .. }) {
-                        self.emit(Event::Connectivity {
-                            profile: profile.to_owned(),
-                            online: false,
-                            detail: Some(e.to_string()),
-                        });
+            let mut cursor: Option<String> = None;
+            loop {
+                let page = match client.list_page(kind, cursor.as_deref()).await {
+                    Ok(page) => page,
+                    Err(e) => {
+                        if matches!(e, CoreError::Offline { .. }) {
+                            self.emit(Event::Connectivity {
+                                profile: profile.to_owned(),
+                                online: false,
+                                detail: Some(e.to_string()),
+                            });
+                        }
+                        return Err(e);
                     }
-                    return Err(e);
+                };
+                let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+                for r in &page.items {
+                    seen.insert((r.kind.as_str().to_owned(), r.name.clone()));
+                    upsert_server(&mut tx, profile, r.kind, &r.name, Some(r), now).await?;
+                }
+                tx.commit().await?;
+                match page.next_cursor {
+                    Some(c) => cursor = Some(c),
+                    None => break,
                 }
             }
         }
-        let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let existing: Vec<(String, String)> =
             sqlx::query("SELECT kind, name FROM cache WHERE profile = ?")
@@ -186,11 +202,6 @@ impl Console {
                 .iter()
                 .map(|r| (r.get("kind"), r.get("name")))
                 .collect();
-        let mut seen = HashSet::new();
-        for r in &all {
-            seen.insert((r.kind.as_str().to_owned(), r.name.clone()));
-            upsert_server(&mut tx, profile, r.kind, &r.name, Some(r), now).await?;
-        }
         for (kind, name) in existing {
             if !seen.contains(&(kind.clone(), name.clone())) {
                 let kind = ResourceKind::parse(&kind)
@@ -198,6 +209,7 @@ impl Console {
                 upsert_server(&mut tx, profile, kind, &name, None, now).await?;
             }
         }
+        let total = seen.len();
         crate::audit::record(
             &mut tx,
             now,
@@ -207,7 +219,7 @@ impl Console {
             None,
             None,
             "ok",
-            Some(&format!("{} resources", all.len())),
+            Some(&format!("{total} resources")),
         )
         .await?;
         tx.commit().await?;
@@ -221,7 +233,7 @@ impl Console {
         });
         Ok(RefreshReport {
             profile: profile.to_owned(),
-            resources: all.len() as u64,
+            resources: total as u64,
             at: now,
         })
     }

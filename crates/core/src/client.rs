@@ -133,20 +133,28 @@ impl ApiClient {
         let mut out = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
-            let mut path = format!("/v1/{}?limit=500", kind.plural());
-            if let Some(c) = &cursor {
-                path.push_str(&format!("&cursor={c}"));
-            }
-            let page: Page<Resource> = self
-                .get_json(&path)
-                .await?
-                .ok_or_else(|| CoreError::not_found(path.clone()))?;
+            let page = self.list_page(kind, cursor.as_deref()).await?;
             out.extend(page.items);
             match page.next_cursor {
                 Some(c) => cursor = Some(c),
                 None => return Ok(out),
             }
         }
+    }
+
+    /// One page (up to 500) of a kind's resources, by name, after `cursor`.
+    pub async fn list_page(
+        &self,
+        kind: ResourceKind,
+        cursor: Option<&str>,
+    ) -> Result<Page<Resource>> {
+        let mut path = format!("/v1/{}?limit=500", kind.plural());
+        if let Some(c) = cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        self.get_json(&path)
+            .await?
+            .ok_or_else(|| CoreError::not_found(path.clone()))
     }
 
     /// Sends one request with a JSON body (or none) to `path`, once. Never retries. Used by

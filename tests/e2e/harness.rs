@@ -114,12 +114,27 @@ impl App {
     }
 
     pub async fn css(&self, selector: &str) -> Result<WebElement> {
-        self.driver
+        match self
+            .driver
             .query(By::Css(selector))
             .wait(WAIT, Duration::from_millis(100))
             .first()
             .await
-            .with_context(|| format!("waiting for {selector}"))
+        {
+            Ok(element) => Ok(element),
+            Err(e) => {
+                // Say what the window showed instead, for a failure seen only in CI.
+                let name = selector.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+                let shot = std::env::temp_dir().join(format!("e2e-failure-{name}.png"));
+                let _ = self.driver.screenshot(&shot).await;
+                let text = self.text_of("body").await.unwrap_or_default();
+                Err(anyhow::Error::new(e).context(format!(
+                    "waiting for {selector}; screenshot {}; window text: {}",
+                    shot.display(),
+                    &text[..text.len().min(1500)]
+                )))
+            }
+        }
     }
 
     /// Clicks like a person; while an overlay is still fading in or out (modal, drawer,
@@ -138,6 +153,27 @@ impl App {
                 Err(e) => return Err(e).with_context(|| format!("clicking {testid}")),
             }
         }
+    }
+
+    /// Clicks `testid` until `expect` (a `data-testid`) appears, at most three times. A click
+    /// on a button inside a drawer that is still sliding in can land where the button was a
+    /// moment ago; a person would simply click again. Each extra click is reported.
+    pub async fn click_until(&self, testid: &str, expect: &str) -> Result<WebElement> {
+        let selector = format!("[data-testid='{expect}']");
+        for attempt in 1..=3 {
+            self.click(testid).await?;
+            let found = self
+                .driver
+                .query(By::Css(&selector))
+                .wait(Duration::from_secs(4), Duration::from_millis(100))
+                .first()
+                .await;
+            if let Ok(element) = found {
+                return Ok(element);
+            }
+            eprintln!("e2e: clicking {testid} (attempt {attempt}) did not show {expect}; again");
+        }
+        self.el(expect).await
     }
 
     /// Replaces the text of an input.

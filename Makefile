@@ -1,5 +1,7 @@
 # Switchyard: the two quickstart commands are `make run` and `make test`.
 SHELL := /bin/bash
+# Node.js 20 installed by scripts/setup.sh when the system's is older (Debian 12 ships 18).
+export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
 .PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll

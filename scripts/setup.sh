@@ -21,10 +21,17 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 # The UI toolchain (Vite 8, Vitest 4) needs Node.js 20.19 or newer; Debian 12's own nodejs is 18.
-node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -lt 20 ]; then
+# Then Node.js 20 comes from the npm registry (the `node` package ships the binary) into
+# .tools/node; the Makefile puts .tools/node/node_modules/node/bin first on PATH.
+node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+if [ "$(node_major)" -lt 20 ]; then
+  echo "setup: Node.js $(node --version 2>/dev/null || echo none) is too old for the UI; installing Node.js 20 into .tools/node"
+  npm install --prefix .tools/node --no-audit --no-fund --loglevel=error node@20
+  export PATH="$PWD/.tools/node/node_modules/node/bin:$PATH"
+fi
+if [ "$(node_major)" -lt 20 ]; then
   echo "setup: Node.js 20.19+ is required for the UI (found: $(node --version 2>/dev/null || echo none))." >&2
-  echo "setup: install Node.js 20 or newer (e.g. from your distribution's backports or NodeSource), then rerun." >&2
+  echo "setup: installing it into .tools/node did not work; install Node.js 20 or newer, then rerun." >&2
   exit 1
 fi
 

@@ -114,11 +114,52 @@ fn key_from_row(row: &SqliteRow) -> Result<KeyRecord, StoreError> {
 
 const SELECT_RESOURCE: &str =
     "SELECT kind, name, version, spec, status, created_at, updated_at FROM resources";
-const CLAIM_KEY: &str = "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
-     VALUES (?, ?, ?, 'in_progress', 1, ?, ?) ON CONFLICT (tenant, key) DO NOTHING RETURNING attempt";
-const TAKE_OVER_KEY: &str = "UPDATE idempotency_keys SET attempt = attempt + 1, locked_until = ? \
-     WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ? AND locked_until <= ? \
-     RETURNING attempt";
+/// The atomic claim: the new row's attempt, or `None` when the key exists.
+async fn insert_claim<'e>(
+    db: impl sqlx::SqliteExecutor<'e>,
+    scope: &KeyScope,
+    fingerprint: &[u8],
+    now: i64,
+    locked_until: i64,
+) -> Result<Option<i64>, StoreError> {
+    let row = sqlx::query(
+        "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
+         VALUES (?, ?, ?, 'in_progress', 1, ?, ?) ON CONFLICT (tenant, key) DO NOTHING RETURNING attempt",
+    )
+    .bind(&scope.tenant)
+    .bind(&scope.key)
+    .bind(fingerprint)
+    .bind(locked_until)
+    .bind(now)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| r.try_get("attempt")).transpose()?)
+}
+
+/// Takes over an expired in-progress claim still at `seen_attempt`: the new attempt, or
+/// `None` when someone else won.
+async fn take_over<'e>(
+    db: impl sqlx::SqliteExecutor<'e>,
+    scope: &KeyScope,
+    seen_attempt: i64,
+    now: i64,
+    locked_until: i64,
+) -> Result<Option<i64>, StoreError> {
+    let row = sqlx::query(
+        "UPDATE idempotency_keys SET attempt = attempt + 1, locked_until = ? \
+         WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ? AND locked_until <= ? \
+         RETURNING attempt",
+    )
+    .bind(locked_until)
+    .bind(&scope.tenant)
+    .bind(&scope.key)
+    .bind(seen_attempt)
+    .bind(now)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|r| r.try_get("attempt")).transpose()?)
+}
+
 const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, created_at, \
      response_status, response_headers, response_body FROM idempotency_keys";
 
@@ -137,18 +178,10 @@ impl Store for SqliteStore {
         locked_until: i64,
     ) -> Result<ClaimOutcome, StoreError> {
         // One autocommit statement: atomic on its own, no BEGIN/COMMIT round trips.
-        let inserted = sqlx::query(CLAIM_KEY)
-            .bind(&scope.tenant)
-            .bind(&scope.key)
-            .bind(fingerprint)
-            .bind(locked_until)
-            .bind(now)
-            .fetch_optional(&self.writer)
-            .await?;
-        if let Some(row) = inserted {
-            return Ok(ClaimOutcome::Claimed {
-                attempt: row.try_get("attempt")?,
-            });
+        if let Some(attempt) =
+            insert_claim(&self.writer, scope, fingerprint, now, locked_until).await?
+        {
+            return Ok(ClaimOutcome::Claimed { attempt });
         }
         match self.get_key(scope).await? {
             Some(record) => Ok(ClaimOutcome::Existing(record)),
@@ -164,17 +197,7 @@ impl Store for SqliteStore {
         now: i64,
         locked_until: i64,
     ) -> Result<Option<i64>, StoreError> {
-        let row = sqlx::query(TAKE_OVER_KEY)
-            .bind(locked_until)
-            .bind(&scope.tenant)
-            .bind(&scope.key)
-            .bind(seen_attempt)
-            .bind(now)
-            .fetch_optional(&self.writer)
-            .await?;
-        row.map(|r| r.try_get("attempt"))
-            .transpose()
-            .map_err(Into::into)
+        take_over(&self.writer, scope, seen_attempt, now, locked_until).await
     }
 
     async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError> {
@@ -396,18 +419,10 @@ impl StoreTx for SqliteTx {
         now: i64,
         locked_until: i64,
     ) -> Result<ClaimOutcome, StoreError> {
-        let inserted = sqlx::query(CLAIM_KEY)
-            .bind(&scope.tenant)
-            .bind(&scope.key)
-            .bind(fingerprint)
-            .bind(locked_until)
-            .bind(now)
-            .fetch_optional(&mut *self.tx)
-            .await?;
-        if let Some(row) = inserted {
-            return Ok(ClaimOutcome::Claimed {
-                attempt: row.try_get("attempt")?,
-            });
+        if let Some(attempt) =
+            insert_claim(&mut *self.tx, scope, fingerprint, now, locked_until).await?
+        {
+            return Ok(ClaimOutcome::Claimed { attempt });
         }
         // The write lock is held: the row that blocked the insert is still there.
         let row = sqlx::query(&format!("{SELECT_KEY} WHERE tenant = ? AND key = ?"))
@@ -425,17 +440,7 @@ impl StoreTx for SqliteTx {
         now: i64,
         locked_until: i64,
     ) -> Result<Option<i64>, StoreError> {
-        let row = sqlx::query(TAKE_OVER_KEY)
-            .bind(locked_until)
-            .bind(&scope.tenant)
-            .bind(&scope.key)
-            .bind(seen_attempt)
-            .bind(now)
-            .fetch_optional(&mut *self.tx)
-            .await?;
-        row.map(|r| r.try_get("attempt"))
-            .transpose()
-            .map_err(Into::into)
+        take_over(&mut *self.tx, scope, seen_attempt, now, locked_until).await
     }
 
     async fn overwrite_claim(

@@ -4,6 +4,7 @@
 //!
 //! Needs a display (the make target runs it under `xvfb-run`) and the release binary built with
 //! `--features custom-protocol`. Targets: warm launch under 1 s, PSS under 300 MiB.
+//! `BENCH_KEEP_DIRS=1` keeps both data dirs (printed) to rerun the app on them by hand.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

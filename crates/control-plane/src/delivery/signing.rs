@@ -6,6 +6,30 @@ use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+/// The headers of a signed webhook request at `now_ms`: the target's own headers, then
+/// `content-type` and the Standard Webhooks `webhook-id`, `webhook-timestamp` and (when there
+/// is an active secret) `webhook-signature`. Callers append their `switchyard-*` headers.
+pub fn webhook_headers(
+    target_headers: Option<&std::collections::BTreeMap<String, String>>,
+    id: &str,
+    now_ms: i64,
+    secrets: &[String],
+    body: &[u8],
+) -> Vec<(String, String)> {
+    let timestamp = now_ms.div_euclid(1000);
+    let mut headers: Vec<(String, String)> = target_headers
+        .map(|h| h.clone().into_iter().collect())
+        .unwrap_or_default();
+    headers.push(("content-type".into(), "application/json".into()));
+    headers.push(("webhook-id".into(), id.to_owned()));
+    headers.push(("webhook-timestamp".into(), timestamp.to_string()));
+    let signature = signature_header(secrets, id, timestamp, body);
+    if !signature.is_empty() {
+        headers.push(("webhook-signature".into(), signature));
+    }
+    headers
+}
+
 /// Signs `id.timestamp.body` with every secret; returns the `webhook-signature` value.
 /// Secrets that do not decode are skipped (they cannot have been issued by this server).
 pub fn signature_header(secrets: &[String], id: &str, timestamp: i64, body: &[u8]) -> String {

@@ -147,24 +147,13 @@ pub struct Claimed {
 impl Claimed {
     /// The full header list of the webhook request, signed at `now_ms`.
     pub fn signed_headers(&self, now_ms: i64) -> Vec<(String, String)> {
-        let timestamp = now_ms.div_euclid(1000);
-        let mut headers: Vec<(String, String)> = self
-            .target
-            .as_ref()
-            .map(|t| t.headers.clone().into_iter().collect())
-            .unwrap_or_default();
-        headers.push(("content-type".into(), "application/json".into()));
-        headers.push(("webhook-id".into(), self.event_id.clone()));
-        headers.push(("webhook-timestamp".into(), timestamp.to_string()));
-        let signature = signing::signature_header(
-            &self.secrets,
+        let mut headers = signing::webhook_headers(
+            self.target.as_ref().map(|t| &t.headers),
             &self.event_id,
-            timestamp,
+            now_ms,
+            &self.secrets,
             self.body.as_bytes(),
         );
-        if !signature.is_empty() {
-            headers.push(("webhook-signature".into(), signature));
-        }
         headers.push(("switchyard-attempt-id".into(), self.attempt_id.clone()));
         headers.push(("switchyard-attempt".into(), self.number.to_string()));
         headers.push(("switchyard-delivery-id".into(), self.delivery_id.clone()));

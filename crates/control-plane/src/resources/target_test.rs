@@ -61,16 +61,13 @@ impl Operation for TestTarget {
             "data": self.payload,
         })
         .to_string();
-        let timestamp = ctx.now.div_euclid(1000);
-        let mut headers: Vec<(String, String)> = spec.headers.clone().into_iter().collect();
-        headers.push(("content-type".into(), "application/json".into()));
-        headers.push(("webhook-id".into(), downstream_key.to_owned()));
-        headers.push(("webhook-timestamp".into(), timestamp.to_string()));
-        let signature =
-            signing::signature_header(&secrets, downstream_key, timestamp, body.as_bytes());
-        if !signature.is_empty() {
-            headers.push(("webhook-signature".into(), signature));
-        }
+        let mut headers = signing::webhook_headers(
+            Some(&spec.headers),
+            downstream_key,
+            ctx.now,
+            &secrets,
+            body.as_bytes(),
+        );
         headers.push(("switchyard-test".into(), "true".into()));
 
         let timeout = std::time::Duration::from_millis(u64::from(spec.timeout_ms));

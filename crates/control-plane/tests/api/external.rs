@@ -10,18 +10,25 @@ use switchyard_control_plane::hooks::HookPoint;
 
 use crate::support::{Gate, Observed, Recorder, TestServer, manual_clock, target, use_clock};
 
-async fn with_target(s: &TestServer, recorder: &Recorder) {
-    let created = s
-        .create("targets", "make-hook", target("hook", &recorder.url))
-        .await;
-    assert_eq!(created.status(), 201);
+/// Creates the target "hook" pointing at `recorder`; returns its signing secret.
+async fn with_target(s: &TestServer, recorder: &Recorder) -> String {
+    let created = Observed::of(
+        s.create("targets", "make-hook", target("hook", &recorder.url))
+            .await,
+    )
+    .await;
+    assert_eq!(created.status, 201);
+    created.json()["status"]["signing_secret"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[tokio::test]
 async fn a_target_test_sends_one_signed_webhook_and_replays_its_result() {
     let recorder = Recorder::start(&[]).await;
     let s = TestServer::start().await;
-    with_target(&s, &recorder).await;
+    let secret = with_target(&s, &recorder).await;
     let first = s.test_target("hook", "t1").await;
     assert_eq!(
         first.status,
@@ -37,6 +44,14 @@ async fn a_target_test_sends_one_signed_webhook_and_replays_its_result() {
     assert_eq!(
         recorder.ids(),
         vec![result["webhook_id"].as_str().unwrap().to_owned()]
+    );
+    assert!(
+        recorder.signed_with(0, &secret),
+        "signed with the target's secret"
+    );
+    assert!(
+        !recorder.signed_with(0, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+        "and not with another"
     );
 
     let again = s.test_target("hook", "t1").await;

@@ -205,13 +205,20 @@ impl switchyard_control_plane::hooks::Hooks for Gate {
     }
 }
 
-/// A webhook receiver on loopback: records each request's `webhook-id` and answers with
-/// the given statuses in order (200 once they run out).
-/// With `hold_first`, the first request is parked (after `first_arrived` fires) until
-/// `release_first` is notified.
+/// A webhook request as the receiver got it.
+struct Received {
+    id: String,
+    timestamp: String,
+    signature: String,
+    body: Vec<u8>,
+}
+
+/// A webhook receiver on loopback: records each request and answers with the given statuses
+/// in order (200 once they run out). With `hold_first`, the first request is parked (after
+/// `first_arrived` fires) until `release_first` is notified.
 pub struct Recorder {
     pub url: String,
-    ids: Arc<std::sync::Mutex<Vec<String>>>,
+    received: Arc<std::sync::Mutex<Vec<Received>>>,
     pub first_arrived: Arc<tokio::sync::Notify>,
     pub release_first: Arc<tokio::sync::Notify>,
     _task: tokio::task::JoinHandle<()>,
@@ -223,40 +230,52 @@ impl Recorder {
     }
 
     pub async fn start_holding(statuses: &[u16], hold_first: bool) -> Self {
-        let ids = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let queue = Arc::new(std::sync::Mutex::new(statuses.to_vec()));
+        let received = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let statuses = Arc::new(std::sync::Mutex::new(statuses.to_vec()));
         let (arrived, release) = (
             Arc::new(tokio::sync::Notify::new()),
             Arc::new(tokio::sync::Notify::new()),
         );
-        let (seen, left, a, r) = (ids.clone(), queue.clone(), arrived.clone(), release.clone());
+        let (log, left, a, r) = (
+            received.clone(),
+            statuses.clone(),
+            arrived.clone(),
+            release.clone(),
+        );
         let app = axum::Router::new().route(
             "/hook",
-            axum::routing::post(move |headers: axum::http::HeaderMap| {
-                let (seen, left, arrived, release) =
-                    (seen.clone(), left.clone(), a.clone(), r.clone());
-                async move {
-                    let id = headers
-                        .get("webhook-id")
-                        .map(|v| v.to_str().unwrap().to_owned())
-                        .unwrap_or_default();
-                    let (nth, status) = {
-                        let mut seen = seen.lock().unwrap();
-                        seen.push(id);
-                        let mut left = left.lock().unwrap();
-                        (
-                            seen.len(),
-                            if left.is_empty() { 200 } else { left.remove(0) },
-                        )
-                    };
-                    if hold_first && nth == 1 {
-                        let released = release.notified();
-                        arrived.notify_one();
-                        released.await;
+            axum::routing::post(
+                move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                    let (log, left, arrived, release) =
+                        (log.clone(), left.clone(), a.clone(), r.clone());
+                    async move {
+                        let header = |name: &str| {
+                            headers
+                                .get(name)
+                                .map(|v| v.to_str().unwrap().to_owned())
+                                .unwrap_or_default()
+                        };
+                        let (nth, status) = {
+                            let mut log = log.lock().unwrap();
+                            log.push(Received {
+                                id: header("webhook-id"),
+                                timestamp: header("webhook-timestamp"),
+                                signature: header("webhook-signature"),
+                                body: body.to_vec(),
+                            });
+                            let mut left = left.lock().unwrap();
+                            let status = if left.is_empty() { 200 } else { left.remove(0) };
+                            (log.len(), status)
+                        };
+                        if hold_first && nth == 1 {
+                            let released = release.notified();
+                            arrived.notify_one();
+                            released.await;
+                        }
+                        axum::http::StatusCode::from_u16(status).unwrap()
                     }
-                    axum::http::StatusCode::from_u16(status).unwrap()
-                }
-            }),
+                },
+            ),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
@@ -265,7 +284,7 @@ impl Recorder {
         });
         Self {
             url,
-            ids,
+            received,
             first_arrived: arrived,
             release_first: release,
             _task: task,
@@ -274,7 +293,24 @@ impl Recorder {
 
     /// The `webhook-id` of every request received, in order.
     pub fn ids(&self) -> Vec<String> {
-        self.ids.lock().unwrap().clone()
+        let received = self.received.lock().unwrap();
+        received.iter().map(|r| r.id.clone()).collect()
+    }
+
+    /// Whether request `n` carries a valid Standard Webhooks signature made with `secret`.
+    pub fn signed_with(&self, n: usize, secret: &str) -> bool {
+        let received = self.received.lock().unwrap();
+        let r = &received[n];
+        let Ok(timestamp) = r.timestamp.parse::<i64>() else {
+            return false;
+        };
+        switchyard_control_plane::delivery::signing::verify(
+            secret,
+            &r.id,
+            timestamp,
+            &r.body,
+            &r.signature,
+        )
     }
 }
 

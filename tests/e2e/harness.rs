@@ -141,6 +141,7 @@ impl App {
     /// palette) the click is intercepted or the element not yet interactable, so it is tried
     /// again for a while.
     pub async fn click(&self, testid: &str) -> Result<()> {
+        self.wait_still(testid).await;
         let started = Instant::now();
         loop {
             let el = self.el(testid).await?;
@@ -155,25 +156,30 @@ impl App {
         }
     }
 
-    /// Clicks `testid` until `expect` (a `data-testid`) appears, at most three times. A click
-    /// on a button inside a drawer that is still sliding in can land where the button was a
-    /// moment ago; a person would simply click again. Each extra click is reported.
-    pub async fn click_until(&self, testid: &str, expect: &str) -> Result<WebElement> {
-        let selector = format!("[data-testid='{expect}']");
-        for attempt in 1..=3 {
-            self.click(testid).await?;
-            let found = self
-                .driver
-                .query(By::Css(&selector))
-                .wait(Duration::from_secs(4), Duration::from_millis(100))
-                .first()
-                .await;
-            if let Ok(element) = found {
-                return Ok(element);
+    /// Waits (at most 3 s) until the element stops moving: a click is aimed at coordinates, so
+    /// a button in a drawer still sliding in gets the click meant for it on its neighbour
+    /// (seen: "Resolve conflict" clicked, "Discard" hit).
+    async fn wait_still(&self, testid: &str) {
+        let script = "const el = document.querySelector(`[data-testid='${arguments[0]}']`);\
+            if (!el) return null; const r = el.getBoundingClientRect();\
+            return `${r.x},${r.y},${r.width},${r.height}`;";
+        let rect = async || {
+            self.driver
+                .execute(script, vec![json!(testid)])
+                .await
+                .ok()
+                .and_then(|r| r.convert::<Option<String>>().ok().flatten())
+        };
+        let started = Instant::now();
+        let mut last = rect().await;
+        while started.elapsed() < Duration::from_secs(3) {
+            tokio::time::sleep(Duration::from_millis(120)).await;
+            let now = rect().await;
+            if now.is_some() && now == last {
+                return;
             }
-            eprintln!("e2e: clicking {testid} (attempt {attempt}) did not show {expect}; again");
+            last = now;
         }
-        self.el(expect).await
     }
 
     /// Replaces the text of an input.

@@ -298,7 +298,8 @@ async fn a_version_conflict_shows_the_three_way_view_and_resolves() -> Result<()
     })
     .await?;
     app.click("row-alpha").await?;
-    app.click_until("open-conflict", "three-way").await?;
+    app.click("open-conflict").await?;
+    app.el("three-way").await?;
     app.wait_text("side-theirs", "their change", |t| t.contains("theirs"))
         .await?;
     app.wait_text("side-mine", "my change", |t| t.contains("mine"))

@@ -130,6 +130,7 @@ pub fn outbox_entry(op: &OutboxOp) -> OutboxEntry {
         updated_at: op.updated_at,
         next_attempt_at: op.next_attempt_at,
         error: op.last_error.as_ref().map(write_error),
+        origin: op.origin.clone(),
     }
 }
 

@@ -159,6 +159,8 @@ pub struct OutboxEntry {
     pub next_attempt_at: Option<i64>,
     /// The last failure: the control plane's answer or why it could not be reached.
     pub error: Option<WriteError>,
+    /// Who queued it: a person at the console, an agent over MCP, or GitOps.
+    pub origin: switchyard_core::Origin,
 }
 
 /// The three sides of a version conflict (HTTP 412): what the edit started from, what the

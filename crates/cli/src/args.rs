@@ -49,13 +49,13 @@ pub enum Command {
     Audit(AuditArgs),
     /// The dead-letter queue: deliveries whose every attempt failed.
     #[command(subcommand)]
-    Dlq(crate::dlq::DlqCmd),
+    Dlq(crate::commands::dlq::DlqCmd),
     /// Replay sessions: send dead deliveries again.
     #[command(subcommand)]
-    Replay(crate::dlq::ReplayCmd),
+    Replay(crate::commands::dlq::ReplayCmd),
     /// Events: find one by id or by event key, with all its deliveries.
     #[command(subcommand)]
-    Events(crate::events::EventsCmd),
+    Events(crate::commands::events::EventsCmd),
 }
 
 #[derive(Subcommand)]

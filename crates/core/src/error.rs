@@ -39,6 +39,8 @@ pub enum CoreError {
     Unauthorized { profile: String },
     #[error("the control plane answered HTTP {status}: {message}")]
     Server { status: u16, message: String },
+    #[error("idempotency key {key:?} already names a different write; nothing was queued")]
+    KeyReused { key: String },
     #[error("token storage: {0}")]
     Secrets(String),
     #[error("local database: {0}")]
@@ -59,6 +61,7 @@ impl CoreError {
             Self::Offline { .. } => "offline",
             Self::Unauthorized { .. } => "unauthorized",
             Self::Server { .. } => "server_error",
+            Self::KeyReused { .. } => "key_reused",
             Self::Secrets(_) => "secrets",
             Self::Storage(_) => "storage",
             Self::Io(_) => "io",
@@ -68,7 +71,7 @@ impl CoreError {
     pub fn class(&self) -> ErrorClass {
         match self {
             Self::Offline { .. } | Self::Storage(_) | Self::Server { .. } => ErrorClass::Retryable,
-            Self::WrongState { .. } => ErrorClass::Conflict,
+            Self::WrongState { .. } | Self::KeyReused { .. } => ErrorClass::Conflict,
             _ => ErrorClass::Permanent,
         }
     }

@@ -14,12 +14,17 @@ use crate::types::*;
 
 pub(crate) const OP_COLUMNS: &str = "id, seq, profile, op, kind, name, body, base_json, base_version, if_match, \
     if_match_fixed, chained, after_keys, idempotency_key, state, attempts, failures, last_error, next_attempt_at, \
-    created_at, updated_at, first_sent_at, result_version, replaced_by, lease_owner, lease_until, lease_epoch";
+    created_at, updated_at, first_sent_at, result_version, replaced_by, lease_owner, lease_until, lease_epoch, origin";
 
 pub(crate) fn op_from_row(r: &SqliteRow) -> Result<OutboxOp> {
     let corrupt = |what: &str| CoreError::Storage(format!("outbox row has an unknown {what}"));
     let body: Option<String> = r.get("body");
     let last_error: Option<String> = r.get("last_error");
+    let origin: Option<String> = r.get("origin");
+    let origin = match origin {
+        None => Origin::Console,
+        Some(text) => serde_json::from_str(&text).map_err(|_| corrupt("origin"))?,
+    };
     let state = OpState::parse(r.get("state")).ok_or_else(|| corrupt("state"))?;
     Ok(OutboxOp {
         id: r.get("id"),
@@ -42,6 +47,30 @@ pub(crate) fn op_from_row(r: &SqliteRow) -> Result<OutboxOp> {
         first_sent_at: r.get("first_sent_at"),
         result_version: r.get("result_version"),
         replaced_by: r.get("replaced_by"),
+        origin,
+    })
+}
+
+/// An op already queued under `key`: the same write (replayed), or a refusal.
+fn same_write(
+    existing: OutboxOp,
+    profile: &str,
+    prepared: &local::Prepared,
+    key: &str,
+) -> Result<Enqueued> {
+    let same = existing.profile == profile
+        && existing.op == prepared.op
+        && existing.kind == prepared.kind
+        && existing.name == prepared.name
+        && existing.body == prepared.body;
+    if !same {
+        return Err(CoreError::KeyReused {
+            key: key.to_owned(),
+        });
+    }
+    Ok(Enqueued {
+        op: existing,
+        replayed: true,
     })
 }
 
@@ -144,25 +173,90 @@ pub(crate) async fn recompute_local(
     write_local(tx, profile, kind, name, view.as_ref()).await
 }
 
+/// The op a retry-as-new replaces: its place in the order, and the If-Match the new op sends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Replaces {
+    pub seq: i64,
+    pub old_id: i64,
+    pub if_match: Option<i64>,
+}
+
+/// A caller-chosen key must be a valid `Idempotency-Key` (1–255 printable ASCII).
+fn check_key(key: &str) -> Result<()> {
+    if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(CoreError::invalid(
+            "idempotency_key",
+            "must be 1-255 printable ASCII characters",
+        ));
+    }
+    Ok(())
+}
+
 impl Console {
     /// Queues a write. Validates it, mints its idempotency key, and commits the optimistic
     /// cache change, the outbox row and the audit entry in one transaction. Works offline.
     pub async fn enqueue(&self, profile: &str, write: Write) -> Result<OutboxOp> {
-        self.enqueue_inner(profile, write, None).await
+        let done = self
+            .enqueue_inner(profile, write, None, &EnqueueOptions::default())
+            .await?;
+        Ok(done.op)
     }
 
-    /// `replaces`: (seq, if_match) of an op being retried as new.
+    /// [`Console::enqueue`] with a caller-chosen key, an explicit If-Match and an origin (see
+    /// [`EnqueueOptions`]). With a key, queuing the same write twice queues it once.
+    pub async fn enqueue_with(
+        &self,
+        profile: &str,
+        write: Write,
+        opts: EnqueueOptions,
+    ) -> Result<Enqueued> {
+        if let Some(key) = &opts.idempotency_key {
+            check_key(key)?;
+        }
+        self.enqueue_inner(profile, write, None, &opts).await
+    }
+
+    /// The op queued under `key`, if any.
+    pub async fn op_by_key(&self, key: &str) -> Result<Option<OutboxOp>> {
+        let row = sqlx::query(&format!(
+            "SELECT {OP_COLUMNS} FROM outbox WHERE idempotency_key = ?"
+        ))
+        .bind(key)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        row.as_ref().map(op_from_row).transpose()
+    }
+
     pub(crate) async fn enqueue_inner(
         &self,
         profile: &str,
         write: Write,
-        replaces: Option<(i64, i64, Option<i64>)>,
-    ) -> Result<OutboxOp> {
+        replaces: Option<Replaces>,
+        opts: &EnqueueOptions,
+    ) -> Result<Enqueued> {
         let prepared = prepare(&write)?;
         let now = self.now();
-        let key = uuid::Uuid::new_v4().to_string();
+        let key = match &opts.idempotency_key {
+            Some(key) => key.clone(),
+            None => uuid::Uuid::new_v4().to_string(),
+        };
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (kind, name) = (prepared.kind, prepared.name.as_str());
+        // A caller's key may already name an op (a retried MCP call, a resumed GitOps apply).
+        // Checked before validating against the cache: a replayed create of a resource that
+        // now exists is still the same write. The write lock is held, and the INSERT below
+        // is guarded by the UNIQUE key as well.
+        if opts.idempotency_key.is_some() {
+            let existing = sqlx::query(&format!(
+                "SELECT {OP_COLUMNS} FROM outbox WHERE idempotency_key = ?"
+            ))
+            .bind(&key)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = existing {
+                return same_write(op_from_row(&row)?, profile, &prepared, &key);
+            }
+        }
         // Every live op keeps a cache row, so the row tells whether writes are queued.
         let row = sqlx::query(
             "SELECT c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile \
@@ -189,7 +283,12 @@ impl Console {
         // If-Match: the version the operator edited. When earlier writes to this resource are
         // still queued, it is the version the last of them produces, fixed at first send.
         let (if_match, fixed, chained) = match replaces {
-            Some((_, _, im)) => (if carries_if_match { im } else { None }, 1, 0),
+            Some(r) => (if carries_if_match { r.if_match } else { None }, 1, 0),
+            None if opts.if_match.is_some()
+                && matches!(prepared.op, OpKind::Update | OpKind::Apply | OpKind::Delete) =>
+            {
+                (opts.if_match, 1, 0)
+            }
             None if !carries_if_match => (None, 1, 0),
             None if !queued => (server_version, 1, 0),
             None => (None, 0, 1),
@@ -198,11 +297,11 @@ impl Console {
         let body_text = (!prepared.body.is_null()).then(|| prepared.body.to_string());
         let inserted = sqlx::query(
             "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
-             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after) \
+             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin) \
              VALUES (COALESCE(?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
-             'pending', ?, ?, ?, ?, ?) RETURNING id, seq",
+             'pending', ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id, seq",
         )
-        .bind(replaces.map(|r| r.0))
+        .bind(replaces.map(|r| r.seq))
         .bind(profile)
         .bind(prepared.op.as_str())
         .bind(kind.as_str())
@@ -218,16 +317,21 @@ impl Console {
         .bind(now)
         .bind(now)
         .bind(now)
-        .bind(&self.inner.opts.actor)
+        .bind(opts.origin.actor(&self.inner.opts.actor))
         .bind(serde_json::to_string(&result).expect("view serializes"))
-        .fetch_one(&mut *tx)
+        .bind(
+            (opts.origin != Origin::Console)
+                .then(|| serde_json::to_string(&opts.origin).expect("origin serializes")),
+        )
+        .fetch_optional(&mut *tx)
         .await
         .map_err(|e| match &e {
             sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
                 CoreError::not_found(format!("profile {profile:?}"))
             }
             _ => CoreError::from(e),
-        })?;
+        })?
+        .ok_or_else(|| CoreError::KeyReused { key: key.clone() })?;
         let id: i64 = inserted.get("id");
         // The cache change and the audit entry are written by triggers (migration 0002).
         if replaces.is_some() {
@@ -244,7 +348,7 @@ impl Console {
             )
             .await?;
         }
-        if let Some((_, old_id, _)) = replaces {
+        if let Some(Replaces { old_id, .. }) = replaces {
             let changed = sqlx::query(
                 "UPDATE outbox SET state = 'superseded', replaced_by = ?, updated_at = ? WHERE id = ? AND state = 'needs_attention'",
             )
@@ -281,6 +385,7 @@ impl Console {
             first_sent_at: None,
             result_version: None,
             replaced_by: None,
+            origin: opts.origin.clone(),
         };
         self.emit(Event::OpTransition {
             profile: profile.to_owned(),
@@ -289,7 +394,10 @@ impl Console {
             to: OpState::Pending,
         });
         self.emit_counts(profile).await;
-        Ok(op)
+        Ok(Enqueued {
+            op,
+            replayed: false,
+        })
     }
 
     /// One outbox operation.
@@ -466,13 +574,20 @@ impl Console {
             .bind(id)
             .fetch_one(&self.inner.pool)
             .await?;
+        // The new op keeps the origin (an agent's or GitOps' write stays theirs) with a new key.
+        let opts = EnqueueOptions {
+            origin: op.origin.clone(),
+            ..Default::default()
+        };
+        let replaces = Replaces {
+            seq,
+            old_id: id,
+            if_match: current.as_ref().map(|c| c.version),
+        };
         let result = self
-            .enqueue_inner(
-                &op.profile,
-                write,
-                Some((seq, id, current.as_ref().map(|c| c.version))),
-            )
-            .await;
+            .enqueue_inner(&op.profile, write, Some(replaces), &opts)
+            .await
+            .map(|done| done.op);
         if result.is_err() {
             let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
             recompute_local(&mut tx, &op.profile, op.kind, &op.name).await?;

@@ -260,6 +260,64 @@ pub struct OutboxOp {
     pub result_version: Option<i64>,
     /// For a superseded op: the op that replaced it.
     pub replaced_by: Option<i64>,
+    /// Who queued it.
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+/// Who queued a write, beyond the console's actor (`cli`, `desktop`): shown with the op in the
+/// outbox, the resource history and the audit log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "via", rename_all = "snake_case")]
+pub enum Origin {
+    /// A person at the console (the desktop app or the CLI).
+    #[default]
+    Console,
+    /// An AI agent through `switchyard mcp`; `client` is its name and version from MCP's
+    /// `initialize` (e.g. `claude-desktop 1.2`).
+    Mcp { client: String },
+    /// `switchyard gitops apply`: the source, the commit and the manifest's path.
+    Gitops {
+        source: String,
+        commit: String,
+        path: String,
+    },
+}
+
+impl Origin {
+    /// The audit log's actor for a write of this origin queued by `console_actor`.
+    pub fn actor(&self, console_actor: &str) -> String {
+        match self {
+            Origin::Console => console_actor.to_owned(),
+            Origin::Mcp { client } => format!("mcp ({client})"),
+            Origin::Gitops { commit, .. } => {
+                format!("gitops ({})", commit.get(..12).unwrap_or(commit))
+            }
+        }
+    }
+}
+
+/// How to queue a write, beyond the write itself ([`crate::Console::enqueue_with`]).
+#[derive(Debug, Clone, Default)]
+pub struct EnqueueOptions {
+    /// A caller-chosen idempotency key (1–255 printable ASCII), instead of a fresh UUID.
+    /// Queuing the same write again with the same key returns the op already queued
+    /// (`replayed`), from any process and after restarts; a different write with that key is
+    /// refused with [`crate::CoreError::KeyReused`] and nothing is queued.
+    pub idempotency_key: Option<String>,
+    /// The version the caller planned against, sent as `If-Match` (update, apply, delete),
+    /// instead of the version in the local cache.
+    pub if_match: Option<i64>,
+    pub origin: Origin,
+}
+
+/// What [`crate::Console::enqueue_with`] did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Enqueued {
+    pub op: OutboxOp,
+    /// The key already named this op: nothing new was queued.
+    pub replayed: bool,
 }
 
 /// Why an operation failed, kept for the person who resolves it.

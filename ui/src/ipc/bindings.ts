@@ -117,6 +117,8 @@ export type OpState = "pending" | "sending" | "done" | "needs_attention" | "disc
 
 export type Operation = "create" | "update" | "apply" | "delete" | "enable" | "disable";
 
+export type Origin = { "via": "console" } | { "via": "mcp", client: string, } | { "via": "gitops", source: string, commit: string, path: string, };
+
 export type OutboxEntry = { id: number, profile: string, kind: Kind, name: string, operation: Operation, state: OpState, idempotency_key: string, body: JsonValue, base_version: number | null, 
 /**
  * Send attempts so far.
@@ -129,7 +131,11 @@ next_attempt_at: number | null,
 /**
  * The last failure: the control plane's answer or why it could not be reached.
  */
-error: WriteError | null, };
+error: WriteError | null, 
+/**
+ * Who queued it: a person at the console, an agent over MCP, or GitOps.
+ */
+origin: Origin, };
 
 export type Overview = { profile: string, endpoints: number, targets: number, flows: number, disabled_endpoints: number, pending: number, needs_attention: number, 
 /**

@@ -70,6 +70,7 @@ export function outboxEntry(over: Partial<OutboxEntry> = {}): OutboxEntry {
     updated_at: Date.now() - 5_000,
     next_attempt_at: null,
     error: null,
+    origin: { via: "console" },
     ...over,
   };
 }

@@ -5,6 +5,7 @@ mod cache_queries;
 mod chaos;
 mod child;
 mod harness;
+mod keyed;
 mod proxy;
 mod replay;
 mod resolve;

@@ -6,7 +6,7 @@ use clap::Subcommand;
 use switchyard_core::Console;
 use switchyard_core::protocol_events::Event;
 
-use crate::{emit, table};
+use crate::{Exit, emit, table};
 
 #[derive(Subcommand)]
 pub enum EventsCmd {
@@ -90,7 +90,7 @@ pub async fn events_cmd(
     profile: &str,
     json: bool,
     cmd: EventsCmd,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Exit> {
     match cmd {
         EventsCmd::Get { event_id } => {
             let e = console.event(profile, event_id.trim()).await?;
@@ -120,5 +120,5 @@ pub async fn events_cmd(
             });
         }
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }

@@ -13,7 +13,7 @@ use switchyard_core::protocol_events::ErrorClass;
 use switchyard_core::protocol_replay::{ReplaySelection, ReplaySession, ReplayStatus};
 use switchyard_core::{Console, DlqQuery, ReplayOp, ReplayOpState, ReplayStart};
 
-use crate::{emit, table};
+use crate::{Exit, emit, table};
 
 #[derive(Subcommand)]
 pub enum DlqCmd {
@@ -173,7 +173,7 @@ pub async fn dlq_cmd(
     profile: &str,
     json: bool,
     cmd: DlqCmd,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Exit> {
     match cmd {
         DlqCmd::List {
             filter,
@@ -289,7 +289,7 @@ pub async fn dlq_cmd(
             emit(json, &e, crate::events::print_event);
         }
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }
 
 fn describe_op(op: &ReplayOp) -> String {
@@ -379,7 +379,7 @@ pub async fn replay_cmd(
     profile: &str,
     json: bool,
     cmd: ReplayCmd,
-) -> anyhow::Result<u8> {
+) -> anyhow::Result<Exit> {
     match cmd {
         ReplayCmd::Start {
             ids,
@@ -410,7 +410,7 @@ pub async fn replay_cmd(
                     &serde_json::json!({"dry_run": true, "count": count}),
                     |_| println!("{count} dead deliveries would be replayed (nothing was started)"),
                 );
-                return Ok(0);
+                return Ok(Exit::Ok);
             }
             let op = console
                 .enqueue_replay_start(
@@ -435,9 +435,9 @@ pub async fn replay_cmd(
                     println!("replay {}: {}", op.session_id, describe_op(op))
                 });
                 return Ok(if op.state == ReplayOpState::NeedsAttention {
-                    3
+                    Exit::NeedsAttention
                 } else {
-                    4
+                    Exit::Incomplete
                 });
             }
             if wait {
@@ -492,9 +492,9 @@ pub async fn replay_cmd(
                 println!("cancel {}: {}", op.session_id, describe_op(op))
             });
             return Ok(match op.state {
-                ReplayOpState::Done => 0,
-                ReplayOpState::NeedsAttention => 3,
-                ReplayOpState::Pending => 4,
+                ReplayOpState::Done => Exit::Ok,
+                ReplayOpState::NeedsAttention => Exit::NeedsAttention,
+                ReplayOpState::Pending => Exit::Incomplete,
             });
         }
         ReplayCmd::List => {
@@ -541,5 +541,5 @@ pub async fn replay_cmd(
             });
         }
     }
-    Ok(0)
+    Ok(Exit::Ok)
 }

@@ -1,0 +1,9 @@
+//! One module per command group; each returns the [`crate::Exit`] the process ends with.
+
+pub mod audit;
+pub mod dlq;
+pub mod events;
+pub mod outbox;
+pub mod profile;
+pub mod resources;
+pub mod sync;

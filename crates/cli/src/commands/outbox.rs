@@ -1,0 +1,151 @@
+//! `switchyard outbox …`: the queued writes, and a person's decisions on them.
+
+use serde_json::Value;
+use switchyard_core::*;
+
+use super::resources::describe_state;
+use crate::args::OutboxCmd;
+use crate::{Exit, emit, table};
+
+pub async fn outbox_cmd(
+    console: &Console,
+    profile: &str,
+    json: bool,
+    cmd: OutboxCmd,
+) -> anyhow::Result<Exit> {
+    match cmd {
+        OutboxCmd::List { all } => {
+            let states = if all {
+                vec![
+                    OpState::Pending,
+                    OpState::Sending,
+                    OpState::NeedsAttention,
+                    OpState::Done,
+                    OpState::Discarded,
+                    OpState::Superseded,
+                ]
+            } else {
+                vec![]
+            };
+            let ops = console
+                .list_outbox(OutboxFilter {
+                    profile: Some(profile.to_owned()),
+                    states,
+                    ..Default::default()
+                })
+                .await?;
+            emit(json, &ops, |ops| {
+                let rows = ops
+                    .iter()
+                    .map(|o| {
+                        vec![
+                            o.id.to_string(),
+                            o.op.as_str().to_owned(),
+                            format!("{}/{}", o.kind, o.name),
+                            o.state.as_str().to_owned(),
+                            o.attempts.to_string(),
+                            table::time(Some(o.created_at)),
+                            o.last_error
+                                .as_ref()
+                                .map(|e| e.message.clone())
+                                .unwrap_or_default(),
+                        ]
+                    })
+                    .collect::<Vec<_>>();
+                table::print(
+                    &[
+                        "ID",
+                        "OP",
+                        "RESOURCE",
+                        "STATE",
+                        "ATTEMPTS",
+                        "QUEUED",
+                        "LAST ERROR",
+                    ],
+                    &rows,
+                );
+            });
+        }
+        OutboxCmd::Show { id } => {
+            let op = console.op(id).await?;
+            let conflict = if op.last_error.as_ref().and_then(|e| e.status) == Some(412) {
+                Some(console.conflict(id).await?)
+            } else {
+                None
+            };
+            let value = serde_json::json!({"op": op, "conflict": conflict});
+            emit(json, &value, |_| {
+                println!(
+                    "#{} {} {}/{}: {}",
+                    op.id,
+                    op.op.as_str(),
+                    op.kind,
+                    op.name,
+                    describe_state(&op)
+                );
+                println!("idempotency key: {}", op.idempotency_key);
+                println!(
+                    "if-match: {}",
+                    op.if_match
+                        .map(|v| v.to_string())
+                        .unwrap_or_else(|| "-".into())
+                );
+                println!("body: {}", op.body);
+                if let Some(c) = &conflict {
+                    println!(
+                        "\nconflict (the server changed since you edited version {}):",
+                        c.base_version.unwrap_or(0)
+                    );
+                    println!("  base:   {}", c.base.clone().unwrap_or(Value::Null));
+                    println!("  mine:   {}", c.mine.clone().unwrap_or(Value::Null));
+                    match &c.theirs {
+                        Some(t) => println!(
+                            "  theirs: {} (version {}{})",
+                            t.spec,
+                            t.version,
+                            if c.theirs_from_cache {
+                                ", from cache"
+                            } else {
+                                ""
+                            }
+                        ),
+                        None => println!("  theirs: (absent on the server)"),
+                    }
+                    if !c.conflicting_fields.is_empty() {
+                        println!("  both changed: {}", c.conflicting_fields.join(", "));
+                    }
+                    println!(
+                        "\nresolve: `switchyard outbox retry {id}` (re-apply mine on their version) or `switchyard outbox discard {id}`"
+                    );
+                }
+            });
+        }
+        OutboxCmd::Retry { id, new_key } => {
+            let op = if new_key {
+                console.retry_as_new(id).await?
+            } else {
+                console.retry(id).await?
+            };
+            emit(json, &op, |op| {
+                if op.id == id {
+                    println!("#{id} queued again with the same idempotency key");
+                } else {
+                    println!(
+                        "#{id} replaced by #{} (new key, If-Match {})",
+                        op.id,
+                        op.if_match
+                            .map(|v| v.to_string())
+                            .unwrap_or_else(|| "-".into())
+                    );
+                }
+            });
+        }
+        OutboxCmd::Discard { id } => {
+            let op = console.discard(id).await?;
+            emit(json, &op, |op| {
+                println!("#{} discarded; the cache shows server truth again", op.id)
+            });
+        }
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,143 @@
+//! `switchyard profile …`: control-plane connections, and choosing the profile a command uses.
+
+use std::io::Read;
+
+use anyhow::{Context, bail};
+use switchyard_core::*;
+
+use crate::args::ProfileCmd;
+use crate::{Exit, emit, table};
+
+pub async fn pick_profile(console: &Console, chosen: &Option<String>) -> anyhow::Result<String> {
+    if let Some(p) = chosen {
+        return Ok(p.clone());
+    }
+    let profiles = console.list_profiles().await?;
+    match profiles.as_slice() {
+        [only] => Ok(only.name.clone()),
+        [] => bail!(
+            "no profile yet: add one with `switchyard profile add NAME --url URL --token-stdin`"
+        ),
+        many => bail!(
+            "several profiles exist ({}); choose one with --profile NAME",
+            many.iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn read_token() -> anyhow::Result<String> {
+    let mut token = String::new();
+    std::io::stdin()
+        .read_to_string(&mut token)
+        .context("reading the token from standard input")?;
+    let token = token.trim().to_owned();
+    if token.is_empty() {
+        bail!(
+            "no token on standard input (pipe it in: `printf %s \"$TOKEN\" | switchyard profile add …`)"
+        );
+    }
+    Ok(token)
+}
+
+fn storage_note(p: &Profile) -> Option<String> {
+    match &p.token_storage {
+        TokenStorage::File { path } => Some(format!(
+            "note: no OS keychain is available here; the token is stored in {path} (mode 0600, readable only by you)"
+        )),
+        _ => None,
+    }
+}
+
+pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyhow::Result<Exit> {
+    match cmd {
+        ProfileCmd::Add {
+            name,
+            url,
+            token_stdin: _,
+        } => {
+            let token = read_token()?;
+            let p = console.add_profile(NewProfile { name, url, token }).await?;
+            if let Some(note) = storage_note(&p) {
+                eprintln!("{note}");
+            }
+            emit(json, &p, |p| {
+                println!("added profile {} ({})", p.name, p.url)
+            });
+        }
+        ProfileCmd::Edit {
+            name,
+            url,
+            token_stdin,
+        } => {
+            let token = if token_stdin {
+                Some(read_token()?)
+            } else {
+                None
+            };
+            let p = console
+                .edit_profile(&name, ProfileEdit { url, token })
+                .await?;
+            emit(json, &p, |p| {
+                println!("updated profile {} ({})", p.name, p.url)
+            });
+        }
+        ProfileCmd::List => {
+            let profiles = console.list_profiles().await?;
+            emit(json, &profiles, |ps| {
+                let rows = ps
+                    .iter()
+                    .map(|p| {
+                        let storage = match &p.token_storage {
+                            TokenStorage::Keychain => "keychain".to_owned(),
+                            TokenStorage::File { .. } => "file (0600)".to_owned(),
+                            TokenStorage::Memory => "memory".to_owned(),
+                        };
+                        vec![
+                            p.name.clone(),
+                            p.url.clone(),
+                            storage,
+                            if p.sandbox { "yes".into() } else { "".into() },
+                        ]
+                    })
+                    .collect::<Vec<_>>();
+                table::print(&["NAME", "URL", "TOKEN", "SANDBOX"], &rows);
+            });
+        }
+        ProfileCmd::Test { name } => {
+            let name = pick_profile(console, &name).await?;
+            let r = console.test_connection(&name).await?;
+            let ok = r.healthy && r.authenticated;
+            emit(json, &r, |r| {
+                if ok {
+                    let v = r
+                        .server
+                        .as_ref()
+                        .map(|s| s.version.clone())
+                        .unwrap_or_default();
+                    println!(
+                        "{}: healthy, token accepted, {} ms, server {v}",
+                        r.profile,
+                        r.latency_ms.unwrap_or(0)
+                    );
+                } else {
+                    println!(
+                        "{}: FAILED: {}",
+                        r.profile,
+                        r.error.clone().unwrap_or_default()
+                    );
+                }
+            });
+            return Ok(if ok { Exit::Ok } else { Exit::Error });
+        }
+        ProfileCmd::Remove { name } => {
+            console.remove_profile(&name).await?;
+            emit(json, &serde_json::json!({"removed": name}), |_| {
+                println!("removed profile {name}")
+            });
+        }
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,96 @@
+//! `switchyard sync`: send the queued writes, with progress on stderr.
+
+use std::io::{IsTerminal, Write as _};
+
+use switchyard_core::*;
+
+use crate::{Exit, emit};
+
+pub async fn run_sync(
+    console: &Console,
+    profile: &str,
+    until_drained: bool,
+    timeout: Option<std::time::Duration>,
+    show_progress: bool,
+) -> Result<SyncReport, CoreError> {
+    let mut events = console.subscribe();
+    let tty = std::io::stderr().is_terminal();
+    let progress = tokio::spawn(async move {
+        let mut last_line = std::time::Instant::now();
+        while let Ok(event) = events.recv().await {
+            match event {
+                Event::SyncProgress(p) if show_progress => {
+                    let line = format!(
+                        "sync: {}/{} confirmed, {} need attention, {} pending, {} attempts",
+                        p.done, p.total, p.counts.needs_attention, p.counts.pending, p.attempts
+                    );
+                    if tty {
+                        eprint!("\r{line}   ");
+                        let _ = std::io::stderr().flush();
+                    } else if last_line.elapsed().as_secs() >= 2 {
+                        eprintln!("{line}");
+                        last_line = std::time::Instant::now();
+                    }
+                }
+                Event::Connectivity {
+                    online: false,
+                    detail,
+                    ..
+                } if show_progress => {
+                    eprintln!(
+                        "{}sync: server unreachable, retrying with backoff ({})",
+                        if tty { "\r" } else { "" },
+                        detail.unwrap_or_default()
+                    );
+                }
+                Event::SyncFinished(_) => break,
+                _ => {}
+            }
+        }
+        if tty && show_progress {
+            eprintln!();
+        }
+    });
+    let result = console
+        .sync(
+            profile,
+            SyncOptions {
+                until_drained,
+                timeout_ms: timeout.map(|t| t.as_millis() as u64),
+                refresh_after: true,
+            },
+        )
+        .await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), progress).await;
+    result
+}
+
+pub async fn sync(
+    console: &Console,
+    profile: &str,
+    json: bool,
+    until_drained: bool,
+    timeout: Option<std::time::Duration>,
+) -> anyhow::Result<Exit> {
+    let report = run_sync(console, profile, until_drained, timeout, !json).await?;
+    emit(json, &report, |r| {
+        println!(
+            "{}: {} confirmed, {} need attention, {} still pending ({} attempts, {} ms)",
+            r.profile,
+            r.done,
+            r.counts.needs_attention,
+            r.counts.pending + r.counts.sending,
+            r.attempts,
+            r.elapsed_ms
+        );
+        if r.counts.needs_attention > 0 {
+            println!("see `switchyard outbox list` and `switchyard outbox show ID`");
+        }
+    });
+    Ok(match report.outcome {
+        SyncOutcome::Drained => Exit::Ok,
+        SyncOutcome::NeedsAttention => Exit::NeedsAttention,
+        SyncOutcome::Incomplete if report.counts.needs_attention > 0 => Exit::NeedsAttention,
+        SyncOutcome::Incomplete => Exit::Incomplete,
+    })
+}

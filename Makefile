@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll
+.PHONY: help setup run run-control-plane test lint check-release test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
@@ -37,6 +37,10 @@ lint:
 test-rust:
 	cargo test --workspace
 
+# A release build carries none of the tests' fault-injection switches.
+check-release:
+	./scripts/check-release-binaries.sh
+
 # UI: type check, lint (biome) and component tests (Vitest + mockIPC).
 test-ui:
 	npm --prefix ui run typecheck
@@ -47,7 +51,7 @@ test-ui:
 test-e2e: ui
 	xvfb-run -a -s "-screen 0 1280x800x24" cargo test -p switchyard-desktop --features custom-protocol --test e2e -- --ignored --test-threads=1
 
-test: setup lint test-rust test-ui test-e2e
+test: setup lint test-rust check-release test-ui test-e2e
 	@echo "make test: all checks passed"
 
 bench:

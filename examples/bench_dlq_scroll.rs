@@ -55,8 +55,8 @@ async fn seed(data_dir: &Path, rows: u64) -> Result<()> {
     sandbox.server.stop().await?;
     drop(sandbox.demo);
     let url = format!("sqlite://{}", sandbox_dir.join("sandbox-cp.db").display());
-    let store = switchyard_control_plane::store::SqliteStore::open(&url).await?;
-    let (writer, _) = store.pools();
+    // The fixture rows go straight into the sandbox's database file (bench data, written once).
+    let writer = sqlx::SqlitePool::connect(&url).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     sqlx::query(

@@ -109,7 +109,6 @@ async fn list(
     }
     let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
     let mut items = state
-        .delivery
         .store
         .dlq_page(&tenant, &filter, after, limit + 1)
         .await?;

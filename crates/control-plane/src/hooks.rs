@@ -1,8 +1,9 @@
 //! Test hooks at the crash points of a keyed request.
 //!
 //! Production uses [`NoHooks`]. Integration tests pause a request at a point (to take its
-//! lease over, or to race it); the binary can abort the whole process at a point when
-//! `SWITCHYARD_TEST_CRASH_AT` is set, for kill -9 style crash tests.
+//! lease over, or to race it). Built with the `fault-injection` feature (tests only), the
+//! binary can also abort the whole process at a point named by `SWITCHYARD_TEST_CRASH_AT`,
+//! for kill -9 style crash tests; a release build has no such switch.
 
 use async_trait::async_trait;
 
@@ -16,6 +17,7 @@ pub enum HookPoint {
     AfterEffect,
 }
 
+#[cfg(feature = "fault-injection")]
 impl HookPoint {
     pub fn parse(text: &str) -> Option<Self> {
         match text {
@@ -40,8 +42,10 @@ impl Hooks for NoHooks {
 }
 
 /// Aborts the process (no cleanup, like kill -9) when a request reaches `point`.
+#[cfg(feature = "fault-injection")]
 pub struct CrashAt(pub HookPoint);
 
+#[cfg(feature = "fault-injection")]
 #[async_trait]
 impl Hooks for CrashAt {
     async fn at(&self, point: HookPoint, _key: &str) {

@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -10,7 +9,6 @@ use clap::{Parser, Subcommand};
 use switchyard_control_plane::delivery::schedule::parse_duration;
 use switchyard_control_plane::demo::{self, DEMO_TENANT, DEMO_TOKEN};
 use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::hooks::{CrashAt, HookPoint};
 use switchyard_control_plane::{Server, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -172,11 +170,8 @@ async fn main() -> anyhow::Result<()> {
     config.delivery.lease_margin = args.delivery_lease_margin;
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
     config.delivery.run_worker = !args.no_worker;
-    if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
-        let point = HookPoint::parse(&point)
-            .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
-        config.hooks = Arc::new(CrashAt(point));
-    }
+    #[cfg(feature = "fault-injection")]
+    arm_crash_point(&mut config)?;
     let server = Server::start(config).await?;
     println!("switchyard control plane listening on {}", server.url());
     let _demo = if args.demo {
@@ -195,6 +190,19 @@ async fn main() -> anyhow::Result<()> {
         result = server.wait() => result,
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
+}
+
+/// Crash tests: abort the process when a keyed request reaches the point named by
+/// `SWITCHYARD_TEST_CRASH_AT` (`after_claim`, `after_effect`).
+#[cfg(feature = "fault-injection")]
+fn arm_crash_point(config: &mut ServerConfig) -> anyhow::Result<()> {
+    use switchyard_control_plane::hooks::{CrashAt, HookPoint};
+    if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
+        let point = HookPoint::parse(&point)
+            .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
+        config.hooks = std::sync::Arc::new(CrashAt(point));
+    }
+    Ok(())
 }
 
 async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {

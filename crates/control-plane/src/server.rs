@@ -17,13 +17,12 @@ use crate::error::ApiError;
 use crate::extract::{MAX_BODY_BYTES, Tenants};
 use crate::hooks::{Hooks, NoHooks};
 use crate::idempotency::{IdempotencyConfig, spawn_sweeper};
-use crate::store::{SqliteStore, Store};
 use crate::{AppState, AppStateInner, resources, system};
 
 /// Everything a control plane needs to start.
 pub struct ServerConfig {
     pub listen: SocketAddr,
-    /// `sqlite://path/to/cp.db`.
+    /// `sqlite://path/to/cp.db`; the scheme picks the store's backend.
     pub db_url: String,
     pub tenants: Tenants,
     pub idempotency: IdempotencyConfig,
@@ -109,16 +108,14 @@ pub fn router(state: AppState) -> Router {
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
     pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
-        let sqlite = SqliteStore::open(&config.db_url).await?;
-        let (writer, readers) = sqlite.pools();
+        let store = crate::store::open(&config.db_url).await?;
         let mut delivery_config = config.delivery;
         delivery_config.dedup_retention = config.idempotency.retention;
         let delivery = Arc::new(crate::delivery::DeliveryContext::new(
             delivery_config,
-            crate::delivery::DeliveryStore { writer, readers },
+            store.clone(),
             config.clock.clone(),
         ));
-        let store: Arc<dyn Store> = Arc::new(sqlite);
         let state: AppState = Arc::new(AppStateInner {
             store,
             clock: config.clock,

@@ -50,12 +50,10 @@ async fn main() -> anyhow::Result<()> {
     );
     config.delivery.run_worker = false;
     let server = Server::start(config).await?;
-    let store = switchyard_control_plane::store::SqliteStore::open(&format!(
-        "sqlite://{}",
-        dir.path().join("cp.db").display()
-    ))
-    .await?;
-    let (writer, _) = store.pools();
+    // The fixture rows go straight into the server's database file (bench data, written once).
+    let writer =
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("cp.db").display()))
+            .await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     sqlx::query(

@@ -15,7 +15,9 @@ use crate::types::OpKind;
 
 /// Test-only switch: when set to `1`, mutating requests omit `Idempotency-Key`. Exists so
 /// the crash/fault test can prove that the key is what prevents double effects (the
-/// negative control). Never set it in production.
+/// negative control). Only a build with the `fault-injection` feature (the tests') reads
+/// it; a release build has no such switch.
+#[cfg(feature = "fault-injection")]
 pub const OMIT_KEY_ENV: &str = "SWITCHYARD_TEST_OMIT_IDEMPOTENCY_KEY";
 
 #[derive(Clone)]
@@ -24,6 +26,7 @@ pub struct ApiClient {
     base: String,
     token: String,
     profile: String,
+    #[cfg(feature = "fault-injection")]
     omit_key: bool,
 }
 
@@ -57,6 +60,7 @@ impl ApiClient {
             base: base.trim_end_matches('/').to_owned(),
             token: token.to_owned(),
             profile: profile.to_owned(),
+            #[cfg(feature = "fault-injection")]
             omit_key: std::env::var(OMIT_KEY_ENV).as_deref() == Ok("1"),
         })
     }
@@ -199,7 +203,11 @@ impl ApiClient {
             OpKind::Disable => (Method::POST, format!("{collection}/{name}/disable")),
         };
         let mut req = self.http.request(method, url).bearer_auth(&self.token);
-        if !self.omit_key {
+        #[cfg(feature = "fault-injection")]
+        let send_key = !self.omit_key;
+        #[cfg(not(feature = "fault-injection"))]
+        let send_key = true;
+        if send_key {
             req = req.header(IDEMPOTENCY_KEY, format_idempotency_key(key));
         }
         if let Some(v) = if_match {

@@ -257,14 +257,11 @@ async fn throughput(args: &Args) -> anyhow::Result<()> {
 async fn dlq(args: &Args) -> anyhow::Result<()> {
     let dir = Scratch::new("bench-dlq")?;
     let server = start(dir.path(), false).await?;
-    let (writer, _) = {
-        let store = switchyard_control_plane::store::SqliteStore::open(&format!(
-            "sqlite://{}",
-            dir.path().join("cp.db").display()
-        ))
-        .await?;
-        store.pools()
-    };
+    // The fixture rows go straight into the server's database file: bench data, written
+    // once, not a path the server runs (its store owns every statement it runs).
+    let writer =
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("cp.db").display()))
+            .await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     // One statement per 100k rows: 50 targets, 10 endpoints, 20 flows, 5 error classes,

@@ -1,23 +1,26 @@
-//! The delivery pipeline: retry schedule, signing, the HTTP attempt, the SQL of deliveries
-//! and attempts, and the worker that claims due attempts under a lease.
+//! The delivery pipeline: retry schedule, signing, the HTTP attempt, the decisions after an
+//! attempt, and the worker that claims due attempts under a lease.
 //!
 //! Every path (sync, async inline, async relay via an edge plane) goes through the same
-//! three steps: `store::begin_attempt` commits the attempt as in flight under a lease (the
-//! recovery point before the external call), the request is sent, and
-//! `store::finish_attempt` records the outcome only if the lease token still matches.
+//! three steps: the store claims the attempt (in flight under a lease, committed: the
+//! recovery point before the external call), the request is sent, and the store records
+//! the outcome and the transition [`decide`] chose, only if the lease token still matches.
 
 pub mod http;
+pub mod reaper;
 pub mod schedule;
 pub mod signing;
-pub mod store;
 pub mod worker;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::Clock;
+use serde_json::{Value, json};
+
+use crate::clock::{Clock, to_datetime};
+use crate::store::{Claimed, Store, Transition};
+use http::AttemptResult;
 pub use schedule::{RandomSource, RetryPolicy, ThreadRandom};
-pub use store::DeliveryStore;
 
 /// Settings of the delivery pipeline.
 #[derive(Clone)]
@@ -42,7 +45,7 @@ pub struct DeliveryConfig {
     pub dedup_retention: Duration,
     /// Negative control for tests only: decide what to claim from a read outside the write
     /// transaction and claim it unconditionally (the race the real claim prevents).
-    #[doc(hidden)]
+    #[cfg(feature = "fault-injection")]
     pub unsafe_stale_claim: bool,
 }
 
@@ -58,6 +61,7 @@ impl Default for DeliveryConfig {
             concurrency: 64,
             poll_max: Duration::from_secs(1),
             dedup_retention: Duration::from_secs(86_400),
+            #[cfg(feature = "fault-injection")]
             unsafe_stale_claim: false,
         }
     }
@@ -67,7 +71,7 @@ impl Default for DeliveryConfig {
 pub struct DeliveryContext {
     pub config: DeliveryConfig,
     pub policy: RetryPolicy,
-    pub store: DeliveryStore,
+    pub store: Arc<dyn Store>,
     pub http: reqwest::Client,
     pub clock: Arc<dyn Clock>,
     /// Wakes the worker when new work is committed.
@@ -75,7 +79,7 @@ pub struct DeliveryContext {
 }
 
 impl DeliveryContext {
-    pub fn new(config: DeliveryConfig, store: DeliveryStore, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(config: DeliveryConfig, store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
         let policy = RetryPolicy::new(config.schedule.clone(), config.random.clone());
         Self {
             config,
@@ -88,7 +92,70 @@ impl DeliveryContext {
     }
 
     pub fn lease_margin_ms(&self) -> i64 {
-        i64::try_from(self.config.lease_margin.as_millis()).unwrap_or(i64::MAX / 4)
+        millis(self.config.lease_margin)
+    }
+
+    pub fn pickup_ms(&self) -> i64 {
+        millis(self.config.edge_pickup_timeout)
+    }
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 4)
+}
+
+/// What follows attempt `number` of `max_attempts` that ended with `result`: success ends
+/// the delivery; a failure is retried after the schedule's delay for the next attempt, or
+/// after the last attempt moves the delivery to the DLQ.
+pub fn decide(
+    result: &AttemptResult,
+    number: u32,
+    max_attempts: u32,
+    policy: &RetryPolicy,
+    now: i64,
+) -> Transition {
+    if result.succeeded() {
+        Transition::Succeeded
+    } else if number >= max_attempts {
+        Transition::Dead
+    } else {
+        Transition::RetryAt(now + policy.delay_before_ms(number.saturating_add(1)))
+    }
+}
+
+/// The webhook body: the same bytes on every attempt and replay of an event.
+pub fn webhook_body(
+    event_id: &str,
+    event_type: &str,
+    endpoint: &str,
+    created_at: i64,
+    payload: &str,
+) -> String {
+    let data: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
+    json!({
+        "id": event_id,
+        "type": event_type,
+        "endpoint": endpoint,
+        "timestamp": to_datetime(created_at).to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "data": data,
+    })
+    .to_string()
+}
+
+impl Claimed {
+    /// The full header list of the webhook request, signed at `now_ms`.
+    pub fn signed_headers(&self, now_ms: i64) -> Vec<(String, String)> {
+        let mut headers = signing::webhook_headers(
+            self.target.as_ref().map(|t| &t.headers),
+            &self.event_id,
+            now_ms,
+            &self.secrets,
+            self.body.as_bytes(),
+        );
+        headers.push(("switchyard-attempt-id".into(), self.attempt_id.clone()));
+        headers.push(("switchyard-attempt".into(), self.number.to_string()));
+        headers.push(("switchyard-delivery-id".into(), self.delivery_id.clone()));
+        headers
     }
 }
 
@@ -102,7 +169,7 @@ pub async fn live_status(
     if kind != switchyard_protocol::ResourceKind::Endpoint {
         return Ok(None);
     }
-    let pending = state.delivery.store.pending_count(tenant, name).await?;
+    let pending = state.store.pending_count(tenant, name).await?;
     Ok(Some(serde_json::json!({ "pending_deliveries": pending })))
 }
 
@@ -121,4 +188,39 @@ pub async fn with_live_status(
         }
     }
     Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::schedule::Fixed;
+    use switchyard_protocol::ErrorClass;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy::new(
+            [0, 10, 60].map(Duration::from_secs).to_vec(),
+            Arc::new(Fixed(1.0)),
+        )
+    }
+
+    #[test]
+    fn success_ends_a_failure_retries_on_schedule_the_last_failure_is_dead() {
+        let ok = AttemptResult {
+            duration_ms: 3,
+            status_code: Some(204),
+            error_class: None,
+            error: None,
+        };
+        let failed = AttemptResult::failed(ErrorClass::Connect, "refused");
+        assert_eq!(decide(&ok, 3, 3, &policy(), 1_000), Transition::Succeeded);
+        assert_eq!(
+            decide(&failed, 1, 3, &policy(), 1_000),
+            Transition::RetryAt(11_000)
+        );
+        assert_eq!(
+            decide(&failed, 2, 3, &policy(), 1_000),
+            Transition::RetryAt(61_000)
+        );
+        assert_eq!(decide(&failed, 3, 3, &policy(), 1_000), Transition::Dead);
+    }
 }

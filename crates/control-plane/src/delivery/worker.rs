@@ -1,5 +1,6 @@
 //! The background worker: reaps expired leases, claims due attempts, sends them, records
-//! their outcomes under the lease's fencing token.
+//! their outcomes under the lease's fencing token. Any number of workers (on any number of
+//! replicas) may share one database: claims and fences are the store's guarded statements.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,10 +8,9 @@ use std::time::Duration;
 use switchyard_protocol::ErrorClass;
 use tokio::sync::Semaphore;
 
-use super::DeliveryContext;
 use super::http::{self, AttemptResult};
-use super::store::{self, Claimed, Fence, FinishedBy};
-use crate::store::StoreError;
+use super::{DeliveryContext, decide, reaper};
+use crate::store::{Claimed, DueScope, FinishedBy, StoreError};
 
 /// Sends one claimed attempt and records its outcome. Returns the result and whether it was
 /// recorded (`false`: the lease was lost and a newer holder owns the delivery).
@@ -45,21 +45,18 @@ pub async fn record(
     claimed: &Claimed,
     result: &AttemptResult,
 ) -> Result<bool, StoreError> {
-    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await?;
-    let recorded = store::finish_attempt(
-        &mut tx,
-        Fence {
-            delivery_id: &claimed.delivery_id,
-            attempt_id: &claimed.attempt_id,
-            lease_token: claimed.lease_token,
-        },
+    let now = ctx.clock.now_ms();
+    let next = decide(
         result,
-        ctx.clock.now_ms(),
+        claimed.number,
+        claimed.max_attempts,
         &ctx.policy,
-        FinishedBy::Sender,
-    )
-    .await?;
-    tx.commit().await?;
+        now,
+    );
+    let recorded = ctx
+        .store
+        .finish_attempt(claimed.fence(), result, FinishedBy::Sender, next, now)
+        .await?;
     if !recorded {
         tracing::warn!(delivery = %claimed.delivery_id, attempt = %claimed.attempt_id,
             "attempt lease was lost before its outcome was recorded; the newer holder decides");
@@ -70,29 +67,22 @@ pub async fn record(
 
 /// One pass: reap expired leases and unpicked relay attempts, then claim up to `limit`.
 pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claimed>, StoreError> {
+    #[cfg(feature = "fault-injection")]
     if ctx.config.unsafe_stale_claim {
         return stale_claim(ctx, limit).await;
     }
     let now = ctx.clock.now_ms();
-    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await?;
-    store::reap_expired_leases(&mut tx, now, &ctx.policy).await?;
-    let pickup = i64::try_from(ctx.config.edge_pickup_timeout.as_millis()).unwrap_or(i64::MAX / 4);
-    store::fail_unpicked_relays(&mut tx, now, pickup, &ctx.policy, ctx.lease_margin_ms()).await?;
-    let claimed = if limit == 0 {
-        Vec::new()
-    } else {
-        store::claim_due(
-            &mut tx,
+    reaper::reap_expired_leases(ctx, now).await?;
+    reaper::fail_unpicked_relays(ctx, now).await?;
+    ctx.store
+        .claim_due(
+            DueScope::Direct,
             now,
             limit,
             &ctx.config.worker_id,
             ctx.lease_margin_ms(),
-            None,
         )
-        .await?
-    };
-    tx.commit().await?;
-    Ok(claimed)
+        .await
 }
 
 /// Runs the worker until the task is aborted.
@@ -126,9 +116,7 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
                 }
                 Err(e) => tracing::warn!(error = %e, "delivery worker pass failed; retrying"),
             }
-            let pickup =
-                i64::try_from(ctx.config.edge_pickup_timeout.as_millis()).unwrap_or(i64::MAX / 4);
-            let sleep = match store::next_wakeup(&ctx.store.readers, pickup).await {
+            let sleep = match ctx.store.next_wakeup(ctx.pickup_ms()).await {
                 Ok(Some(at)) => {
                     let ms =
                         (at - ctx.clock.now_ms()).clamp(5, ctx.config.poll_max.as_millis() as i64);
@@ -148,40 +136,17 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
 pub async fn sweep_event_keys(ctx: &DeliveryContext) -> Result<u64, StoreError> {
     let retention = i64::try_from(ctx.config.dedup_retention.as_millis()).unwrap_or(i64::MAX / 2);
     let cutoff = ctx.clock.now_ms().saturating_sub(retention);
-    let done = sqlx::query("DELETE FROM event_keys WHERE created_at < ?")
-        .bind(cutoff)
-        .execute(&ctx.store.writer)
-        .await?;
-    Ok(done.rows_affected())
+    ctx.store.sweep_event_keys(cutoff).await
 }
 
 /// The negative control: read due work, then claim it without re-checking (check-then-act).
+#[cfg(feature = "fault-injection")]
 async fn stale_claim(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claimed>, StoreError> {
     let now = ctx.clock.now_ms();
-    let due: Vec<String> = sqlx::query_scalar(
-        "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-    )
-    .bind(now)
-    .bind(limit)
-    .fetch_all(&ctx.store.readers)
-    .await?;
+    let due = ctx.store.due_ids(now, limit).await?;
     // Widen the race window the way a busy server would.
     tokio::time::sleep(Duration::from_millis(5)).await;
-    let mut tx = ctx.store.writer.begin_with("BEGIN IMMEDIATE").await?;
-    let mut claimed = Vec::new();
-    for id in due {
-        if let Some(c) = store::begin_attempt_unchecked(
-            &mut tx,
-            &id,
-            &ctx.config.worker_id,
-            now,
-            ctx.lease_margin_ms(),
-        )
-        .await?
-        {
-            claimed.push(c);
-        }
-    }
-    tx.commit().await?;
-    Ok(claimed)
+    ctx.store
+        .claim_unguarded(&due, now, &ctx.config.worker_id, ctx.lease_margin_ms())
+        .await
 }

@@ -21,18 +21,17 @@ use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::routing::post;
-use sqlx::Row;
 use switchyard_protocol::{
-    EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt,
+    AttemptOutcome, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt,
 };
 
 use crate::AppState;
 use crate::clock::to_datetime;
 use crate::delivery::http::AttemptResult;
-use crate::delivery::store::{self, Fence, FinishedBy};
+use crate::delivery::{decide, reaper};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
-use crate::store::StoreError;
+use crate::store::{DueScope, Fence, FinishedBy, RelayedAttemptRow};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -60,22 +59,20 @@ async fn lease(
     }
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();
-    let mut tx = ctx
+    reaper::reap_expired_leases(ctx, now).await?;
+    let claimed = state
         .store
-        .writer
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(StoreError::from)?;
-    store::reap_expired_leases(&mut tx, now, &ctx.policy).await?;
-    let claimed = store::claim_due(
-        &mut tx,
-        now,
-        request.max,
-        &performer(&name),
-        ctx.lease_margin_ms(),
-        Some((&tenant, &name)),
-    )
-    .await?;
+        .claim_due(
+            DueScope::Relay {
+                tenant: &tenant,
+                edge: &name,
+            },
+            now,
+            request.max,
+            &performer(&name),
+            ctx.lease_margin_ms(),
+        )
+        .await?;
     let mut attempts = Vec::with_capacity(claimed.len());
     for c in claimed {
         let Some(target) = &c.target else {
@@ -83,19 +80,11 @@ async fn lease(
                 switchyard_protocol::ErrorClass::Connect,
                 format!("target {:?} no longer exists", c.target_name),
             );
-            store::finish_attempt(
-                &mut tx,
-                Fence {
-                    delivery_id: &c.delivery_id,
-                    attempt_id: &c.attempt_id,
-                    lease_token: c.lease_token,
-                },
-                &result,
-                now,
-                &ctx.policy,
-                FinishedBy::Sender,
-            )
-            .await?;
+            let next = decide(&result, c.number, c.max_attempts, &ctx.policy, now);
+            state
+                .store
+                .finish_attempt(c.fence(), &result, FinishedBy::Sender, next, now)
+                .await?;
             continue;
         };
         attempts.push(RelayedAttempt {
@@ -110,8 +99,34 @@ async fn lease(
             body: c.body.clone(),
         });
     }
-    tx.commit().await.map_err(StoreError::from)?;
     Ok(Json(EdgeLease { attempts }))
+}
+
+async fn find_attempt(
+    state: &AppState,
+    tenant: &str,
+    attempt_id: &str,
+    performer: &str,
+) -> Result<RelayedAttemptRow, ApiError> {
+    state
+        .store
+        .relayed_attempt(tenant, attempt_id, performer)
+        .await?
+        .ok_or_else(|| ApiError::NotFound {
+            kind: "attempt",
+            name: attempt_id.to_owned(),
+        })
+}
+
+/// The answer to a report of an attempt whose outcome is recorded already: a repeat of the
+/// edge's own report, or too late (the reaper counted it when the lease expired).
+fn already_recorded(attempt: &RelayedAttemptRow) -> EdgeAttemptAck {
+    let by_sender = attempt.finished_by == Some(FinishedBy::Sender);
+    EdgeAttemptAck {
+        recorded: by_sender,
+        duplicate: by_sender,
+        reason: (!by_sender).then(|| "lease_lost".to_owned()),
+    }
 }
 
 async fn report(
@@ -131,34 +146,10 @@ async fn report(
     }
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();
-    let mut tx = ctx
-        .store
-        .writer
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(StoreError::from)?;
-    let row = sqlx::query(
-        "SELECT a.delivery_id, a.outcome, a.finished_by FROM attempts a JOIN deliveries d ON d.id = a.delivery_id \
-         WHERE a.id = ? AND d.tenant = ? AND a.performed_by = ?",
-    )
-    .bind(&attempt_id)
-    .bind(&tenant)
-    .bind(performer(&name))
-    .fetch_optional(&mut *tx)
-    .await
-    .map_err(StoreError::from)?
-    .ok_or_else(|| ApiError::NotFound {
-        kind: "attempt",
-        name: attempt_id.clone(),
-    })?;
-    let outcome: String = row.get("outcome");
-    if outcome != "in_flight" {
-        let by_sender = row.get::<Option<String>, _>("finished_by").as_deref() == Some("sender");
-        return Ok(Json(EdgeAttemptAck {
-            recorded: by_sender,
-            duplicate: by_sender,
-            reason: (!by_sender).then(|| "lease_lost".to_owned()),
-        }));
+    let performer = performer(&name);
+    let attempt = find_attempt(&state, &tenant, &attempt_id, &performer).await?;
+    if attempt.outcome != AttemptOutcome::InFlight {
+        return Ok(Json(already_recorded(&attempt)));
     }
     // A 2xx only counts when nothing else says it failed.
     let error_class = match (report.error_class, report.status_code) {
@@ -179,21 +170,30 @@ async fn report(
                     .map(|_| format!("receiver answered HTTP {}", report.status_code.unwrap_or(0)))
             }),
     };
-    let delivery_id: String = row.get("delivery_id");
-    let recorded = store::finish_attempt(
-        &mut tx,
-        Fence {
-            delivery_id: &delivery_id,
-            attempt_id: &attempt_id,
-            lease_token: report.lease_token,
-        },
+    let next = decide(
         &result,
-        now,
+        attempt.number,
+        attempt.max_attempts,
         &ctx.policy,
-        FinishedBy::Sender,
-    )
-    .await?;
-    tx.commit().await.map_err(StoreError::from)?;
+        now,
+    );
+    let fence = Fence {
+        delivery_id: &attempt.delivery_id,
+        attempt_id: &attempt_id,
+        lease_token: report.lease_token,
+    };
+    let recorded = state
+        .store
+        .finish_attempt(fence, &result, FinishedBy::Sender, next, now)
+        .await?;
+    if !recorded {
+        // Fenced out: by the reaper (lease lost), or by a copy of this report that was
+        // recorded a moment ago (a duplicate). The attempt says which.
+        let now_recorded = find_attempt(&state, &tenant, &attempt_id, &performer).await?;
+        if now_recorded.outcome != AttemptOutcome::InFlight {
+            return Ok(Json(already_recorded(&now_recorded)));
+        }
+    }
     ctx.wake.notify_one();
     Ok(Json(EdgeAttemptAck {
         recorded,

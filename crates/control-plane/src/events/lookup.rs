@@ -70,28 +70,12 @@ pub async fn find(
 ) -> Result<Json<EventList>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::validation("query", e.body_text()))?;
     let (key, endpoint, limit) = check(&query)?;
-    let store = &state.delivery.store;
-    let mut ids: Vec<String> = sqlx::query_scalar(
-        "SELECT id FROM events WHERE tenant = ? AND event_key = ? AND (? IS NULL OR endpoint = ?) \
-         ORDER BY created_at DESC, id DESC LIMIT ?",
-    )
-    .bind(&tenant)
-    .bind(&key)
-    .bind(endpoint.as_deref())
-    .bind(endpoint.as_deref())
-    .bind(limit + 1)
-    .fetch_all(&store.readers)
-    .await
-    .map_err(crate::store::StoreError::from)?;
-    let more = ids.len() > limit as usize;
-    ids.truncate(limit as usize);
-    let mut items = Vec::with_capacity(ids.len());
-    for id in ids {
-        // An event is never deleted, so it is there; skip it rather than fail if it is not.
-        if let Some(event) = store.event(&tenant, &id).await? {
-            items.push(event);
-        }
-    }
+    let mut items = state
+        .store
+        .events_by_key(&tenant, &key, endpoint.as_deref(), limit + 1)
+        .await?;
+    let more = items.len() > limit as usize;
+    items.truncate(limit as usize);
     Ok(Json(EventList { items, more }))
 }
 

@@ -2,8 +2,8 @@
 //! key (`GET /v1/events?event_key=`) is in [`lookup`].
 //!
 //! Submission dedups on (tenant, endpoint, event_key) inside the retention window; the claim
-//! of the key, the event and its deliveries commit in one transaction on the single writer,
-//! so concurrent duplicates serialise and the loser finds the winner's event (never a 500).
+//! of the key, the event and its deliveries commit together (`EventStore::accept_event`), so
+//! of concurrent duplicates one wins and the others find its event (never a 500).
 //! A matching `sync` flow's first attempt is committed as in flight under a lease *before*
 //! the request leaves (the recovery point); if this process dies mid-call, the lease expires
 //! and the worker retries the delivery with the same `webhook-id`.
@@ -14,14 +14,17 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
-use switchyard_protocol::{EndpointSpec, FlowMode, SubmitEventRequest, SubmitEventResponse};
+use switchyard_protocol::{
+    EndpointSpec, FlowMode, FlowSpec, ResourceKind, SubmitEventRequest, SubmitEventResponse,
+};
 
 use crate::AppState;
-use crate::delivery::store::{self, Claimed, NewDelivery};
-use crate::delivery::worker;
+use crate::delivery::{RetryPolicy, worker};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
-use crate::store::StoredResponse;
+use crate::store::{
+    Acceptance, Accepted, Claimed, NewEvent, PlannedDelivery, ResourceRow, StoredResponse, new_id,
+};
 
 pub mod lookup;
 
@@ -97,7 +100,7 @@ async fn submit(
     if let Some(Ok((result, _))) = results.first() {
         sync_succeeded = Some(result.succeeded());
     }
-    let event = ctx
+    let event = state
         .store
         .event(&tenant, &event_id)
         .await?
@@ -131,7 +134,8 @@ async fn submit(
     .into_response())
 }
 
-/// Dedups, checks the endpoint, and commits the event with its deliveries.
+/// Checks the endpoint, plans the deliveries, and has the store commit the event with them
+/// (deduplicated by its key).
 async fn accept(
     state: &AppState,
     tenant: &str,
@@ -139,43 +143,77 @@ async fn accept(
 ) -> Result<Submitted, ApiError> {
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();
-    let mut tx = ctx
+    let endpoint = state
         .store
-        .writer
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(crate::store::StoreError::from)?;
-    let (spec, status) = store::resource_json(&mut tx, tenant, "endpoint", &request.endpoint)
+        .get_resource(tenant, ResourceKind::Endpoint, &request.endpoint)
         .await?
         .ok_or_else(|| ApiError::NotFound {
             kind: "endpoint",
             name: request.endpoint.clone(),
         })?;
-    let event_id = store::new_id("evt");
-    if let Some(key) = &request.event_key {
-        let retention =
-            i64::try_from(state.idempotency.retention.as_millis()).unwrap_or(i64::MAX / 2);
-        if let Some(existing) = store::claim_event_key(
-            &mut tx,
+    let retention = i64::try_from(state.idempotency.retention.as_millis()).unwrap_or(i64::MAX / 2);
+    let dedup_cutoff = now - retention;
+    let flows = state
+        .store
+        .flows_of_endpoint(tenant, &request.endpoint)
+        .await?;
+    let deliveries = match plan(&endpoint, &flows, request, &ctx.policy, now) {
+        Ok(deliveries) => deliveries,
+        Err(refused) => {
+            // A copy of an event accepted earlier is still answered as that event.
+            if let Some(key) = &request.event_key
+                && let Some(existing) = state
+                    .store
+                    .event_key_holder(tenant, &request.endpoint, key, dedup_cutoff)
+                    .await?
+            {
+                return Ok(Submitted::Duplicate(existing));
+            }
+            return Err(refused);
+        }
+    };
+    let event_id = new_id("evt");
+    let acceptance = Acceptance {
+        event: NewEvent {
             tenant,
-            &request.endpoint,
-            key,
-            &event_id,
-            now,
-            now - retention,
-        )
-        .await?
-        {
-            return Ok(Submitted::Duplicate(existing));
+            id: &event_id,
+            endpoint: &request.endpoint,
+            event_type: &request.event_type,
+            event_key: request.event_key.as_deref(),
+            payload: &request.payload,
+        },
+        dedup_cutoff,
+        deliveries,
+        owner: "control-plane",
+        lease_margin_ms: ctx.lease_margin_ms(),
+        now,
+    };
+    match state.store.accept_event(&acceptance).await? {
+        Accepted::Duplicate(existing) => Ok(Submitted::Duplicate(existing)),
+        Accepted::New { sync } => {
+            ctx.wake.notify_one();
+            Ok(Submitted::New { event_id, sync })
         }
     }
-    if status.get("enabled").and_then(Value::as_bool) == Some(false) {
+}
+
+/// The deliveries of an event: one per flow of the endpoint that routes its type; a `sync`
+/// flow's first attempt is claimed with the event (the recovery point before the call).
+/// Refused when the endpoint is disabled or does not accept the type.
+fn plan(
+    endpoint: &ResourceRow,
+    flows: &[(String, FlowSpec)],
+    request: &SubmitEventRequest,
+    policy: &RetryPolicy,
+    now: i64,
+) -> Result<Vec<PlannedDelivery>, ApiError> {
+    if endpoint.status.get("enabled").and_then(Value::as_bool) == Some(false) {
         return Err(ApiError::EndpointDisabled {
             name: request.endpoint.clone(),
         });
     }
-    let spec: EndpointSpec =
-        serde_json::from_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let spec: EndpointSpec = serde_json::from_value(endpoint.spec.clone())
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
     if !spec.event_types.is_empty() && !spec.event_types.iter().any(|t| t == &request.event_type) {
         return Err(ApiError::validation(
             "event_type",
@@ -187,57 +225,19 @@ async fn accept(
             ),
         ));
     }
-    store::insert_event(
-        &mut tx,
-        &store::NewEvent {
-            tenant,
-            id: &event_id,
-            endpoint: &request.endpoint,
-            event_type: &request.event_type,
-            event_key: request.event_key.as_deref(),
-            payload: &request.payload,
-        },
-        now,
-    )
-    .await?;
-    let mut sync = Vec::new();
-    for (flow, flow_spec) in store::flows_of_endpoint(&mut tx, tenant, &request.endpoint).await? {
-        if !flow_spec.matches(&request.event_type) {
-            continue;
-        }
-        let new = NewDelivery {
-            tenant,
-            event_id: &event_id,
-            event_type: &request.event_type,
-            endpoint: &request.endpoint,
-            flow: &flow,
-            target: &flow_spec.target,
-            mode: flow_spec.mode,
-            edge: flow_spec.edge.as_deref(),
-            max_attempts: ctx.policy.max_attempts(),
-            next_attempt_at: now + ctx.policy.delay_before_ms(1),
-            replay_session: None,
-            replay_of: None,
-        };
-        let delivery_id = store::insert_delivery(&mut tx, &new, now).await?;
-        if flow_spec.mode == FlowMode::Sync {
-            // Commit the first attempt as in flight before calling out (the recovery point).
-            if let Some(claimed) = store::begin_attempt(
-                &mut tx,
-                &delivery_id,
-                "control-plane",
-                now,
-                ctx.lease_margin_ms(),
-            )
-            .await?
-            {
-                sync.push(claimed);
-            }
-        }
-    }
-    tx.commit().await.map_err(crate::store::StoreError::from)?;
-    ctx.wake.notify_one();
-    Ok(Submitted::New { event_id, sync })
+    Ok(flows
+        .iter()
+        .filter(|(_, flow)| flow.matches(&request.event_type))
+        .map(|(name, flow)| PlannedDelivery {
+            flow: name.clone(),
+            target: flow.target.clone(),
+            mode: flow.mode,
+            edge: flow.edge.clone(),
+            max_attempts: policy.max_attempts(),
+            next_attempt_at: now + policy.delay_before_ms(1),
+            begin_now: flow.mode == FlowMode::Sync,
+        })
+        .collect())
 }
 
 async fn read_event(
@@ -246,7 +246,6 @@ async fn read_event(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let event = state
-        .delivery
         .store
         .event(&tenant, &id)
         .await?
@@ -262,15 +261,13 @@ async fn read_delivery(
     Tenant(tenant): Tenant,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let delivery =
-        state
-            .delivery
-            .store
-            .delivery(&tenant, &id)
-            .await?
-            .ok_or(ApiError::NotFound {
-                kind: "delivery",
-                name: id,
-            })?;
+    let delivery = state
+        .store
+        .delivery(&tenant, &id)
+        .await?
+        .ok_or(ApiError::NotFound {
+            kind: "delivery",
+            name: id,
+        })?;
     Ok(Json(delivery).into_response())
 }

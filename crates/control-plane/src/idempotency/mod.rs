@@ -27,7 +27,9 @@ use crate::error::ApiError;
 use crate::store::{KeyScope, StoreTx, StoredResponse};
 
 /// How the key is claimed. Only `Atomic` is correct; `CheckThenInsert` exists so a test can
-/// prove the concurrency tests catch the classic race (a negative control).
+/// prove the concurrency tests catch the classic race (a negative control). Built only with
+/// the `fault-injection` feature, which tests enable and releases never do.
+#[cfg(feature = "fault-injection")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClaimStrategy {
     #[default]
@@ -45,6 +47,7 @@ pub struct IdempotencyConfig {
     pub retention: Duration,
     /// How long an in-progress claim is leased before another request may take it over.
     pub lease: Duration,
+    #[cfg(feature = "fault-injection")]
     pub claim_strategy: ClaimStrategy,
 }
 
@@ -54,6 +57,7 @@ impl Default for IdempotencyConfig {
             require_key: true,
             retention: Duration::from_secs(86_400),
             lease: Duration::from_secs(10),
+            #[cfg(feature = "fault-injection")]
             claim_strategy: ClaimStrategy::Atomic,
         }
     }

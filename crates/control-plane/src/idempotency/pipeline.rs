@@ -1,10 +1,10 @@
 //! Running a keyed request: claim, effect, stored response — for local and external effects.
 
-use std::time::Duration;
-
 use sha2::{Digest, Sha256};
 
-use super::{ClaimStrategy, Effect, OpContext, Operation, Outcome};
+#[cfg(feature = "fault-injection")]
+use super::ClaimStrategy;
+use super::{Effect, OpContext, Operation, Outcome};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::hooks::HookPoint;
@@ -53,8 +53,9 @@ enum Claim {
 // ---------------------------------------------------------------------------------------
 // Local effects: one write transaction.
 
-/// Claim, effect and stored response commit together. While this transaction runs it holds
-/// the single writer, so a copy of the request waits and then finds the completed key.
+/// Claim, effect and stored response commit together. A copy of the request arriving
+/// meanwhile waits on the uncommitted claim (SQLite: the write lock; PostgreSQL: the unique
+/// index) and then finds the completed key.
 async fn run_local(
     state: &AppState,
     scope: &KeyScope,
@@ -94,6 +95,7 @@ async fn begin_and_claim(
     scope: &KeyScope,
     fingerprint: &[u8],
 ) -> Result<(Box<dyn StoreTx>, Claim), ApiError> {
+    #[cfg(feature = "fault-injection")]
     if state.idempotency.claim_strategy == ClaimStrategy::CheckThenInsert {
         return check_then_insert(state, scope, fingerprint, true).await;
     }
@@ -116,8 +118,8 @@ async fn claim_in_tx(
     match judge(state, &record, fingerprint)? {
         Found::Replay(response) => Ok(Claim::Replay(response)),
         // A claim left in progress by a crash (resource writes commit their claim with the
-        // effect now, but an earlier server version committed it first): this transaction
-        // holds the write lock, so the takeover cannot lose a race.
+        // effect now, but an earlier server version committed it first). The takeover is
+        // guarded by the attempt seen, so of two racing takeovers one wins.
         Found::Expired(seen) => match tx.take_over_key(scope, seen, now, locked_until).await? {
             Some(attempt) => {
                 tracing::info!(key = %scope.key, attempt, "took over an expired idempotency lease");
@@ -131,6 +133,7 @@ async fn claim_in_tx(
 /// The deliberately wrong claim (negative control): read outside the transaction (unless
 /// `check` is false: storing an error it already owns), then write the claim
 /// unconditionally inside it.
+#[cfg(feature = "fault-injection")]
 async fn check_then_insert(
     state: &AppState,
     scope: &KeyScope,
@@ -142,7 +145,7 @@ async fn check_then_insert(
         false => None,
     };
     // Widen the race window the way a busy server would.
-    tokio::time::sleep(Duration::from_millis(5)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     let mut tx = state.store.begin().await?;
     if let Some(record) = existing
         && let Found::Replay(response) = judge(state, &record, fingerprint)?
@@ -167,12 +170,15 @@ async fn store_local_error(
     if !error.is_stored() {
         return Err(error);
     }
+    #[cfg(feature = "fault-injection")]
     let claimed = match state.idempotency.claim_strategy {
         ClaimStrategy::Atomic => begin_and_claim(state, scope, fingerprint).await?,
         ClaimStrategy::CheckThenInsert => {
             check_then_insert(state, scope, fingerprint, false).await?
         }
     };
+    #[cfg(not(feature = "fault-injection"))]
+    let claimed = begin_and_claim(state, scope, fingerprint).await?;
     let (mut tx, attempt) = match claimed {
         (_, Claim::Replay(response)) => return Ok(Outcome::Replayed(response)),
         (tx, Claim::Owned(attempt)) => (tx, attempt),

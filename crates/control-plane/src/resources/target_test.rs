@@ -48,7 +48,6 @@ impl Operation for TestTarget {
         let spec: TargetSpec = serde_json::from_value(row.spec)
             .map_err(|e| ApiError::Internal(format!("stored target spec: {e}")))?;
         let secrets = state
-            .delivery
             .store
             .active_secrets(ctx.tenant, &self.name, ctx.now)
             .await?;

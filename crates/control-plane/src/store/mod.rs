@@ -1,14 +1,45 @@
-//! The narrow storage interface of the control plane.
+//! The control plane's store: every SQL statement lives behind these traits.
 //!
-//! Domain logic (`crate::resources`) and the idempotency protocol (`crate::idempotency`) are
-//! written once against these traits; a backend only runs SQL. SQLite is the default backend.
+//! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
+//! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol.
+//! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
+//! (`sqlite/`), with its own migrations (`migrations/<backend>/`), and [`open`] picks the
+//! backend from the `--db` URL's scheme.
+//!
+//! Rules every backend keeps:
+//! - a store method applies one transition atomically; callers hold no transaction, except
+//!   the idempotency pipeline's unit of work ([`Store::begin`]), which commits a keyed
+//!   request's claim, effect and stored response together;
+//! - every claim and fence is one guarded statement (`UPDATE … WHERE id = ? AND state =
+//!   'pending' … RETURNING`, `INSERT … ON CONFLICT DO NOTHING RETURNING`), correct with any
+//!   number of writers, never a read followed by an unconditional write;
+//! - decisions (retry or dead, when the next attempt is due) are made by the caller with
+//!   pure functions and handed in; the store only applies them.
 
+pub mod deliveries;
+pub mod dlq;
+pub mod edges;
+pub mod events;
+pub mod keys;
+pub mod replays;
+pub mod resources;
+pub mod secrets;
 mod sqlite;
 
-use async_trait::async_trait;
-use serde_json::Value;
-use switchyard_protocol::ResourceKind;
+use std::sync::Arc;
 
+use async_trait::async_trait;
+
+pub use deliveries::{
+    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, Transition,
+};
+pub use dlq::{DlqCount, DlqStore};
+pub use edges::{EdgeStore, RelayedAttemptRow};
+pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
+pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoredResponse};
+pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
+pub use resources::{ResourceRow, ResourceStore, ResourceTx};
+pub use secrets::{SecretStore, SecretTx, SigningSecretRow};
 pub use sqlite::SqliteStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,224 +51,85 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// The `--db` URL names no backend this build has.
+    #[error("unsupported database URL {0:?}: use sqlite://PATH")]
+    UnsupportedUrl(String),
 }
 
-/// A resource as stored. Times are unix milliseconds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceRow {
-    pub kind: ResourceKind,
-    pub name: String,
-    pub version: i64,
-    pub spec: Value,
-    pub status: Value,
-    pub created_at: i64,
-    pub updated_at: i64,
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(what.to_string())
 }
 
-/// A webhook signing secret of a target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SigningSecretRow {
-    pub id: String,
-    pub secret: String,
-    pub created_at: i64,
-    pub expires_at: Option<i64>,
+/// A new id: `prefix_` + a time-ordered UUIDv7 in hex.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
 }
 
-/// Who owns an idempotency key: keys are scoped to their tenant.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct KeyScope {
-    pub tenant: String,
-    pub key: String,
-}
-
-/// A response exactly as it was sent, to be replayed byte for byte.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredResponse {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyState {
-    InProgress,
-    Completed,
-}
-
-/// The idempotency record of a key, as another request finds it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRecord {
-    pub fingerprint: Vec<u8>,
-    pub state: KeyState,
-    pub attempt: i64,
-    pub locked_until: i64,
-    pub created_at: i64,
-    pub response: Option<StoredResponse>,
-}
-
-/// What an atomic claim found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClaimOutcome {
-    /// This request inserted the key and owns its execution, fenced by `attempt`.
-    Claimed { attempt: i64 },
-    /// The key already existed.
-    Existing(KeyRecord),
-}
-
+/// Everything the control plane stores.
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store:
+    ResourceStore
+    + SecretStore
+    + KeyStore
+    + EventStore
+    + DeliveryStore
+    + DlqStore
+    + ReplayStore
+    + EdgeStore
+    + Send
+    + Sync
+    + 'static
+{
     /// Cheap reachability check for `/healthz`.
     async fn ping(&self) -> Result<(), StoreError>;
 
-    /// Atomically claims `scope` (`INSERT … ON CONFLICT DO NOTHING RETURNING`): either this
-    /// call inserts an in-progress row leased until `locked_until`, or it returns the row
-    /// that is already there. Never check-then-insert.
-    async fn claim_key(
-        &self,
-        scope: &KeyScope,
-        fingerprint: &[u8],
-        now: i64,
-        locked_until: i64,
-    ) -> Result<ClaimOutcome, StoreError>;
-
-    /// Takes over an in-progress claim whose lease expired before `now`, if it is still at
-    /// `seen_attempt`. Returns the new attempt number, or `None` when someone else won.
-    async fn take_over_key(
-        &self,
-        scope: &KeyScope,
-        seen_attempt: i64,
-        now: i64,
-        locked_until: i64,
-    ) -> Result<Option<i64>, StoreError>;
-
-    /// Deletes an in-progress claim at `attempt`, so a corrected request can reuse the key.
-    async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError>;
-
-    /// Reads a key's record (for a request that lost a race).
-    async fn get_key(&self, scope: &KeyScope) -> Result<Option<KeyRecord>, StoreError>;
-
-    /// Deletes keys created before `created_before`; returns how many.
-    async fn sweep_keys(&self, created_before: i64) -> Result<u64, StoreError>;
-
-    /// Starts a write transaction (SQLite: `BEGIN IMMEDIATE` on the single writer).
+    /// Starts the unit of work of one keyed request (the idempotency pipeline's): the claim,
+    /// the operation's writes and the stored response commit together or not at all.
+    /// Dropping it without [`StoreTx::commit`] rolls it back.
     async fn begin(&self) -> Result<Box<dyn StoreTx>, StoreError>;
-
-    async fn get_resource(
-        &self,
-        tenant: &str,
-        kind: ResourceKind,
-        name: &str,
-    ) -> Result<Option<ResourceRow>, StoreError>;
-
-    /// Resources of one kind ordered by name, starting after `after`.
-    async fn list_resources(
-        &self,
-        tenant: &str,
-        kind: ResourceKind,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Vec<ResourceRow>, StoreError>;
 }
 
-/// One write transaction. Dropping it without `commit` rolls it back.
+/// One unit of work: what an idempotent operation may do inside it.
 #[async_trait]
-pub trait StoreTx: Send {
-    async fn get_resource(
-        &mut self,
-        tenant: &str,
-        kind: ResourceKind,
-        name: &str,
-    ) -> Result<Option<ResourceRow>, StoreError>;
-
-    /// Inserts a new resource; `false` when the name is taken.
-    async fn insert_resource(
-        &mut self,
-        tenant: &str,
-        row: &ResourceRow,
-    ) -> Result<bool, StoreError>;
-
-    /// Replaces a resource if it is still at `expected_version`; `false` otherwise.
-    async fn update_resource(
-        &mut self,
-        tenant: &str,
-        row: &ResourceRow,
-        expected_version: i64,
-    ) -> Result<bool, StoreError>;
-
-    async fn delete_resource(
-        &mut self,
-        tenant: &str,
-        kind: ResourceKind,
-        name: &str,
-    ) -> Result<bool, StoreError>;
-
-    /// Names of flows that reference the endpoint or target `name`, at most `limit`.
-    async fn flows_referencing(
-        &mut self,
-        tenant: &str,
-        kind: ResourceKind,
-        name: &str,
-        limit: u32,
-    ) -> Result<Vec<String>, StoreError>;
-
-    async fn insert_signing_secret(
-        &mut self,
-        tenant: &str,
-        target: &str,
-        secret: &SigningSecretRow,
-    ) -> Result<(), StoreError>;
-
-    async fn delete_signing_secrets(
-        &mut self,
-        tenant: &str,
-        target: &str,
-    ) -> Result<(), StoreError>;
-
-    /// [`Store::claim_key`] inside this transaction: the claim commits (or rolls back) with
-    /// the effect and the stored response, so a local effect needs one write transaction.
-    async fn claim_key(
-        &mut self,
-        scope: &KeyScope,
-        fingerprint: &[u8],
-        now: i64,
-        locked_until: i64,
-    ) -> Result<ClaimOutcome, StoreError>;
-
-    /// [`Store::take_over_key`] inside this transaction.
-    async fn take_over_key(
-        &mut self,
-        scope: &KeyScope,
-        seen_attempt: i64,
-        now: i64,
-        locked_until: i64,
-    ) -> Result<Option<i64>, StoreError>;
-
-    /// Writes an in-progress claim unconditionally, replacing any row. Only the negative
-    /// control `ClaimStrategy::CheckThenInsert` uses this; it is the race the atomic claim
-    /// prevents.
-    #[doc(hidden)]
-    async fn overwrite_claim(
-        &mut self,
-        scope: &KeyScope,
-        fingerprint: &[u8],
-        now: i64,
-        locked_until: i64,
-    ) -> Result<(), StoreError>;
-
-    /// Marks the key completed with `response`, only if it is still in progress at `attempt`
-    /// (the fencing check). `false` means a takeover fenced this holder out: roll back.
-    async fn complete_key(
-        &mut self,
-        scope: &KeyScope,
-        attempt: i64,
-        response: &StoredResponse,
-    ) -> Result<bool, StoreError>;
-
+pub trait StoreTx: ResourceTx + SecretTx + KeyTx + ReplayTx + Send {
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
+}
 
-    /// The open SQLite transaction, for operations that keep their own SQL (the delivery
-    /// pipeline's keyed writes). `None` on other backends.
-    fn sqlite(&mut self) -> Option<&mut sqlx::SqliteConnection> {
-        None
+/// Opens the backend the URL's scheme names (`sqlite://PATH`, `sqlite::memory:`) and runs
+/// its pending migrations.
+pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    let scheme = url.split(':').next().unwrap_or_default();
+    match scheme {
+        "sqlite" => Ok(Arc::new(SqliteStore::open(url).await?)),
+        _ => Err(StoreError::UnsupportedUrl(redact(url))),
+    }
+}
+
+/// A database URL without its password, for messages and logs.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(start), Some(at)) if at > start => {
+            let userinfo = &url[start + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..start + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_password_in_messages() {
+        assert_eq!(
+            redact("postgres://app:s3cret@db:5432/cp"),
+            "postgres://app:***@db:5432/cp"
+        );
+        assert_eq!(redact("postgres://app@db/cp"), "postgres://app@db/cp");
+        assert_eq!(redact("sqlite://cp.db"), "sqlite://cp.db");
     }
 }

@@ -7,9 +7,8 @@ use std::time::Duration;
 use serde_json::json;
 use switchyard_control_plane::clock::SystemClock;
 use switchyard_control_plane::delivery::http::AttemptResult;
-use switchyard_control_plane::delivery::store::{self, Fence, FinishedBy};
-use switchyard_control_plane::delivery::{DeliveryConfig, DeliveryContext, DeliveryStore, worker};
-use switchyard_control_plane::store::SqliteStore;
+use switchyard_control_plane::delivery::{DeliveryConfig, DeliveryContext, decide, reaper, worker};
+use switchyard_control_plane::store::{DueScope, FinishedBy};
 
 use crate::support::*;
 
@@ -22,21 +21,16 @@ async fn context_with(
     worker_id: &str,
     unsafe_stale_claim: bool,
 ) -> Arc<DeliveryContext> {
-    let sqlite = SqliteStore::open(&format!("sqlite://{}", db.display()))
+    let store = switchyard_control_plane::store::open(&format!("sqlite://{}", db.display()))
         .await
         .unwrap();
-    let (writer, readers) = sqlite.pools();
     let config = DeliveryConfig {
         worker_id: worker_id.to_owned(),
         poll_max: Duration::from_millis(20),
         unsafe_stale_claim,
         ..config(db, FAST).delivery
     };
-    Arc::new(DeliveryContext::new(
-        config,
-        DeliveryStore { writer, readers },
-        Arc::new(SystemClock),
-    ))
+    Arc::new(DeliveryContext::new(config, store, Arc::new(SystemClock)))
 }
 
 #[tokio::test]
@@ -118,47 +112,38 @@ async fn a_stale_lease_holder_cannot_record_over_the_reaper() {
     let ctx = context(&db, "worker-a").await;
     let now = chrono::Utc::now().timestamp_millis();
 
-    let mut tx = ctx
+    let claimed = ctx
         .store
-        .writer
-        .begin_with("BEGIN IMMEDIATE")
+        .claim_due(DueScope::Direct, now, 10, "worker-a", 100)
         .await
         .unwrap();
-    let claimed = store::claim_due(&mut tx, now, 10, "worker-a", 100, None)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
     assert_eq!(claimed.len(), 1);
     let stale = claimed[0].clone();
     // Nothing else can claim it while the lease holds.
-    let mut tx = ctx
-        .store
-        .writer
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .unwrap();
     assert!(
-        store::claim_due(&mut tx, now + 10_000, 10, "worker-b", 100, None)
+        ctx.store
+            .claim_due(DueScope::Direct, now + 10_000, 10, "worker-b", 100)
             .await
             .unwrap()
             .is_empty()
     );
     // The lease expires: the reaper counts the attempt failed and schedules attempt 2 …
-    let reaped = store::reap_expired_leases(&mut tx, stale.lease_until + 1, &ctx.policy)
+    let reaped = reaper::reap_expired_leases(&ctx, stale.lease_until + 1)
         .await
         .unwrap();
     assert_eq!(reaped, 1);
     // … which worker-b claims.
-    let fresh = store::claim_due(
-        &mut tx,
-        stale.lease_until + 10_000,
-        10,
-        "worker-b",
-        100,
-        None,
-    )
-    .await
-    .unwrap();
+    let fresh = ctx
+        .store
+        .claim_due(
+            DueScope::Direct,
+            stale.lease_until + 10_000,
+            10,
+            "worker-b",
+            100,
+        )
+        .await
+        .unwrap();
     assert_eq!(fresh.len(), 1);
     assert_eq!(fresh[0].number, 2);
     // The paused first holder wakes up with a success: fenced out, nothing written.
@@ -168,22 +153,13 @@ async fn a_stale_lease_holder_cannot_record_over_the_reaper() {
         error_class: None,
         error: None,
     };
-    let recorded = store::finish_attempt(
-        &mut tx,
-        Fence {
-            delivery_id: &stale.delivery_id,
-            attempt_id: &stale.attempt_id,
-            lease_token: stale.lease_token,
-        },
-        &ok,
-        now,
-        &ctx.policy,
-        FinishedBy::Sender,
-    )
-    .await
-    .unwrap();
+    let next = decide(&ok, stale.number, stale.max_attempts, &ctx.policy, now);
+    let recorded = ctx
+        .store
+        .finish_attempt(stale.fence(), &ok, FinishedBy::Sender, next, now)
+        .await
+        .unwrap();
     assert!(!recorded, "a stale lease token must not record");
-    tx.commit().await.unwrap();
     let d = api.delivery_of(&event).await;
     assert_eq!(d["state"], "in_flight");
     assert_eq!(d["attempts"][0]["outcome"], "failed");

@@ -1,0 +1,74 @@
+//! Attempts whose sender vanished: expired leases, and relay attempts no edge plane took.
+//! Each is decided here and recorded through the attempt's fence, so several replicas
+//! reaping at once count each attempt once.
+
+use switchyard_protocol::ErrorClass;
+
+use super::http::AttemptResult;
+use super::{DeliveryContext, decide};
+use crate::store::{DueScope, FinishedBy, StoreError};
+
+/// How many expired leases or unpicked relays one pass handles.
+const BATCH: u32 = 200;
+
+/// Counts every in-flight attempt whose lease expired as failed (`timeout`): its worker or
+/// edge vanished (crash, kill -9, partition). The delivery is retried per the schedule, so
+/// the receiver may see the event again, with the same `webhook-id`.
+pub async fn reap_expired_leases(ctx: &DeliveryContext, now: i64) -> Result<u64, StoreError> {
+    let mut reaped = 0;
+    for lease in ctx.store.expired_leases(now, BATCH).await? {
+        let result = AttemptResult::failed(
+            ErrorClass::Timeout,
+            format!(
+                "lease expired: {} stopped before recording the outcome",
+                lease.owner.as_deref().unwrap_or("the sender")
+            ),
+        );
+        let next = decide(&result, lease.number, lease.max_attempts, &ctx.policy, now);
+        if ctx
+            .store
+            .finish_attempt(lease.fence(), &result, FinishedBy::Reaper, next, now)
+            .await?
+        {
+            reaped += 1;
+        }
+    }
+    Ok(reaped)
+}
+
+/// Counts a relay attempt that no edge plane leased within the pickup timeout of being due
+/// as a failed control plane → edge hop (`connect`).
+pub async fn fail_unpicked_relays(ctx: &DeliveryContext, now: i64) -> Result<u64, StoreError> {
+    let pickup_ms = ctx.pickup_ms();
+    let claimed = ctx
+        .store
+        .claim_due(
+            DueScope::UnpickedRelays {
+                due_before: now - pickup_ms,
+            },
+            now,
+            BATCH,
+            "control-plane",
+            ctx.lease_margin_ms(),
+        )
+        .await?;
+    let mut failed = 0;
+    for c in claimed {
+        let result = AttemptResult::failed(
+            ErrorClass::Connect,
+            format!(
+                "no edge plane {:?} took the attempt within {pickup_ms} ms",
+                c.edge.as_deref().unwrap_or_default()
+            ),
+        );
+        let next = decide(&result, c.number, c.max_attempts, &ctx.policy, now);
+        if ctx
+            .store
+            .finish_attempt(c.fence(), &result, FinishedBy::Sender, next, now)
+            .await?
+        {
+            failed += 1;
+        }
+    }
+    Ok(failed)
+}

@@ -1,0 +1,124 @@
+//! Idempotency keys: the atomic claim, lease takeover, fenced completion.
+
+use async_trait::async_trait;
+
+use super::StoreError;
+
+/// Who owns an idempotency key: keys are scoped to their tenant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KeyScope {
+    pub tenant: String,
+    pub key: String,
+}
+
+/// A response exactly as it was sent, to be replayed byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyState {
+    InProgress,
+    Completed,
+}
+
+/// The idempotency record of a key, as another request finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRecord {
+    pub fingerprint: Vec<u8>,
+    pub state: KeyState,
+    pub attempt: i64,
+    pub locked_until: i64,
+    pub created_at: i64,
+    pub response: Option<StoredResponse>,
+}
+
+/// What an atomic claim found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// This request inserted the key and owns its execution, fenced by `attempt`.
+    Claimed { attempt: i64 },
+    /// The key already existed.
+    Existing(KeyRecord),
+}
+
+/// Key operations that commit on their own (the external-effect path and the sweeper).
+#[async_trait]
+pub trait KeyStore {
+    /// Atomically claims `scope` (`INSERT … ON CONFLICT DO NOTHING RETURNING`): either this
+    /// call inserts an in-progress row leased until `locked_until`, or it returns the row
+    /// that is already there. Never check-then-insert.
+    async fn claim_key(
+        &self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<ClaimOutcome, StoreError>;
+
+    /// Takes over an in-progress claim whose lease expired before `now`, if it is still at
+    /// `seen_attempt`. Returns the new attempt number, or `None` when someone else won.
+    async fn take_over_key(
+        &self,
+        scope: &KeyScope,
+        seen_attempt: i64,
+        now: i64,
+        locked_until: i64,
+    ) -> Result<Option<i64>, StoreError>;
+
+    /// Deletes an in-progress claim at `attempt`, so a corrected request can reuse the key.
+    async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError>;
+
+    /// Reads a key's record (for a request that lost a race).
+    async fn get_key(&self, scope: &KeyScope) -> Result<Option<KeyRecord>, StoreError>;
+
+    /// Deletes keys created before `created_before`; returns how many.
+    async fn sweep_keys(&self, created_before: i64) -> Result<u64, StoreError>;
+}
+
+/// Key operations inside a unit of work: the claim commits (or rolls back) with the effect
+/// and the stored response.
+#[async_trait]
+pub trait KeyTx {
+    /// [`KeyStore::claim_key`] inside this unit of work. When the key exists, the record
+    /// returned is the committed one (a concurrent claimer's insert is waited for).
+    async fn claim_key(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<ClaimOutcome, StoreError>;
+
+    /// [`KeyStore::take_over_key`] inside this unit of work.
+    async fn take_over_key(
+        &mut self,
+        scope: &KeyScope,
+        seen_attempt: i64,
+        now: i64,
+        locked_until: i64,
+    ) -> Result<Option<i64>, StoreError>;
+
+    /// Marks the key completed with `response`, only if it is still in progress at `attempt`
+    /// (the fencing check). `false` means a takeover fenced this holder out: roll back.
+    async fn complete_key(
+        &mut self,
+        scope: &KeyScope,
+        attempt: i64,
+        response: &StoredResponse,
+    ) -> Result<bool, StoreError>;
+
+    /// Writes an in-progress claim unconditionally, replacing any row: the race the atomic
+    /// claim prevents. Only the negative control `ClaimStrategy::CheckThenInsert` uses it.
+    #[cfg(feature = "fault-injection")]
+    async fn overwrite_claim(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<(), StoreError>;
+}

@@ -1,0 +1,475 @@
+//! SQL of deliveries and attempts: the guarded claim, the fenced finish, reads.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
+use switchyard_protocol::{Delivery, ErrorClass, FlowMode, TargetSpec};
+
+use super::SqliteStore;
+use super::rows::{ATTEMPT_COLUMNS, AttemptRow, DELIVERY_COLUMNS, DeliveryRow, count, mode_str};
+use crate::delivery::http::AttemptResult;
+use crate::store::{
+    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, StoreError, Transition,
+    corrupt, new_id,
+};
+
+/// A delivery row to insert (new events and replays).
+pub(super) struct NewDeliveryRow<'a> {
+    pub id: &'a str,
+    pub tenant: &'a str,
+    pub event_id: &'a str,
+    pub event_type: &'a str,
+    pub endpoint: &'a str,
+    pub flow: &'a str,
+    pub target: &'a str,
+    pub mode: FlowMode,
+    pub edge: Option<&'a str>,
+    pub max_attempts: u32,
+    pub next_attempt_at: i64,
+    pub replay_session: Option<&'a str>,
+    pub replay_of: Option<&'a str>,
+}
+
+pub(super) async fn insert(
+    conn: &mut SqliteConnection,
+    d: &NewDeliveryRow<'_>,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, edge, state, \
+         attempts_made, max_attempts, next_attempt_at, created_at, updated_at, replay_session, replay_of) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(d.id)
+    .bind(d.tenant)
+    .bind(d.event_id)
+    .bind(d.event_type)
+    .bind(d.endpoint)
+    .bind(d.flow)
+    .bind(d.target)
+    .bind(mode_str(d.mode))
+    .bind(d.edge)
+    .bind(d.max_attempts)
+    .bind(d.next_attempt_at)
+    .bind(now)
+    .bind(now)
+    .bind(d.replay_session)
+    .bind(d.replay_of)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// What a claim needs to know about a delivery before it takes it.
+#[derive(FromRow)]
+struct Candidate {
+    id: String,
+    tenant: String,
+    target: String,
+    edge: Option<String>,
+    event_id: String,
+    event_type: String,
+    max_attempts: i64,
+    endpoint: String,
+    event_created_at: i64,
+    payload: String,
+    target_spec: Option<String>,
+}
+
+const CANDIDATE: &str = "SELECT d.id, d.tenant, d.target, d.edge, d.event_id, d.event_type, d.max_attempts, \
+     e.endpoint, e.created_at AS event_created_at, e.payload, r.spec AS target_spec \
+     FROM deliveries d JOIN events e ON e.id = d.event_id \
+     LEFT JOIN resources r ON r.tenant = d.tenant AND r.kind = 'target' AND r.name = d.target";
+
+/// The claim: only a pending delivery moves to in flight, whoever else tries at once.
+const CLAIM: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+     lease_owner = ?, lease_until = ?, lease_token = lease_token + 1, current_attempt = ?, \
+     next_attempt_at = NULL, updated_at = ? WHERE id = ? AND state = 'pending' \
+     RETURNING attempts_made, lease_token";
+
+/// The negative control's claim: the same update without the state guard.
+#[cfg(feature = "fault-injection")]
+const CLAIM_UNGUARDED: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+     lease_owner = ?, lease_until = ?, lease_token = lease_token + 1, current_attempt = ?, \
+     next_attempt_at = NULL, updated_at = ? WHERE id = ? RETURNING attempts_made, lease_token";
+
+async fn due_candidates(
+    conn: &mut SqliteConnection,
+    scope: DueScope<'_>,
+    now: i64,
+    limit: u32,
+) -> Result<Vec<Candidate>, StoreError> {
+    let mut q = QueryBuilder::<Sqlite>::new(CANDIDATE);
+    q.push(" WHERE d.state = 'pending' AND d.next_attempt_at <= ");
+    match scope {
+        DueScope::Direct => {
+            q.push_bind(now).push(" AND d.mode <> 'async_relay'");
+        }
+        DueScope::Relay { tenant, edge } => {
+            q.push_bind(now)
+                .push(" AND d.mode = 'async_relay' AND d.tenant = ")
+                .push_bind(tenant)
+                .push(" AND d.edge = ")
+                .push_bind(edge);
+        }
+        DueScope::UnpickedRelays { due_before } => {
+            q.push_bind(due_before.min(now))
+                .push(" AND d.mode = 'async_relay'");
+        }
+    }
+    q.push(" ORDER BY d.next_attempt_at LIMIT ")
+        .push_bind(limit);
+    Ok(q.build_query_as().fetch_all(conn).await?)
+}
+
+async fn candidate(conn: &mut SqliteConnection, id: &str) -> Result<Option<Candidate>, StoreError> {
+    Ok(sqlx::query_as(&format!("{CANDIDATE} WHERE d.id = ?"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?)
+}
+
+/// Claims each candidate with `claim_sql`; skips the ones someone else took first.
+async fn claim_candidates(
+    conn: &mut SqliteConnection,
+    candidates: Vec<Candidate>,
+    claim_sql: &str,
+    now: i64,
+    owner: &str,
+    lease_margin_ms: i64,
+) -> Result<Vec<Claimed>, StoreError> {
+    let mut secrets: HashMap<(String, String), Vec<String>> = HashMap::new();
+    let mut claimed = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        let target: Option<TargetSpec> = c
+            .target_spec
+            .as_deref()
+            .map(|s| serde_json::from_str(s).map_err(corrupt))
+            .transpose()?;
+        let timeout_ms = i64::from(target.as_ref().map_or(1_000, |t| t.timeout_ms));
+        let lease_until = now + timeout_ms + lease_margin_ms;
+        let attempt_id = new_id("att");
+        let Some((made, lease_token)) = sqlx::query_as::<_, (i64, i64)>(claim_sql)
+            .bind(owner)
+            .bind(lease_until)
+            .bind(&attempt_id)
+            .bind(now)
+            .bind(&c.id)
+            .fetch_optional(&mut *conn)
+            .await?
+        else {
+            continue;
+        };
+        sqlx::query(
+            "INSERT INTO attempts (id, delivery_id, number, started_at, outcome, performed_by) \
+             VALUES (?, ?, ?, ?, 'in_flight', ?)",
+        )
+        .bind(&attempt_id)
+        .bind(&c.id)
+        .bind(made)
+        .bind(now)
+        .bind(owner)
+        .execute(&mut *conn)
+        .await?;
+        let key = (c.tenant.clone(), c.target.clone());
+        if !secrets.contains_key(&key) {
+            let values = super::secrets::active(conn, &c.tenant, &c.target, now).await?;
+            secrets.insert(key.clone(), values);
+        }
+        let body = crate::delivery::webhook_body(
+            &c.event_id,
+            &c.event_type,
+            &c.endpoint,
+            c.event_created_at,
+            &c.payload,
+        );
+        claimed.push(Claimed {
+            secrets: secrets[&key].clone(),
+            tenant: c.tenant,
+            delivery_id: c.id,
+            attempt_id,
+            number: count(made)?,
+            max_attempts: count(c.max_attempts)?,
+            lease_token,
+            lease_until,
+            event_id: c.event_id,
+            target_name: c.target,
+            target,
+            body,
+            edge: c.edge,
+        });
+    }
+    Ok(claimed)
+}
+
+/// Claims one delivery by id (a sync flow's first attempt, inside the event's commit).
+pub(super) async fn claim_one(
+    conn: &mut SqliteConnection,
+    id: &str,
+    now: i64,
+    owner: &str,
+    lease_margin_ms: i64,
+) -> Result<Option<Claimed>, StoreError> {
+    let candidates = candidate(conn, id).await?.into_iter().collect();
+    let mut claimed =
+        claim_candidates(conn, candidates, CLAIM, now, owner, lease_margin_ms).await?;
+    Ok(claimed.pop())
+}
+
+/// `state` after the transition, with a retry of a cancelled session's re-delivery withdrawn.
+const FINISH: &str = "UPDATE deliveries SET \
+     state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
+       WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
+       THEN 'cancelled' ELSE ? END, \
+     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), lease_owner = NULL, lease_until = NULL, \
+     current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
+     WHERE id = ? AND state = 'in_flight' AND lease_token = ? AND current_attempt = ? \
+     RETURNING state, replay_of";
+
+async fn finish(
+    conn: &mut SqliteConnection,
+    fence: Fence<'_>,
+    result: &AttemptResult,
+    finished_by: FinishedBy,
+    next: Transition,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let (state, next_at, dead_at, class) = match next {
+        Transition::Succeeded => ("succeeded", None, None, None),
+        Transition::RetryAt(at) => ("pending", Some(at), None, result.error_class),
+        Transition::Dead => ("dead", None, Some(now), result.error_class),
+    };
+    let Some((state, replay_of)) = sqlx::query_as::<_, (String, Option<String>)>(FINISH)
+        .bind(state)
+        .bind(state)
+        .bind(next_at)
+        .bind(dead_at)
+        .bind(result.status_code.map(i64::from))
+        .bind(class.map(ErrorClass::as_str))
+        .bind(now)
+        .bind(fence.delivery_id)
+        .bind(fence.lease_token)
+        .bind(fence.attempt_id)
+        .fetch_optional(&mut *conn)
+        .await?
+    else {
+        return Ok(false);
+    };
+    sqlx::query(
+        "UPDATE attempts SET outcome = ?, duration_ms = ?, status_code = ?, error_class = ?, error = ?, finished_by = ? \
+         WHERE id = ?",
+    )
+    .bind(if result.succeeded() { "succeeded" } else { "failed" })
+    .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
+    .bind(result.status_code.map(i64::from))
+    .bind(result.error_class.map(ErrorClass::as_str))
+    .bind(result.error.as_deref())
+    .bind(finished_by.as_str())
+    .bind(fence.attempt_id)
+    .execute(&mut *conn)
+    .await?;
+    if state == "cancelled"
+        && let Some(original) = replay_of
+    {
+        super::replays::restore_original(conn, &original, now).await?;
+    }
+    Ok(true)
+}
+
+pub(super) async fn attach_attempts(
+    conn: &mut SqliteConnection,
+    deliveries: &mut [Delivery],
+) -> Result<(), StoreError> {
+    for d in deliveries.iter_mut() {
+        let rows: Vec<AttemptRow> = sqlx::query_as(&format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE delivery_id = ? ORDER BY number"
+        ))
+        .bind(&d.id)
+        .fetch_all(&mut *conn)
+        .await?;
+        d.attempts = rows
+            .into_iter()
+            .map(AttemptRow::into_wire)
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(())
+}
+
+/// The deliveries of an event, oldest first, with their attempts.
+pub(super) async fn of_event(
+    conn: &mut SqliteConnection,
+    event_id: &str,
+) -> Result<Vec<Delivery>, StoreError> {
+    let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE event_id = ? ORDER BY created_at, id"
+    ))
+    .bind(event_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut deliveries = rows
+        .into_iter()
+        .map(DeliveryRow::into_wire)
+        .collect::<Result<Vec<_>, _>>()?;
+    attach_attempts(conn, &mut deliveries).await?;
+    Ok(deliveries)
+}
+
+#[derive(FromRow)]
+struct Expired {
+    id: String,
+    lease_token: i64,
+    current_attempt: Option<String>,
+    lease_owner: Option<String>,
+    attempts_made: i64,
+    max_attempts: i64,
+}
+
+#[async_trait]
+impl DeliveryStore for SqliteStore {
+    async fn claim_due(
+        &self,
+        scope: DueScope<'_>,
+        now: i64,
+        limit: u32,
+        owner: &str,
+        lease_margin_ms: i64,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.write().await?;
+        let candidates = due_candidates(&mut tx, scope, now, limit).await?;
+        let claimed =
+            claim_candidates(&mut tx, candidates, CLAIM, now, owner, lease_margin_ms).await?;
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    async fn finish_attempt(
+        &self,
+        fence: Fence<'_>,
+        result: &AttemptResult,
+        finished_by: FinishedBy,
+        next: Transition,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let recorded = finish(&mut tx, fence, result, finished_by, next, now).await?;
+        tx.commit().await?;
+        Ok(recorded)
+    }
+
+    async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {
+        let rows: Vec<Expired> = sqlx::query_as(
+            "SELECT id, lease_token, current_attempt, lease_owner, attempts_made, max_attempts FROM deliveries \
+             WHERE state = 'in_flight' AND lease_until <= ? ORDER BY lease_until LIMIT ?",
+        )
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await?;
+        rows.into_iter()
+            .filter_map(|r| {
+                let attempt_id = r.current_attempt?;
+                Some(Ok(ExpiredLease {
+                    delivery_id: r.id,
+                    attempt_id,
+                    lease_token: r.lease_token,
+                    owner: r.lease_owner,
+                    number: match count(r.attempts_made) {
+                        Ok(n) => n,
+                        Err(e) => return Some(Err(e)),
+                    },
+                    max_attempts: match count(r.max_attempts) {
+                        Ok(n) => n,
+                        Err(e) => return Some(Err(e)),
+                    },
+                }))
+            })
+            .collect()
+    }
+
+    async fn next_wakeup(&self, pickup_ms: i64) -> Result<Option<i64>, StoreError> {
+        let due: Option<i64> = sqlx::query_scalar(
+            "SELECT MIN(CASE WHEN mode = 'async_relay' THEN next_attempt_at + ? ELSE next_attempt_at END) \
+             FROM deliveries WHERE state = 'pending'",
+        )
+        .bind(pickup_ms)
+        .fetch_one(&self.readers)
+        .await?;
+        let lease: Option<i64> =
+            sqlx::query_scalar("SELECT MIN(lease_until) FROM deliveries WHERE state = 'in_flight'")
+                .fetch_one(&self.readers)
+                .await?;
+        Ok(match (due, lease) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    async fn delivery(&self, tenant: &str, id: &str) -> Result<Option<Delivery>, StoreError> {
+        let mut conn = self.read().await?;
+        let row: Option<DeliveryRow> = sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE tenant = ? AND id = ?"
+        ))
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let mut d = [row.into_wire()?];
+        attach_attempts(&mut conn, &mut d).await?;
+        let [d] = d;
+        Ok(Some(d))
+    }
+
+    async fn pending_count(&self, tenant: &str, endpoint: &str) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM deliveries WHERE tenant = ? AND endpoint = ? AND state IN ('pending', 'in_flight')",
+        )
+        .bind(tenant)
+        .bind(endpoint)
+        .fetch_one(&self.readers)
+        .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    #[cfg(feature = "fault-injection")]
+    async fn due_ids(&self, now: i64, limit: u32) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
+             ORDER BY next_attempt_at LIMIT ?",
+        )
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&self.readers)
+        .await?)
+    }
+
+    #[cfg(feature = "fault-injection")]
+    async fn claim_unguarded(
+        &self,
+        ids: &[String],
+        now: i64,
+        owner: &str,
+        lease_margin_ms: i64,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let mut tx = self.write().await?;
+        let mut candidates = Vec::with_capacity(ids.len());
+        for id in ids {
+            candidates.extend(candidate(&mut tx, id).await?);
+        }
+        let claimed = claim_candidates(
+            &mut tx,
+            candidates,
+            CLAIM_UNGUARDED,
+            now,
+            owner,
+            lease_margin_ms,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(claimed)
+    }
+}

@@ -1,0 +1,178 @@
+//! SQL of the DLQ: pages through the partial indexes, counts from the trigger-maintained
+//! counters (`dlq_counts`) whenever the filter allows.
+
+use async_trait::async_trait;
+use sqlx::{FromRow, QueryBuilder, Sqlite};
+use switchyard_protocol::{DlqEntry, DlqFilter, DlqGroupBy, ErrorClass};
+
+use super::SqliteStore;
+use super::rows::{class_from, count, status_code};
+use crate::clock::to_datetime;
+use crate::store::{DlqCount, DlqStore, StoreError};
+
+/// Appends the filter's conditions (each with a leading ` AND`).
+pub(super) fn push_filter(q: &mut QueryBuilder<'_, Sqlite>, filter: &DlqFilter) {
+    for (column, value) in [
+        ("endpoint", &filter.endpoint),
+        ("target", &filter.target),
+        ("flow", &filter.flow),
+    ] {
+        if let Some(v) = value {
+            q.push(format!(" AND {column} = ")).push_bind(v.clone());
+        }
+    }
+    if let Some(class) = filter.error_class {
+        q.push(" AND error_class = ").push_bind(class.as_str());
+    }
+    if let Some(since) = filter.since {
+        q.push(" AND dead_at >= ")
+            .push_bind(since.timestamp_millis());
+    }
+    if let Some(until) = filter.until {
+        q.push(" AND dead_at < ")
+            .push_bind(until.timestamp_millis());
+    }
+}
+
+#[derive(FromRow)]
+struct EntryRow {
+    id: String,
+    event_id: String,
+    event_type: String,
+    endpoint: String,
+    flow: String,
+    target: String,
+    error_class: Option<String>,
+    last_status: Option<i64>,
+    attempts_made: i64,
+    dead_at: i64,
+    replay_session: Option<String>,
+}
+
+impl EntryRow {
+    fn into_wire(self) -> Result<DlqEntry, StoreError> {
+        Ok(DlqEntry {
+            // A dead delivery without a recorded class reads as `connect`.
+            error_class: class_from(self.error_class.as_deref())?.unwrap_or(ErrorClass::Connect),
+            last_status_code: status_code(self.last_status),
+            attempts: count(self.attempts_made)?,
+            dead_at: to_datetime(self.dead_at),
+            delivery_id: self.id,
+            event_id: self.event_id,
+            event_type: self.event_type,
+            endpoint: self.endpoint,
+            flow: self.flow,
+            target: self.target,
+            replay_session: self.replay_session,
+        })
+    }
+}
+
+/// The grouping columns, on the counters table and on the deliveries table.
+fn keys(group_by: DlqGroupBy, counters: bool) -> &'static str {
+    match (group_by, counters) {
+        (DlqGroupBy::Target, _) => "NULL AS error_class, target, NULL AS hour",
+        (DlqGroupBy::ErrorClass, true) => "error_class, NULL AS target, NULL AS hour",
+        (DlqGroupBy::ErrorClass, false) => {
+            "COALESCE(error_class, '') AS error_class, NULL AS target, NULL AS hour"
+        }
+        (DlqGroupBy::Hour, true) => "NULL AS error_class, NULL AS target, hour",
+        (DlqGroupBy::Hour, false) => {
+            "NULL AS error_class, NULL AS target, dead_at / 3600000 AS hour"
+        }
+        (DlqGroupBy::ErrorClassTarget, true) => "error_class, target, NULL AS hour",
+        (DlqGroupBy::ErrorClassTarget, false) => {
+            "COALESCE(error_class, '') AS error_class, target, NULL AS hour"
+        }
+    }
+}
+
+fn group_columns(group_by: DlqGroupBy) -> &'static str {
+    match group_by {
+        DlqGroupBy::Target => "2",
+        DlqGroupBy::ErrorClass => "1",
+        DlqGroupBy::Hour => "3",
+        DlqGroupBy::ErrorClassTarget => "1, 2",
+    }
+}
+
+#[derive(FromRow)]
+struct CountRow {
+    error_class: Option<String>,
+    target: Option<String>,
+    hour: Option<i64>,
+    n: i64,
+}
+
+#[async_trait]
+impl DlqStore for SqliteStore {
+    async fn dlq_page(
+        &self,
+        tenant: &str,
+        filter: &DlqFilter,
+        after: Option<(i64, String)>,
+        limit: u32,
+    ) -> Result<Vec<DlqEntry>, StoreError> {
+        let mut q = QueryBuilder::<Sqlite>::new(
+            "SELECT id, event_id, event_type, endpoint, flow, target, error_class, last_status, attempts_made, \
+             dead_at, replay_session FROM deliveries WHERE tenant = ",
+        );
+        q.push_bind(tenant).push(" AND state = 'dead'");
+        push_filter(&mut q, filter);
+        if let Some((at, id)) = after {
+            q.push(" AND (dead_at, id) < (")
+                .push_bind(at)
+                .push(", ")
+                .push_bind(id)
+                .push(")");
+        }
+        q.push(" ORDER BY dead_at DESC, id DESC LIMIT ")
+            .push_bind(limit);
+        let rows: Vec<EntryRow> = q.build_query_as().fetch_all(&self.readers).await?;
+        rows.into_iter().map(EntryRow::into_wire).collect()
+    }
+
+    async fn dlq_counts(
+        &self,
+        tenant: &str,
+        filter: &DlqFilter,
+        group_by: DlqGroupBy,
+    ) -> Result<Vec<DlqCount>, StoreError> {
+        // Without a filter on endpoint, flow or time the counters answer (never a DLQ scan);
+        // otherwise a grouped count through the DLQ's partial indexes.
+        let counters = filter.endpoint.is_none()
+            && filter.flow.is_none()
+            && filter.since.is_none()
+            && filter.until.is_none();
+        let keys = keys(group_by, counters);
+        let groups = group_columns(group_by);
+        let mut q = QueryBuilder::<Sqlite>::new(format!("SELECT {keys}, "));
+        if counters {
+            q.push("SUM(count) AS n FROM dlq_counts WHERE tenant = ")
+                .push_bind(tenant);
+            if let Some(t) = &filter.target {
+                q.push(" AND target = ").push_bind(t.clone());
+            }
+            if let Some(c) = filter.error_class {
+                q.push(" AND error_class = ").push_bind(c.as_str());
+            }
+            q.push(format!(" GROUP BY {groups} HAVING SUM(count) > 0"));
+        } else {
+            q.push("COUNT(*) AS n FROM deliveries WHERE tenant = ")
+                .push_bind(tenant)
+                .push(" AND state = 'dead'");
+            push_filter(&mut q, filter);
+            q.push(format!(" GROUP BY {groups}"));
+        }
+        let rows: Vec<CountRow> = q.build_query_as().fetch_all(&self.readers).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| DlqCount {
+                error_class: r.error_class,
+                target: r.target,
+                hour: r.hour,
+                count: u64::try_from(r.n).unwrap_or(0),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,252 @@
+//! SQL of idempotency keys.
+
+use async_trait::async_trait;
+use sqlx::{FromRow, SqliteConnection};
+
+use super::{SqliteStore, SqliteTx};
+use crate::store::{
+    ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoreError, StoredResponse,
+    corrupt,
+};
+
+const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, created_at, \
+     response_status, response_headers, response_body FROM idempotency_keys";
+
+#[derive(FromRow)]
+struct Row {
+    fingerprint: Vec<u8>,
+    state: String,
+    attempt: i64,
+    locked_until: i64,
+    created_at: i64,
+    response_status: Option<i64>,
+    response_headers: Option<String>,
+    response_body: Option<Vec<u8>>,
+}
+
+impl Row {
+    fn into_record(self) -> Result<KeyRecord, StoreError> {
+        let state = match self.state.as_str() {
+            "in_progress" => KeyState::InProgress,
+            "completed" => KeyState::Completed,
+            other => return Err(corrupt(format!("unknown key state {other:?}"))),
+        };
+        let response = match self.response_status {
+            None => None,
+            Some(status) => Some(StoredResponse {
+                status: u16::try_from(status).map_err(corrupt)?,
+                headers: serde_json::from_str(self.response_headers.as_deref().unwrap_or("[]"))
+                    .map_err(corrupt)?,
+                body: self.response_body.unwrap_or_default(),
+            }),
+        };
+        Ok(KeyRecord {
+            fingerprint: self.fingerprint,
+            state,
+            attempt: self.attempt,
+            locked_until: self.locked_until,
+            created_at: self.created_at,
+            response,
+        })
+    }
+}
+
+async fn get(
+    conn: &mut SqliteConnection,
+    scope: &KeyScope,
+) -> Result<Option<KeyRecord>, StoreError> {
+    sqlx::query_as::<_, Row>(&format!("{SELECT_KEY} WHERE tenant = ? AND key = ?"))
+        .bind(&scope.tenant)
+        .bind(&scope.key)
+        .fetch_optional(conn)
+        .await?
+        .map(Row::into_record)
+        .transpose()
+}
+
+/// The atomic claim: the new row's attempt, or `None` when the key exists.
+async fn insert_claim(
+    conn: &mut SqliteConnection,
+    scope: &KeyScope,
+    fingerprint: &[u8],
+    now: i64,
+    locked_until: i64,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
+         VALUES (?, ?, ?, 'in_progress', 1, ?, ?) ON CONFLICT (tenant, key) DO NOTHING RETURNING attempt",
+    )
+    .bind(&scope.tenant)
+    .bind(&scope.key)
+    .bind(fingerprint)
+    .bind(locked_until)
+    .bind(now)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Takes over an expired in-progress claim still at `seen_attempt`: the new attempt, or
+/// `None` when someone else won.
+async fn take_over(
+    conn: &mut SqliteConnection,
+    scope: &KeyScope,
+    seen_attempt: i64,
+    now: i64,
+    locked_until: i64,
+) -> Result<Option<i64>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "UPDATE idempotency_keys SET attempt = attempt + 1, locked_until = ? \
+         WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ? AND locked_until <= ? \
+         RETURNING attempt",
+    )
+    .bind(locked_until)
+    .bind(&scope.tenant)
+    .bind(&scope.key)
+    .bind(seen_attempt)
+    .bind(now)
+    .fetch_optional(conn)
+    .await?)
+}
+
+#[async_trait]
+impl KeyStore for SqliteStore {
+    async fn claim_key(
+        &self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<ClaimOutcome, StoreError> {
+        loop {
+            // One autocommit statement: atomic on its own, no BEGIN/COMMIT round trips.
+            let mut writer = self.writer.acquire().await?;
+            if let Some(attempt) =
+                insert_claim(&mut writer, scope, fingerprint, now, locked_until).await?
+            {
+                return Ok(ClaimOutcome::Claimed { attempt });
+            }
+            drop(writer);
+            // Released or swept between the insert and this read: claim again.
+            if let Some(record) = self.get_key(scope).await? {
+                return Ok(ClaimOutcome::Existing(record));
+            }
+        }
+    }
+
+    async fn take_over_key(
+        &self,
+        scope: &KeyScope,
+        seen_attempt: i64,
+        now: i64,
+        locked_until: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        take_over(
+            &mut *self.writer.acquire().await?,
+            scope,
+            seen_attempt,
+            now,
+            locked_until,
+        )
+        .await
+    }
+
+    async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError> {
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ?",
+        )
+        .bind(&scope.tenant)
+        .bind(&scope.key)
+        .bind(attempt)
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    async fn get_key(&self, scope: &KeyScope) -> Result<Option<KeyRecord>, StoreError> {
+        get(&mut *self.read().await?, scope).await
+    }
+
+    async fn sweep_keys(&self, created_before: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < ?")
+            .bind(created_before)
+            .execute(&self.writer)
+            .await?;
+        Ok(done.rows_affected())
+    }
+}
+
+#[async_trait]
+impl KeyTx for SqliteTx {
+    async fn claim_key(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<ClaimOutcome, StoreError> {
+        if let Some(attempt) =
+            insert_claim(&mut self.tx, scope, fingerprint, now, locked_until).await?
+        {
+            return Ok(ClaimOutcome::Claimed { attempt });
+        }
+        // The write lock is held: the row that blocked the insert is still there.
+        let record = get(&mut self.tx, scope)
+            .await?
+            .ok_or_else(|| corrupt("an idempotency key vanished under the write lock"))?;
+        Ok(ClaimOutcome::Existing(record))
+    }
+
+    async fn take_over_key(
+        &mut self,
+        scope: &KeyScope,
+        seen_attempt: i64,
+        now: i64,
+        locked_until: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        take_over(&mut self.tx, scope, seen_attempt, now, locked_until).await
+    }
+
+    async fn complete_key(
+        &mut self,
+        scope: &KeyScope,
+        attempt: i64,
+        response: &StoredResponse,
+    ) -> Result<bool, StoreError> {
+        let headers = serde_json::to_string(&response.headers).map_err(corrupt)?;
+        let done = sqlx::query(
+            "UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_headers = ?, response_body = ? \
+             WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ?",
+        )
+        .bind(i64::from(response.status))
+        .bind(headers)
+        .bind(&response.body)
+        .bind(&scope.tenant)
+        .bind(&scope.key)
+        .bind(attempt)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    #[cfg(feature = "fault-injection")]
+    async fn overwrite_claim(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        locked_until: i64,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, created_at) \
+             VALUES (?, ?, ?, 'in_progress', 1, ?, ?)",
+        )
+        .bind(&scope.tenant)
+        .bind(&scope.key)
+        .bind(fingerprint)
+        .bind(locked_until)
+        .bind(now)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,371 @@
+//! SQL of replay sessions.
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
+use switchyard_protocol::{FlowMode, ReplayRequest, ReplaySelection};
+
+use super::deliveries::{NewDeliveryRow, insert};
+use super::dlq::push_filter;
+use super::rows::{mode_from_str, state_from};
+use super::{SqliteStore, SqliteTx};
+use crate::store::{
+    NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx, StoreError, corrupt,
+    new_id,
+};
+
+/// The dead deliveries a selection names, oldest death first (ids: as given, once each).
+async fn selected(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    selection: &ReplaySelection,
+    filter_limit: u32,
+) -> Result<Vec<String>, StoreError> {
+    match selection {
+        ReplaySelection::DeliveryIds(ids) => {
+            let mut seen = HashSet::new();
+            Ok(ids.iter().filter(|id| seen.insert(*id)).cloned().collect())
+        }
+        ReplaySelection::Filter(filter) => {
+            let mut q = QueryBuilder::<Sqlite>::new("SELECT id FROM deliveries WHERE tenant = ");
+            q.push_bind(tenant).push(" AND state = 'dead'");
+            push_filter(&mut q, filter);
+            q.push(" ORDER BY dead_at, id LIMIT ")
+                .push_bind(filter_limit);
+            Ok(q.build_query_scalar().fetch_all(conn).await?)
+        }
+    }
+}
+
+#[derive(FromRow)]
+struct SessionRow {
+    id: String,
+    request: String,
+    rate_per_s: Option<f64>,
+    created_at: i64,
+    cancelled_at: Option<i64>,
+}
+
+#[derive(FromRow)]
+struct ItemRow {
+    original_id: String,
+    delivery_id: Option<String>,
+    skip_reason: Option<String>,
+    state: Option<String>,
+}
+
+const SELECT_SESSION: &str =
+    "SELECT id, request, rate_per_s, created_at, cancelled_at FROM replay_sessions";
+
+async fn load_items(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    s: SessionRow,
+) -> Result<ReplayRow, StoreError> {
+    let items: Vec<ItemRow> = sqlx::query_as(
+        "SELECT i.original_id, i.delivery_id, i.skip_reason, d.state FROM replay_items i \
+         LEFT JOIN deliveries d ON d.id = i.delivery_id WHERE i.tenant = ? AND i.session_id = ? ORDER BY i.position",
+    )
+    .bind(tenant)
+    .bind(&s.id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let request: ReplayRequest = serde_json::from_str(&s.request).map_err(corrupt)?;
+    Ok(ReplayRow {
+        id: s.id,
+        request,
+        rate_per_s: s.rate_per_s,
+        created_at: s.created_at,
+        cancelled_at: s.cancelled_at,
+        items: items
+            .into_iter()
+            .map(|i| {
+                Ok(ReplayItemRow {
+                    state: i.state.as_deref().map(state_from).transpose()?,
+                    original_id: i.original_id,
+                    delivery_id: i.delivery_id,
+                    skip_reason: i.skip_reason,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?,
+    })
+}
+
+async fn load(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    id: &str,
+) -> Result<Option<ReplayRow>, StoreError> {
+    let row: Option<SessionRow> =
+        sqlx::query_as(&format!("{SELECT_SESSION} WHERE tenant = ? AND id = ?"))
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    match row {
+        Some(row) => Ok(Some(load_items(conn, tenant, row).await?)),
+        None => Ok(None),
+    }
+}
+
+#[derive(FromRow)]
+struct Original {
+    event_id: String,
+    event_type: String,
+    endpoint: String,
+    flow: String,
+    target: String,
+    mode: String,
+    edge: Option<String>,
+}
+
+/// Takes `original` out of the DLQ for `replacement` (one guarded update): its fields, or
+/// `None` when it is not dead (not in the DLQ, already replayed, or no such delivery).
+async fn take_from_dlq(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    original: &str,
+    replacement: &str,
+    now: i64,
+) -> Result<Option<Original>, StoreError> {
+    Ok(sqlx::query_as(
+        "UPDATE deliveries SET state = 'replayed', replayed_by = ?, updated_at = ? \
+         WHERE tenant = ? AND id = ? AND state = 'dead' \
+         RETURNING event_id, event_type, endpoint, flow, target, mode, edge",
+    )
+    .bind(replacement)
+    .bind(now)
+    .bind(tenant)
+    .bind(original)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Why an original that could not be taken from the DLQ was skipped.
+async fn skip_reason(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    original: &str,
+) -> Result<String, StoreError> {
+    let state: Option<String> =
+        sqlx::query_scalar("SELECT state FROM deliveries WHERE tenant = ? AND id = ?")
+            .bind(tenant)
+            .bind(original)
+            .fetch_optional(conn)
+            .await?;
+    Ok(match state {
+        None => "no such delivery".to_owned(),
+        Some(state) => format!("not in the DLQ (state {state})"),
+    })
+}
+
+/// Creates one re-delivery per selected original; returns how many were replayed.
+async fn replay_originals(
+    conn: &mut SqliteConnection,
+    new: &NewReplay<'_>,
+    originals: &[String],
+) -> Result<(), StoreError> {
+    let mut replayed = 0u64;
+    for (position, original) in originals.iter().enumerate() {
+        let replacement = new_id("dlv");
+        let taken = take_from_dlq(conn, new.tenant, original, &replacement, new.now).await?;
+        let (delivery_id, reason) = match taken {
+            None => (None, Some(skip_reason(conn, new.tenant, original).await?)),
+            Some(o) => {
+                let mode = match mode_from_str(&o.mode)? {
+                    FlowMode::AsyncRelay => FlowMode::AsyncRelay,
+                    // Nobody waits on a replay: sync deliveries replay through the worker.
+                    _ => FlowMode::AsyncInline,
+                };
+                let row = NewDeliveryRow {
+                    id: &replacement,
+                    tenant: new.tenant,
+                    event_id: &o.event_id,
+                    event_type: &o.event_type,
+                    endpoint: &o.endpoint,
+                    flow: &o.flow,
+                    target: &o.target,
+                    mode,
+                    edge: o.edge.as_deref(),
+                    max_attempts: new.max_attempts,
+                    next_attempt_at: new.due_at(replayed),
+                    replay_session: Some(new.id),
+                    replay_of: Some(original),
+                };
+                insert(conn, &row, new.now).await?;
+                replayed += 1;
+                (Some(replacement), None)
+            }
+        };
+        sqlx::query(
+            "INSERT INTO replay_items (tenant, session_id, original_id, delivery_id, skip_reason, position) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(new.tenant)
+        .bind(new.id)
+        .bind(original)
+        .bind(delivery_id)
+        .bind(reason)
+        .bind(position as i64)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Puts a replayed delivery back into the DLQ (its replay was withdrawn).
+pub(super) async fn restore_original(
+    conn: &mut SqliteConnection,
+    original: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE deliveries SET state = 'dead', replayed_by = NULL, updated_at = ? WHERE id = ? AND state = 'replayed'",
+    )
+    .bind(now)
+    .bind(original)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl ReplayStore for SqliteStore {
+    async fn start_replay(&self, new: &NewReplay<'_>) -> Result<ReplayStart, StoreError> {
+        let mut tx = self.write().await?;
+        let created: Option<String> = sqlx::query_scalar(
+            "INSERT INTO replay_sessions (tenant, id, fingerprint, request, rate_per_s, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING RETURNING id",
+        )
+        .bind(new.tenant)
+        .bind(new.id)
+        .bind(new.fingerprint)
+        .bind(serde_json::to_string(new.request).map_err(corrupt)?)
+        .bind(new.request.rate_per_s)
+        .bind(new.now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if created.is_none() {
+            let fingerprint: Vec<u8> = sqlx::query_scalar(
+                "SELECT fingerprint FROM replay_sessions WHERE tenant = ? AND id = ?",
+            )
+            .bind(new.tenant)
+            .bind(new.id)
+            .fetch_one(&mut *tx)
+            .await?;
+            let session = load(&mut tx, new.tenant, new.id)
+                .await?
+                .ok_or_else(|| corrupt("a replay session vanished under the write lock"))?;
+            return Ok(ReplayStart::Exists {
+                fingerprint,
+                session,
+            });
+        }
+        let originals = selected(
+            &mut tx,
+            new.tenant,
+            &new.request.selection,
+            new.filter_limit,
+        )
+        .await?;
+        replay_originals(&mut tx, new, &originals).await?;
+        let session = load(&mut tx, new.tenant, new.id)
+            .await?
+            .ok_or_else(|| corrupt("a replay session vanished inside its own commit"))?;
+        tx.commit().await?;
+        Ok(ReplayStart::Created(session))
+    }
+
+    async fn replay(&self, tenant: &str, id: &str) -> Result<Option<ReplayRow>, StoreError> {
+        load(&mut *self.read().await?, tenant, id).await
+    }
+
+    async fn list_replays(
+        &self,
+        tenant: &str,
+        after: Option<(i64, String)>,
+        limit: u32,
+    ) -> Result<Vec<ReplayRow>, StoreError> {
+        let mut conn = self.read().await?;
+        let (at, after_id) = after.unwrap_or((i64::MAX, String::new()));
+        let rows: Vec<SessionRow> = sqlx::query_as(&format!(
+            "{SELECT_SESSION} WHERE tenant = ? \
+             AND (created_at < ? OR (created_at = ? AND (? = '' OR id < ?))) ORDER BY created_at DESC, id DESC LIMIT ?"
+        ))
+        .bind(tenant)
+        .bind(at)
+        .bind(at)
+        .bind(&after_id)
+        .bind(&after_id)
+        .bind(limit)
+        .fetch_all(&mut *conn)
+        .await?;
+        let mut sessions = Vec::with_capacity(rows.len());
+        for row in rows {
+            sessions.push(load_items(&mut conn, tenant, row).await?);
+        }
+        Ok(sessions)
+    }
+
+    async fn count_replayable(
+        &self,
+        tenant: &str,
+        request: &ReplayRequest,
+        filter_limit: u32,
+    ) -> Result<u64, StoreError> {
+        let mut conn = self.read().await?;
+        let ids = selected(&mut conn, tenant, &request.selection, filter_limit).await?;
+        if matches!(request.selection, ReplaySelection::Filter(_)) {
+            return Ok(ids.len() as u64);
+        }
+        let mut n = 0;
+        for id in ids {
+            let dead: Option<i64> = sqlx::query_scalar(
+                "SELECT 1 FROM deliveries WHERE tenant = ? AND id = ? AND state = 'dead'",
+            )
+            .bind(tenant)
+            .bind(&id)
+            .fetch_optional(&mut *conn)
+            .await?;
+            n += u64::from(dead.is_some());
+        }
+        Ok(n)
+    }
+}
+
+#[async_trait]
+impl ReplayTx for SqliteTx {
+    async fn cancel_replay(
+        &mut self,
+        tenant: &str,
+        id: &str,
+        now: i64,
+    ) -> Result<Option<ReplayRow>, StoreError> {
+        let cancelled: Option<Option<i64>> = sqlx::query_scalar(
+            "UPDATE replay_sessions SET cancelled_at = COALESCE(cancelled_at, ?) WHERE tenant = ? AND id = ? \
+             RETURNING cancelled_at",
+        )
+        .bind(now)
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        if cancelled.is_none() {
+            return Ok(None);
+        }
+        let originals: Vec<Option<String>> = sqlx::query_scalar(
+            "UPDATE deliveries SET state = 'cancelled', next_attempt_at = NULL, updated_at = ? \
+             WHERE tenant = ? AND replay_session = ? AND state = 'pending' RETURNING replay_of",
+        )
+        .bind(now)
+        .bind(tenant)
+        .bind(id)
+        .fetch_all(&mut *self.tx)
+        .await?;
+        for original in originals.into_iter().flatten() {
+            restore_original(&mut self.tx, &original, now).await?;
+        }
+        load(&mut self.tx, tenant, id).await
+    }
+}

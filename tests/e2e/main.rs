@@ -15,4 +15,5 @@
 mod dlq;
 mod harness;
 mod plane;
+mod profiles;
 mod scenarios;

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use switchyard_core::protocol_dlq::{DlqEntry, DlqFilter, DlqStats};
-use switchyard_core::protocol_events::{Attempt, Delivery, ErrorClass, Event, EventList};
+use switchyard_core::protocol_events::{Attempt, Delivery, ErrorClass, Event, EventList, Hop};
 use switchyard_core::protocol_replay::{ReplayItem, ReplaySelection, ReplaySession};
 use switchyard_core::{ReplayAction, ReplayOp, ReplayOpState};
 use ts_rs::TS;
@@ -87,6 +87,28 @@ impl DlqFilterInput {
     }
 }
 
+/// The stretch of a delivery's path an attempt covered; each has its own attempt budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliveryHop {
+    /// The control plane sent the webhook.
+    ControlPlaneWebhook,
+    /// The control plane handed the attempt to the flow's edge plane.
+    ControlPlaneEdge,
+    /// The edge plane sent the webhook.
+    EdgeWebhook,
+}
+
+impl From<Hop> for DeliveryHop {
+    fn from(h: Hop) -> Self {
+        match h {
+            Hop::ControlPlaneWebhook => Self::ControlPlaneWebhook,
+            Hop::ControlPlaneEdge => Self::ControlPlaneEdge,
+            Hop::EdgeWebhook => Self::EdgeWebhook,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct DlqEntryView {
     pub delivery_id: String,
@@ -99,6 +121,9 @@ pub struct DlqEntryView {
     pub last_status_code: Option<u16>,
     pub attempts: u32,
     pub dead_at: i64,
+    /// The hop whose attempt budget ran out (absent from servers before per-hop budgets).
+    #[ts(optional = nullable)]
+    pub exhausted_hop: Option<DeliveryHop>,
     /// Set when this delivery was itself a replay that died again.
     pub replay_session: Option<String>,
 }
@@ -116,6 +141,7 @@ impl From<DlqEntry> for DlqEntryView {
             error_class: e.error_class.into(),
             last_status_code: e.last_status_code,
             attempts: e.attempts,
+            exhausted_hop: e.exhausted_hop.map(Into::into),
             replay_session: e.replay_session,
         }
     }
@@ -185,8 +211,11 @@ impl From<switchyard_core::DlqCause> for DlqCauseView {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct AttemptView {
     pub id: String,
-    /// 1-based.
+    /// 1-based, over the delivery's hops.
     pub number: u32,
+    pub hop: DeliveryHop,
+    /// 1-based within its hop.
+    pub hop_attempt: u32,
     pub started_at: i64,
     pub duration_ms: Option<u64>,
     /// `in_flight`, `succeeded` or `failed`.
@@ -204,6 +233,8 @@ impl From<Attempt> for AttemptView {
             started_at: ms(&a.started_at),
             id: a.id,
             number: a.number,
+            hop: a.hop.into(),
+            hop_attempt: a.hop_attempt,
             duration_ms: a.duration_ms,
             status_code: a.status_code,
             error_class: a.error_class.map(Into::into),
@@ -230,6 +261,8 @@ pub struct DeliveryView {
     pub next_attempt_at: Option<i64>,
     pub created_at: i64,
     pub dead_at: Option<i64>,
+    /// The hop whose attempt budget ran out (dead deliveries).
+    pub exhausted_hop: Option<DeliveryHop>,
     pub error_class: Option<FailureClass>,
     pub last_status_code: Option<u16>,
     pub replay_session: Option<String>,
@@ -246,6 +279,7 @@ impl From<Delivery> for DeliveryView {
             next_attempt_at: d.next_attempt_at.as_ref().map(ms),
             created_at: ms(&d.created_at),
             dead_at: d.dead_at.as_ref().map(ms),
+            exhausted_hop: d.exhausted_hop.map(Into::into),
             id: d.id,
             event_id: d.event_id,
             event_type: d.event_type,

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::events::ErrorClass;
+use crate::events::{ErrorClass, Hop};
 
 /// Which dead deliveries: every field narrows the selection; absent fields match all.
 /// Used as the query of `GET /v1/dlq` and as a replay session's `selection.filter`.
@@ -41,6 +41,9 @@ pub struct DlqEntry {
     pub last_status_code: Option<u16>,
     pub attempts: u32,
     pub dead_at: DateTime<Utc>,
+    /// The hop whose attempt budget ran out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exhausted_hop: Option<Hop>,
     /// Set when this delivery was itself a replay that died again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_session: Option<String>,

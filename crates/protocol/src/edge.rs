@@ -25,6 +25,8 @@ pub struct EdgeLeaseRequest {
 pub struct RelayedAttempt {
     pub delivery_id: String,
     pub attempt_id: String,
+    /// The attempt's number within the edge plane → webhook hop (1 to the delivery's
+    /// budget), as sent in `switchyard-attempt`.
     pub attempt_number: u32,
     /// Fencing token: report it back; a stale token's report is refused.
     pub lease_token: i64,

@@ -158,6 +158,41 @@ impl std::fmt::Display for ErrorClass {
     }
 }
 
+/// The stretch of the path an attempt covered. Each hop has its own attempt budget and
+/// retry schedule; a hop never re-drives what the next hop accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Hop {
+    /// The control plane sent the webhook itself (`sync` and `async_inline` flows).
+    #[default]
+    ControlPlaneWebhook,
+    /// The control plane offered the attempt to the flow's edge plane (`async_relay`); it
+    /// fails when no edge plane takes it within the pickup timeout.
+    ControlPlaneEdge,
+    /// The edge plane sent the webhook (`async_relay`).
+    EdgeWebhook,
+}
+
+impl Hop {
+    pub const ALL: [Hop; 3] = [
+        Self::ControlPlaneWebhook,
+        Self::ControlPlaneEdge,
+        Self::EdgeWebhook,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ControlPlaneWebhook => "control_plane_webhook",
+            Self::ControlPlaneEdge => "control_plane_edge",
+            Self::EdgeWebhook => "edge_webhook",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|h| h.as_str() == text)
+    }
+}
+
 /// The result of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -172,8 +207,15 @@ pub enum AttemptOutcome {
 pub struct Attempt {
     /// `att_…`; sent as `switchyard-attempt-id`.
     pub id: String,
-    /// 1-based; sent as `switchyard-attempt`.
+    /// 1-based, across the delivery's hops.
     pub number: u32,
+    /// The hop this attempt covered (servers before per-hop budgets omit it).
+    #[serde(default)]
+    pub hop: Hop,
+    /// 1-based within its hop (of `max_attempts`); sent to the receiver as
+    /// `switchyard-attempt`. 0 from servers before per-hop budgets.
+    #[serde(default)]
+    pub hop_attempt: u32,
     pub started_at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
@@ -205,9 +247,11 @@ pub struct Delivery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edge: Option<String>,
     pub state: DeliveryState,
-    /// Attempts started so far.
+    /// Attempts started so far, over all hops.
     pub attempts_made: u32,
-    /// The attempt budget (5 under the default policy).
+    /// The attempt budget of each hop (5 under the default policy): an `async_relay`
+    /// delivery may use it once from the control plane to the edge plane and once from the
+    /// edge plane to the webhook.
     pub max_attempts: u32,
     /// When the next attempt is planned (`pending` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,6 +261,9 @@ pub struct Delivery {
     /// When it entered the DLQ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dead_at: Option<DateTime<Utc>>,
+    /// The hop whose attempt budget ran out (set when it entered the DLQ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exhausted_hop: Option<Hop>,
     /// The error class of the last failed attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_class: Option<ErrorClass>,

@@ -19,7 +19,7 @@ pub mod target_test;
 pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
 pub use edge::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
 pub use events::{
-    Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, EventList,
+    Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, EventList, Hop,
     SubmitEventRequest, SubmitEventResponse,
 };
 pub use info::ServerInfo;

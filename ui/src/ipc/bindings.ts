@@ -3,9 +3,13 @@
 
 export type AttemptView = { id: string, 
 /**
- * 1-based.
+ * 1-based, over the delivery's hops.
  */
-number: number, started_at: number, duration_ms: number | null, 
+number: number, hop: DeliveryHop, 
+/**
+ * 1-based within its hop.
+ */
+hop_attempt: number, started_at: number, duration_ms: number | null, 
 /**
  * `in_flight`, `succeeded` or `failed`.
  */
@@ -45,6 +49,8 @@ conflicting_fields: Array<string>, };
 
 export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, };
 
+export type DeliveryHop = "control_plane_webhook" | "control_plane_edge" | "edge_webhook";
+
 export type DeliveryView = { id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, 
 /**
  * `sync`, `async_inline` or `async_relay`.
@@ -53,11 +59,19 @@ mode: string,
 /**
  * `pending`, `in_flight`, `succeeded`, `dead`, `replayed`, `cancelled`.
  */
-state: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, created_at: number, dead_at: number | null, error_class: FailureClass | null, last_status_code: number | null, replay_session: string | null, replay_of: string | null, replayed_by: string | null, attempts: Array<AttemptView>, };
+state: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, created_at: number, dead_at: number | null, 
+/**
+ * The hop whose attempt budget ran out (dead deliveries).
+ */
+exhausted_hop: DeliveryHop | null, error_class: FailureClass | null, last_status_code: number | null, replay_session: string | null, replay_of: string | null, replayed_by: string | null, attempts: Array<AttemptView>, };
 
 export type DlqCauseView = { error_class: string, target: string, count: number, };
 
 export type DlqEntryView = { delivery_id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, error_class: FailureClass, last_status_code: number | null, attempts: number, dead_at: number, 
+/**
+ * The hop whose attempt budget ran out (absent from servers before per-hop budgets).
+ */
+exhausted_hop?: DeliveryHop | null, 
 /**
  * Set when this delivery was itself a replay that died again.
  */

@@ -12,6 +12,8 @@ const attempt = (
 ): AttemptView => ({
   id: `att_${number}`,
   number,
+  hop: "control_plane_webhook",
+  hop_attempt: number,
   started_at,
   duration_ms: 120,
   outcome: "failed",
@@ -36,6 +38,7 @@ const delivery = (over: Partial<DeliveryView>): DeliveryView => ({
   next_attempt_at: null,
   created_at: t0,
   dead_at: null,
+  exhausted_hop: null,
   error_class: null,
   last_status_code: null,
   replay_session: null,
@@ -52,7 +55,9 @@ describe("attempt timeline", () => {
       attempts: [attempt(1, t0), attempt(2, t0 + 6_000)],
       next_attempt_at: t0 + 40_000,
     });
-    const { rows, verdict } = buildTimeline(d, schedule, t0 + 10_000);
+    const { groups, verdict } = buildTimeline(d, schedule, t0 + 10_000);
+    expect(groups.map((g) => g.hop)).toEqual(["control_plane_webhook"]);
+    const rows = groups[0].rows;
     expect(rows).toHaveLength(5);
     expect(rows.map((r) => r.planned_delay_ms)).toEqual(schedule);
     expect(rows[1].attempt?.number).toBe(2);
@@ -63,7 +68,64 @@ describe("attempt timeline", () => {
 
   it("flags an attempt that ran later than its schedule allows", () => {
     const d = delivery({ attempts_made: 2, attempts: [attempt(1, t0), attempt(2, t0 + 120_000)] });
-    expect(buildTimeline(d, schedule).rows[1].late).toBe(true);
+    expect(buildTimeline(d, schedule).groups[0].rows[1].late).toBe(true);
+  });
+
+  it("allows each attempt its ±20 % jitter before calling it late", () => {
+    const inWindow = delivery({
+      attempts_made: 2,
+      attempts: [attempt(1, t0), attempt(2, t0 + 11_900)],
+    });
+    expect(buildTimeline(inWindow, schedule).groups[0].rows[1].late).toBe(false);
+    const beyond = delivery({
+      attempts_made: 2,
+      attempts: [attempt(1, t0), attempt(2, t0 + 13_500)],
+    });
+    expect(buildTimeline(beyond, schedule).groups[0].rows[1].late).toBe(true);
+  });
+
+  it("groups a relayed delivery by hop, each hop numbered on its own", () => {
+    const handoff = (n: number, at: number) =>
+      attempt(n, at, {
+        hop: "control_plane_edge",
+        hop_attempt: n,
+        status_code: null,
+        error_class: "connect",
+        error: "no edge plane took the attempt",
+      });
+    const send = (number: number, hop_attempt: number, at: number) =>
+      attempt(number, at, { hop: "edge_webhook", hop_attempt, performed_by: "edge:e1" });
+    const attempts = [
+      handoff(1, t0 + 30_000),
+      handoff(2, t0 + 70_000),
+      ...[1, 2, 3, 4, 5].map((n) => send(n + 2, n, t0 + 80_000 + n * 1_000)),
+    ];
+    const d = delivery({
+      mode: "async_relay",
+      state: "dead",
+      attempts_made: 7,
+      exhausted_hop: "edge_webhook",
+      attempts,
+    });
+    const { groups, verdict } = buildTimeline(d, schedule);
+    expect(groups.map((g) => [g.label, g.rows.length])).toEqual([
+      ["Control plane → edge plane", 2],
+      ["Edge plane → webhook", 5],
+    ]);
+    expect(groups[1].rows.map((r) => r.attempt?.number)).toEqual([3, 4, 5, 6, 7]);
+    expect(groups[1].rows[0].late).toBe(true);
+    expect(verdict).toBe(
+      "In the DLQ: all 5 of 5 attempts of edge plane → webhook failed; the last attempt got HTTP 503.",
+    );
+  });
+
+  it("leaves out the hand-off hop when every hand-off went through", () => {
+    const d = delivery({
+      mode: "async_relay",
+      attempts_made: 1,
+      attempts: [attempt(1, t0, { hop: "edge_webhook", hop_attempt: 1 })],
+    });
+    expect(buildTimeline(d, schedule).groups.map((g) => g.hop)).toEqual(["edge_webhook"]);
   });
 
   it("says why a delivery is in the DLQ", () => {

@@ -1,22 +1,62 @@
-// The attempt timeline of a delivery drawn against the planned schedule.
-import type { AttemptView, DeliveryView } from "../ipc/bindings";
+// The attempt timeline of a delivery drawn against the planned schedule, one group per hop
+// (each hop of a delivery's path has its own attempt budget and schedule).
+import type { AttemptView, DeliveryHop, DeliveryView } from "../ipc/bindings";
+
+/** Deliveries are jittered ±20 % around each slot of the schedule. */
+const JITTER = 0.2;
 
 export type TimelineRow = {
+  /** The attempt's number within its hop. */
   number: number;
-  /** The planned delay before this attempt (the schedule's base; the real one is jittered in [0, base]). */
+  /** The planned delay before this attempt (the schedule's base; the real one is within ±20 %). */
   planned_delay_ms: number;
-  /** The latest planned start: the previous attempt's end + the base delay (or creation for #1). */
+  /** The latest planned start: the hop's previous attempt's end + the base delay + 20 % (or creation for #1). */
   planned_by: number;
   attempt: AttemptView | null;
-  /** Started later than planned (beyond the jitter window), e.g. the worker was down. */
+  /** Started later than planned (beyond the jitter window), e.g. the worker or edge plane was down. */
   late: boolean;
 };
 
+export type TimelineGroup = { hop: DeliveryHop; label: string; rows: TimelineRow[] };
+
 export type TimelineSummary = {
-  rows: TimelineRow[];
+  groups: TimelineGroup[];
   /** What happens next, or why the delivery is in the DLQ, in words. */
   verdict: string;
 };
+
+export const HOP_LABELS: Record<DeliveryHop, string> = {
+  control_plane_webhook: "Control plane → webhook",
+  control_plane_edge: "Control plane → edge plane",
+  edge_webhook: "Edge plane → webhook",
+};
+
+/** The attempt's number within its hop (servers before per-hop budgets send 0: use the overall one). */
+const hopNumber = (a: AttemptView) => a.hop_attempt || a.number;
+
+/** The rows of one hop: its whole budget when `planned`, else only the attempts it made. */
+function hopRows(
+  d: DeliveryView,
+  attempts: AttemptView[],
+  schedule: number[],
+  planned: boolean,
+): TimelineRow[] {
+  const rows: TimelineRow[] = [];
+  const budget = planned
+    ? Math.max(d.max_attempts, schedule.length, attempts.length)
+    : attempts.length;
+  let previousEnd = d.created_at;
+  for (let i = 0; i < budget; i++) {
+    const attempt = attempts.find((a) => hopNumber(a) === i + 1) ?? null;
+    const delay = schedule[i] ?? schedule[schedule.length - 1] ?? 0;
+    const plannedBy = previousEnd + Math.round(delay * (1 + JITTER));
+    const late = attempt !== null && attempt.started_at > plannedBy + 1_000;
+    rows.push({ number: i + 1, planned_delay_ms: delay, planned_by: plannedBy, attempt, late });
+    if (attempt) previousEnd = attempt.started_at + (attempt.duration_ms ?? 0);
+    else if (i >= attempts.length) previousEnd = plannedBy;
+  }
+  return rows;
+}
 
 /** Builds the timeline. `schedule` is the server's base delays in ms (from /v1/info). */
 export function buildTimeline(
@@ -24,19 +64,21 @@ export function buildTimeline(
   schedule: number[],
   now = Date.now(),
 ): TimelineSummary {
-  const rows: TimelineRow[] = [];
-  const budget = Math.max(d.max_attempts, schedule.length, d.attempts.length);
-  let previousEnd = d.created_at;
-  for (let i = 0; i < budget; i++) {
-    const attempt = d.attempts.find((a) => a.number === i + 1) ?? null;
-    const delay = schedule[i] ?? schedule[schedule.length - 1] ?? 0;
-    const plannedBy = previousEnd + delay;
-    const late = attempt !== null && attempt.started_at > plannedBy + 1_000;
-    rows.push({ number: i + 1, planned_delay_ms: delay, planned_by: plannedBy, attempt, late });
-    if (attempt) previousEnd = attempt.started_at + (attempt.duration_ms ?? 0);
-    else if (i >= d.attempts.length) previousEnd = plannedBy;
+  const relayed = d.mode === "async_relay";
+  const hops: DeliveryHop[] = relayed
+    ? ["control_plane_edge", "edge_webhook"]
+    : ["control_plane_webhook"];
+  const ordered = [...d.attempts].sort((a, b) => a.number - b.number);
+  const groups: TimelineGroup[] = [];
+  for (const hop of hops) {
+    const attempts = ordered.filter((a) => a.hop === hop);
+    // Hand-offs to the edge plane are drawn only when one failed; the webhook hop shows its
+    // whole budget.
+    const planned = hop !== "control_plane_edge";
+    if (!planned && attempts.length === 0) continue;
+    groups.push({ hop, label: HOP_LABELS[hop], rows: hopRows(d, attempts, schedule, planned) });
   }
-  return { rows, verdict: verdict(d, now) };
+  return { groups, verdict: verdict(d, now) };
 }
 
 function verdict(d: DeliveryView, now: number): string {
@@ -47,10 +89,16 @@ function verdict(d: DeliveryView, now: number): string {
       : `the last attempt failed (${last.error_class ?? "error"}${last.error ? `: ${last.error}` : ""})`
     : "no attempt was made";
   switch (d.state) {
-    case "dead":
+    case "dead": {
+      const hop = d.exhausted_hop;
+      if (hop && d.mode === "async_relay") {
+        const made = d.attempts.filter((a) => a.hop === hop).length;
+        return `In the DLQ: all ${made} of ${d.max_attempts} attempts of ${HOP_LABELS[hop].toLowerCase()} failed; ${lastWords}.`;
+      }
       return `In the DLQ: all ${d.attempts_made} of ${d.max_attempts} attempts failed; ${lastWords}.`;
+    }
     case "succeeded":
-      return `Delivered on attempt ${last?.number ?? "?"}.`;
+      return `Delivered on attempt ${last ? hopNumber(last) : "?"}.`;
     case "replayed":
       return `Replayed${d.replayed_by ? ` by ${d.replayed_by}` : ""}: it left the DLQ.`;
     case "cancelled":

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::clock::{Clock, to_datetime};
 use crate::store::{Claimed, Store, Transition};
 use http::AttemptResult;
-pub use schedule::{RandomSource, RetryPolicy, ThreadRandom};
+pub use schedule::{DELIVERY_JITTER, RandomSource, RetryPolicy, ThreadRandom};
 
 /// Settings of the delivery pipeline.
 #[derive(Clone)]
@@ -80,7 +80,11 @@ pub struct DeliveryContext {
 
 impl DeliveryContext {
     pub fn new(config: DeliveryConfig, store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
-        let policy = RetryPolicy::new(config.schedule.clone(), config.random.clone());
+        let policy = RetryPolicy::with_jitter(
+            config.schedule.clone(),
+            config.random.clone(),
+            DELIVERY_JITTER,
+        );
         Self {
             config,
             policy,
@@ -104,22 +108,24 @@ fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX / 4)
 }
 
-/// What follows attempt `number` of `max_attempts` that ended with `result`: success ends
-/// the delivery; a failure is retried after the schedule's delay for the next attempt, or
-/// after the last attempt moves the delivery to the DLQ.
+/// What follows attempt `hop_number` of its hop's `max_attempts` that ended with `result`:
+/// success ends the delivery; a failure is retried after the schedule's delay for the hop's
+/// next attempt, or, when it was the hop's last, moves the delivery to the DLQ. Each hop
+/// counts on its own: the edge plane's attempts at the webhook never spend the budget of
+/// the control plane's hand-offs to it, nor the other way round.
 pub fn decide(
     result: &AttemptResult,
-    number: u32,
+    hop_number: u32,
     max_attempts: u32,
     policy: &RetryPolicy,
     now: i64,
 ) -> Transition {
     if result.succeeded() {
         Transition::Succeeded
-    } else if number >= max_attempts {
+    } else if hop_number >= max_attempts {
         Transition::Dead
     } else {
-        Transition::RetryAt(now + policy.delay_before_ms(number.saturating_add(1)))
+        Transition::RetryAt(now + policy.delay_before_ms(hop_number.saturating_add(1)))
     }
 }
 
@@ -153,7 +159,7 @@ impl Claimed {
             self.body.as_bytes(),
         );
         headers.push(("switchyard-attempt-id".into(), self.attempt_id.clone()));
-        headers.push(("switchyard-attempt".into(), self.number.to_string()));
+        headers.push(("switchyard-attempt".into(), self.hop_number.to_string()));
         headers.push(("switchyard-delivery-id".into(), self.delivery_id.clone()));
         headers
     }

@@ -24,7 +24,13 @@ pub async fn reap_expired_leases(ctx: &DeliveryContext, now: i64) -> Result<u64,
                 lease.owner.as_deref().unwrap_or("the sender")
             ),
         );
-        let next = decide(&result, lease.number, lease.max_attempts, &ctx.policy, now);
+        let next = decide(
+            &result,
+            lease.hop_number,
+            lease.max_attempts,
+            &ctx.policy,
+            now,
+        );
         if ctx
             .store
             .finish_attempt(lease.fence(), &result, FinishedBy::Reaper, next, now)
@@ -61,7 +67,7 @@ pub async fn fail_unpicked_relays(ctx: &DeliveryContext, now: i64) -> Result<u64
                 c.edge.as_deref().unwrap_or_default()
             ),
         );
-        let next = decide(&result, c.number, c.max_attempts, &ctx.policy, now);
+        let next = decide(&result, c.hop_number, c.max_attempts, &ctx.policy, now);
         if ctx
             .store
             .finish_attempt(c.fence(), &result, FinishedBy::Sender, next, now)

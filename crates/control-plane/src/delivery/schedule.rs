@@ -1,4 +1,10 @@
-//! The retry schedule: the delay before each attempt, with full jitter.
+//! The retry schedule: the delay before each attempt, with jitter.
+//!
+//! Deliveries use bounded jitter: each attempt lands near its slot of the schedule
+//! (±20 %), so the fifth attempt of `0s,10s,1m,10m,1h` comes about an hour after the
+//! fourth, and a receiver that is down for ten minutes still gets its later attempts.
+//! Full jitter (anywhere in `[0, base]`) suits clients that retry on their own, where
+//! spreading a crowd matters more than keeping a schedule: the edge plane's reports.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,35 +32,68 @@ impl RandomSource for Fixed {
     }
 }
 
+/// How far a delay strays from its base.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Jitter {
+    /// Uniform in `[0, base]`.
+    Full,
+    /// Uniform in `[base × (1 − f), base × (1 + f)]`, `f` in `[0, 1]`.
+    Bounded(f64),
+}
+
+/// The jitter of the delivery schedule: ±20 % around each slot.
+pub const DELIVERY_JITTER: Jitter = Jitter::Bounded(0.2);
+
 /// Attempts and their delays. `delays[n-1]` is the base delay before attempt `n`; the number
 /// of delays is the attempt budget (5 by default: `0s,10s,1m,10m,1h`).
 #[derive(Clone)]
 pub struct RetryPolicy {
     pub delays: Vec<Duration>,
     pub random: Arc<dyn RandomSource>,
+    pub jitter: Jitter,
 }
 
 impl RetryPolicy {
+    /// A policy with full jitter (client-side retries).
     pub fn new(delays: Vec<Duration>, random: Arc<dyn RandomSource>) -> Self {
+        Self::with_jitter(delays, random, Jitter::Full)
+    }
+
+    pub fn with_jitter(
+        delays: Vec<Duration>,
+        random: Arc<dyn RandomSource>,
+        jitter: Jitter,
+    ) -> Self {
         assert!(
             !delays.is_empty(),
             "a retry schedule has at least one attempt"
         );
-        Self { delays, random }
+        Self {
+            delays,
+            random,
+            jitter,
+        }
     }
 
     pub fn max_attempts(&self) -> u32 {
         u32::try_from(self.delays.len()).unwrap_or(u32::MAX)
     }
 
-    /// Milliseconds to wait before attempt `number` (1-based), with full jitter:
-    /// uniform in `[0, base]`. The first attempt of the default schedule is immediate.
+    /// Milliseconds to wait before attempt `number` (1-based), jittered around the base
+    /// delay. The first attempt of the default schedule is immediate.
     pub fn delay_before_ms(&self, number: u32) -> i64 {
         let index = (number.max(1) - 1) as usize;
         let base = self.delays.get(index).or(self.delays.last()).copied();
         let base_ms = base.map_or(0.0, |d| d.as_millis() as f64);
-        let jittered = base_ms * self.random.unit().clamp(0.0, 1.0);
-        jittered.round() as i64
+        let unit = self.random.unit().clamp(0.0, 1.0);
+        let factor = match self.jitter {
+            Jitter::Full => unit,
+            Jitter::Bounded(f) => {
+                let f = f.clamp(0.0, 1.0);
+                1.0 - f + 2.0 * f * unit
+            }
+        };
+        (base_ms * factor).round() as i64
     }
 }
 
@@ -153,5 +192,32 @@ mod tests {
         assert_eq!(top.delay_before_ms(5), 3_600_000);
         assert_eq!(mid.delay_before_ms(3), 30_000);
         assert_eq!(bottom.delay_before_ms(4), 0);
+    }
+
+    #[test]
+    fn bounded_jitter_keeps_each_attempt_near_its_slot() {
+        let delays = parse_schedule("0s,10s,1m,10m,1h").unwrap();
+        let at = |unit: f64| {
+            RetryPolicy::with_jitter(delays.clone(), Arc::new(Fixed(unit)), DELIVERY_JITTER)
+        };
+        let (low, mid, high) = (at(0.0), at(0.5), at(1.0));
+        assert_eq!(
+            low.delay_before_ms(1),
+            0,
+            "the first attempt stays immediate"
+        );
+        assert_eq!(low.delay_before_ms(5), 2_880_000, "an hour, less 20 %");
+        assert_eq!(mid.delay_before_ms(5), 3_600_000);
+        assert_eq!(high.delay_before_ms(5), 4_320_000, "an hour, plus 20 %");
+        assert_eq!(
+            (low.delay_before_ms(2), high.delay_before_ms(2)),
+            (8_000, 12_000)
+        );
+        // Whatever the draw, attempt 5 waits most of an hour after attempt 4 (full jitter
+        // could fire it seconds later).
+        for unit in [0.0, 0.01, 0.3, 0.77, 0.999] {
+            let d = at(unit).delay_before_ms(5);
+            assert!((2_880_000..=4_320_000).contains(&d), "{d}");
+        }
     }
 }

@@ -48,7 +48,7 @@ pub async fn record(
     let now = ctx.clock.now_ms();
     let next = decide(
         result,
-        claimed.number,
+        claimed.hop_number,
         claimed.max_attempts,
         &ctx.policy,
         now,

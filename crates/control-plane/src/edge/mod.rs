@@ -80,7 +80,7 @@ async fn lease(
                 switchyard_protocol::ErrorClass::Connect,
                 format!("target {:?} no longer exists", c.target_name),
             );
-            let next = decide(&result, c.number, c.max_attempts, &ctx.policy, now);
+            let next = decide(&result, c.hop_number, c.max_attempts, &ctx.policy, now);
             state
                 .store
                 .finish_attempt(c.fence(), &result, FinishedBy::Sender, next, now)
@@ -90,7 +90,7 @@ async fn lease(
         attempts.push(RelayedAttempt {
             delivery_id: c.delivery_id.clone(),
             attempt_id: c.attempt_id.clone(),
-            attempt_number: c.number,
+            attempt_number: c.hop_number,
             lease_token: c.lease_token,
             lease_until: to_datetime(c.lease_until),
             url: target.url.clone(),
@@ -172,7 +172,7 @@ async fn report(
     };
     let next = decide(
         &result,
-        attempt.number,
+        attempt.hop_number,
         attempt.max_attempts,
         &ctx.policy,
         now,

@@ -4,7 +4,7 @@
 use switchyard_protocol::{
     Attempt, AttemptOutcome, Delivery, DeliveryState, DlqCell, DlqEntry, DlqFilter, DlqGroup,
     DlqGroupBy, DlqStats, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest,
-    ErrorClass, Event, EventList, RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem,
+    ErrorClass, Event, EventList, Hop, RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem,
     ReplayItemStatus, ReplayRequest, ReplaySelection, ReplaySession, ReplayStatus,
     SubmitEventRequest, SubmitEventResponse,
 };
@@ -272,6 +272,7 @@ pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {
         .schema(Attempt::name(), Attempt::schema())
         .schema(AttemptOutcome::name(), AttemptOutcome::schema())
         .schema(ErrorClass::name(), ErrorClass::schema())
+        .schema(Hop::name(), Hop::schema())
         .schema(DlqFilter::name(), DlqFilter::schema())
         .schema(DlqEntry::name(), DlqEntry::schema())
         .schema("DlqEntryPage", page_schema("DlqEntry"))

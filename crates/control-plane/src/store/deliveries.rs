@@ -1,7 +1,7 @@
 //! Deliveries and their attempts: claims under a lease, fenced outcomes, reads.
 
 use async_trait::async_trait;
-use switchyard_protocol::{Delivery, TargetSpec};
+use switchyard_protocol::{Delivery, Hop, TargetSpec};
 
 use super::StoreError;
 use crate::delivery::http::AttemptResult;
@@ -12,8 +12,13 @@ pub struct Claimed {
     pub tenant: String,
     pub delivery_id: String,
     pub attempt_id: String,
+    /// 1-based over the delivery's hops.
     pub number: u32,
-    /// The delivery's attempt budget: the decision after a failure needs it.
+    /// The hop this attempt covers, and its number within that hop (1-based; what the
+    /// receiver sees as `switchyard-attempt`).
+    pub hop: Hop,
+    pub hop_number: u32,
+    /// The delivery's attempt budget per hop: the decision after a failure needs it.
     pub max_attempts: u32,
     pub lease_token: i64,
     pub lease_until: i64,
@@ -83,7 +88,7 @@ pub enum Transition {
     Dead,
 }
 
-/// Which due deliveries a claim takes.
+/// Which due deliveries a claim takes, and so which hop the attempts cover.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DueScope<'a> {
     /// The control plane's own: `sync` and `async_inline`.
@@ -95,6 +100,17 @@ pub enum DueScope<'a> {
     UnpickedRelays { due_before: i64 },
 }
 
+impl DueScope<'_> {
+    /// The hop an attempt claimed in this scope covers.
+    pub fn hop(self) -> Hop {
+        match self {
+            Self::Direct => Hop::ControlPlaneWebhook,
+            Self::Relay { .. } => Hop::EdgeWebhook,
+            Self::UnpickedRelays { .. } => Hop::ControlPlaneEdge,
+        }
+    }
+}
+
 /// An in-flight attempt whose lease ran out.
 #[derive(Debug, Clone)]
 pub struct ExpiredLease {
@@ -102,7 +118,9 @@ pub struct ExpiredLease {
     pub attempt_id: String,
     pub lease_token: i64,
     pub owner: Option<String>,
-    pub number: u32,
+    pub hop: Hop,
+    /// The attempt's number within its hop.
+    pub hop_number: u32,
     pub max_attempts: u32,
 }
 
@@ -134,7 +152,8 @@ pub trait DeliveryStore {
 
     /// Records the outcome of the fenced attempt and applies `next`, only if the delivery is
     /// still in flight under the fence's lease token and attempt. `false`: fenced out,
-    /// nothing written.
+    /// nothing written. A delivery that dies records the attempt's hop as the one whose
+    /// budget ran out.
     async fn finish_attempt(
         &self,
         fence: Fence<'_>,

@@ -2,7 +2,7 @@
 //! [`super::DueScope::Relay`], its reports [`super::DeliveryStore::finish_attempt`]).
 
 use async_trait::async_trait;
-use switchyard_protocol::AttemptOutcome;
+use switchyard_protocol::{AttemptOutcome, Hop};
 
 use super::{FinishedBy, StoreError};
 
@@ -10,7 +10,9 @@ use super::{FinishedBy, StoreError};
 #[derive(Debug, Clone)]
 pub struct RelayedAttemptRow {
     pub delivery_id: String,
-    pub number: u32,
+    pub hop: Hop,
+    /// The attempt's number within its hop.
+    pub hop_number: u32,
     pub max_attempts: u32,
     pub outcome: AttemptOutcome,
     /// Who recorded the outcome, once it is recorded.

@@ -1,4 +1,5 @@
-//! Every delivery path: exactly 5 attempts then the DLQ; headers and signatures; sync mode.
+//! Every delivery path: exactly 5 attempts per hop then the DLQ; headers and signatures;
+//! sync mode.
 
 use std::time::{Duration, Instant};
 
@@ -28,10 +29,20 @@ async fn assert_dead_in_dlq(api: &Api, event_id: &str, class: &str, performed_by
         .await;
     assert_eq!(d["attempts_made"], 5);
     assert_eq!(d["error_class"], class);
+    let hop = if performed_by.starts_with("edge:") {
+        "edge_webhook"
+    } else {
+        "control_plane_webhook"
+    };
+    assert_eq!(d["exhausted_hop"], hop, "the hop whose budget ran out");
     let attempts = d["attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 5);
     for (i, a) in attempts.iter().enumerate() {
         assert_eq!(a["number"], i + 1);
+        assert_eq!(
+            (a["hop"].as_str(), &a["hop_attempt"]),
+            (Some(hop), &json!(i + 1))
+        );
         assert_eq!(a["outcome"], "failed");
         assert!(
             a["performed_by"]
@@ -51,7 +62,9 @@ async fn assert_dead_in_dlq(api: &Api, event_id: &str, class: &str, performed_by
             .as_array()
             .unwrap()
             .iter()
-            .any(|e| e["delivery_id"] == d["id"] && e["error_class"] == class),
+            .any(|e| e["delivery_id"] == d["id"]
+                && e["error_class"] == class
+                && e["exhausted_hop"] == hop),
         "the DLQ lists it: {page}"
     );
 }
@@ -261,6 +274,74 @@ async fn relay_with_no_edge_counts_five_failed_hops_then_dlq() {
         .await;
     assert_eq!(d["attempts_made"], 5);
     assert_eq!(d["error_class"], "connect");
+    assert_eq!(d["exhausted_hop"], "control_plane_edge");
+    assert!(
+        d["attempts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["hop"] == "control_plane_edge")
+    );
     assert_eq!(receiver.count(), 0);
+    server.stop().await.unwrap();
+}
+
+/// Each hop has its own budget: hand-offs no edge plane took (control plane → edge) do not
+/// spend the edge plane's attempts at the webhook, which still get all five, and the DLQ
+/// says the webhook hop ran out.
+#[tokio::test]
+async fn each_hop_has_its_own_budget_of_five() {
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = "0s,400ms,400ms,400ms,400ms";
+    let mut config = config(&dir.path().join("cp.db"), schedule);
+    config.delivery.edge_pickup_timeout = Duration::from_millis(150);
+    let server = switchyard_control_plane::Server::start(config)
+        .await
+        .unwrap();
+    let api = Api::new(server.url());
+    let receiver = Receiver::start(|_| status(503)).await;
+    api.route(
+        &receiver.url,
+        json!({"mode": "async_relay", "edge": "edge-1"}),
+    )
+    .await;
+    let event = api.event_id(1).await;
+    // No edge plane yet: the hand-offs fail; after two, the edge plane comes up.
+    let started = Instant::now();
+    while api.delivery_of(&event).await["attempts_made"]
+        .as_u64()
+        .unwrap()
+        < 2
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no hand-off failed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _edge = spawn_edge(&server.url(), "edge-1");
+    let d = api
+        .wait_state(&event, "dead", Duration::from_secs(20))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_five_attempts(&receiver.received(), &event);
+    assert_eq!(d["exhausted_hop"], "edge_webhook");
+    let attempts = d["attempts"].as_array().unwrap();
+    let at = |hop: &str| {
+        attempts
+            .iter()
+            .filter(|a| a["hop"] == hop)
+            .collect::<Vec<_>>()
+    };
+    let (handoffs, sends) = (at("control_plane_edge"), at("edge_webhook"));
+    assert!((2..5).contains(&handoffs.len()), "{handoffs:?}");
+    assert_eq!(sends.len(), 5);
+    for (i, a) in sends.iter().enumerate() {
+        assert_eq!(a["hop_attempt"], i + 1);
+        assert_eq!(a["performed_by"], "edge:edge-1");
+    }
+    assert_eq!(d["attempts_made"], handoffs.len() + 5);
+    let page = api.get("/v1/dlq").await;
+    assert_eq!(page["items"][0]["exhausted_hop"], "edge_webhook", "{page}");
     server.stop().await.unwrap();
 }

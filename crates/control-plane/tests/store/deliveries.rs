@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 use switchyard_control_plane::store::{DueScope, Fence, FinishedBy, Store, Transition};
-use switchyard_protocol::{AttemptOutcome, DeliveryState, DlqFilter, DlqGroupBy, FlowMode};
+use switchyard_protocol::{AttemptOutcome, DeliveryState, DlqFilter, DlqGroupBy, FlowMode, Hop};
 
 use crate::support::{Backend, T0, TENANT, accept, conformance, failure, route, success};
 
@@ -16,6 +16,7 @@ conformance!(
     an_expired_lease_is_counted_once,
     the_last_failure_moves_to_the_dlq_and_the_counts_agree,
     relay_claims_take_only_their_scope,
+    each_hop_counts_its_own_attempts,
 );
 
 async fn events(store: &Arc<dyn Store>, n: usize) {
@@ -143,7 +144,10 @@ async fn an_expired_lease_is_counted_once(b: &Backend) {
         tokio::spawn(async move {
             let mut counted = 0;
             for lease in store.expired_leases(c.lease_until, 10).await.unwrap() {
-                assert_eq!((lease.number, lease.max_attempts), (1, 5));
+                assert_eq!(
+                    (lease.hop, lease.hop_number, lease.max_attempts),
+                    (Hop::ControlPlaneWebhook, 1, 5)
+                );
                 let next = Transition::RetryAt(c.lease_until + 10_000);
                 if store
                     .finish_attempt(
@@ -313,8 +317,8 @@ async fn relay_claims_take_only_their_scope(b: &Backend) {
         .unwrap()
         .unwrap();
     assert_eq!(
-        (attempt.number, attempt.outcome),
-        (1, AttemptOutcome::InFlight)
+        (attempt.hop, attempt.hop_number, attempt.outcome),
+        (Hop::EdgeWebhook, 1, AttemptOutcome::InFlight)
     );
     assert!(
         store
@@ -324,4 +328,73 @@ async fn relay_claims_take_only_their_scope(b: &Backend) {
             .is_none(),
         "another edge cannot report on it"
     );
+}
+
+/// A relay delivery's hand-offs to the edge and the edge's sends count apart; the DLQ names
+/// the hop whose budget ran out.
+async fn each_hop_counts_its_own_attempts(b: &Backend) {
+    let store = b.open().await;
+    route(&store, FlowMode::AsyncRelay, 1).await;
+    events(&store, 1).await;
+    let edge = DueScope::Relay {
+        tenant: TENANT,
+        edge: "edge-1",
+    };
+    // Two hand-offs no edge took, then the edge's five sends.
+    let mut seen = Vec::new();
+    for round in 0..7 {
+        let now = T0 + round;
+        let scope = if round < 2 {
+            DueScope::UnpickedRelays { due_before: now }
+        } else {
+            edge
+        };
+        let c = store
+            .claim_due(scope, now, 10, "x", 1_000)
+            .await
+            .unwrap()
+            .pop()
+            .unwrap();
+        seen.push((c.number, c.hop, c.hop_number));
+        let last = round == 6;
+        let next = if last {
+            Transition::Dead
+        } else {
+            Transition::RetryAt(now + 1)
+        };
+        assert!(
+            store
+                .finish_attempt(c.fence(), &failure(), FinishedBy::Sender, next, now)
+                .await
+                .unwrap()
+        );
+    }
+    use Hop::{ControlPlaneEdge as Handoff, EdgeWebhook as Send};
+    assert_eq!(
+        seen,
+        [
+            (1, Handoff, 1),
+            (2, Handoff, 2),
+            (3, Send, 1),
+            (4, Send, 2),
+            (5, Send, 3),
+            (6, Send, 4),
+            (7, Send, 5)
+        ]
+    );
+    let entry = store
+        .dlq_page(TENANT, &DlqFilter::default(), None, 10)
+        .await
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!((entry.attempts, entry.exhausted_hop), (7, Some(Send)));
+    let d = store
+        .delivery(TENANT, &entry.delivery_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(d.exhausted_hop, Some(Send));
+    let hops: Vec<(Hop, u32)> = d.attempts.iter().map(|a| (a.hop, a.hop_attempt)).collect();
+    assert_eq!(hops[..3], [(Handoff, 1), (Handoff, 2), (Send, 1)]);
 }

@@ -8,4 +8,5 @@ mod support;
 mod deliveries;
 mod events;
 mod keys;
+mod migrations;
 mod replays;

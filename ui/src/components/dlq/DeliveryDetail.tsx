@@ -1,5 +1,5 @@
 // One delivery: its event's payload (pretty, copyable), the webhook headers it is sent with,
-// and the attempt timeline against the planned schedule.
+// and the attempt timeline against the planned schedule, grouped by hop.
 import {
   Alert,
   Badge,
@@ -16,70 +16,82 @@ import {
 } from "@mantine/core";
 import type { DeliveryView } from "../../ipc/bindings";
 import { useDelivery, useEvent, useSchedule } from "../../ipc/dlqQueries";
-import { buildTimeline, formatDelay } from "../../lib/timeline";
+import { buildTimeline, formatDelay, type TimelineRow } from "../../lib/timeline";
 
 const time = (ms: number) => new Date(ms).toLocaleString();
 
 export function Timeline({ delivery, schedule }: { delivery: DeliveryView; schedule: number[] }) {
-  const { rows, verdict } = buildTimeline(delivery, schedule);
+  const { groups, verdict } = buildTimeline(delivery, schedule);
   return (
     <Stack gap="xs" data-testid="timeline">
-      <Table striped>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>#</Table.Th>
-            <Table.Th>Planned</Table.Th>
-            <Table.Th>Ran at</Table.Th>
-            <Table.Th>Took</Table.Th>
-            <Table.Th>Answer</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {rows.map((r) => (
-            <Table.Tr key={r.number} data-testid={`timeline-row-${r.number}`}>
-              <Table.Td>{r.number}</Table.Td>
-              <Table.Td>
-                {formatDelay(r.planned_delay_ms)}{" "}
-                {r.number > 1 ? "after the previous" : "on arrival"}
-              </Table.Td>
-              <Table.Td>
-                {r.attempt ? (
-                  time(r.attempt.started_at)
-                ) : (
-                  <Text c="dimmed" size="sm">
-                    not run
-                  </Text>
-                )}
-                {r.late && (
-                  <Badge ml="xs" color="orange" size="xs">
-                    late
-                  </Badge>
-                )}
-              </Table.Td>
-              <Table.Td>
-                {r.attempt?.duration_ms != null ? `${r.attempt.duration_ms} ms` : "-"}
-              </Table.Td>
-              <Table.Td>
-                {r.attempt &&
-                  (r.attempt.outcome === "succeeded" ? (
-                    <Badge color="green">HTTP {r.attempt.status_code}</Badge>
-                  ) : (
-                    <Text size="sm" c={r.attempt.outcome === "failed" ? "red" : undefined}>
-                      {r.attempt.status_code
-                        ? `HTTP ${r.attempt.status_code}`
-                        : (r.attempt.error_class ?? r.attempt.outcome)}
-                      {r.attempt.error ? ` — ${r.attempt.error}` : ""}
-                    </Text>
-                  ))}
-              </Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+      {groups.map((g) => (
+        <Stack gap={4} key={g.hop} data-testid={`timeline-${g.hop}`}>
+          <Text size="sm" fw={500}>
+            {g.label}
+          </Text>
+          <HopTable rows={g.rows} hop={g.hop} />
+        </Stack>
+      ))}
       <Text fw={500} data-testid="timeline-verdict">
         {verdict}
       </Text>
     </Stack>
+  );
+}
+
+function HopTable({ rows, hop }: { rows: TimelineRow[]; hop: string }) {
+  return (
+    <Table striped>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>#</Table.Th>
+          <Table.Th>Planned</Table.Th>
+          <Table.Th>Ran at</Table.Th>
+          <Table.Th>Took</Table.Th>
+          <Table.Th>Answer</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
+      <Table.Tbody>
+        {rows.map((r) => (
+          <Table.Tr key={r.number} data-testid={`timeline-${hop}-row-${r.number}`}>
+            <Table.Td>{r.number}</Table.Td>
+            <Table.Td>
+              {formatDelay(r.planned_delay_ms)} {r.number > 1 ? "after the previous" : "on arrival"}
+            </Table.Td>
+            <Table.Td>
+              {r.attempt ? (
+                time(r.attempt.started_at)
+              ) : (
+                <Text c="dimmed" size="sm">
+                  not run
+                </Text>
+              )}
+              {r.late && (
+                <Badge ml="xs" color="orange" size="xs">
+                  late
+                </Badge>
+              )}
+            </Table.Td>
+            <Table.Td>
+              {r.attempt?.duration_ms != null ? `${r.attempt.duration_ms} ms` : "-"}
+            </Table.Td>
+            <Table.Td>
+              {r.attempt &&
+                (r.attempt.outcome === "succeeded" ? (
+                  <Badge color="green">HTTP {r.attempt.status_code}</Badge>
+                ) : (
+                  <Text size="sm" c={r.attempt.outcome === "failed" ? "red" : undefined}>
+                    {r.attempt.status_code
+                      ? `HTTP ${r.attempt.status_code}`
+                      : (r.attempt.error_class ?? r.attempt.outcome)}
+                    {r.attempt.error ? ` — ${r.attempt.error}` : ""}
+                  </Text>
+                ))}
+            </Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
   );
 }
 

@@ -18,6 +18,7 @@ const delivery = (id: string, target: string, state: string): DeliveryView => ({
   next_attempt_at: null,
   created_at: Date.now() - 60_000,
   dead_at: state === "dead" ? Date.now() - 1_000 : null,
+  exhausted_hop: state === "dead" ? "control_plane_webhook" : null,
   error_class: state === "dead" ? "http_5xx" : null,
   last_status_code: state === "dead" ? 503 : 200,
   replay_session: null,

@@ -4,10 +4,12 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
-use switchyard_protocol::{Delivery, ErrorClass, FlowMode, TargetSpec};
+use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop, TargetSpec};
 
 use super::SqliteStore;
-use super::rows::{ATTEMPT_COLUMNS, AttemptRow, DELIVERY_COLUMNS, DeliveryRow, count, mode_str};
+use super::rows::{
+    ATTEMPT_COLUMNS, AttemptRow, DELIVERY_COLUMNS, DeliveryRow, count, hop_from, mode_str,
+};
 use crate::delivery::http::AttemptResult;
 use crate::store::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, StoreError, Transition,
@@ -82,17 +84,24 @@ const CANDIDATE: &str = "SELECT d.id, d.tenant, d.target, d.edge, d.event_id, d.
      FROM deliveries d JOIN events e ON e.id = d.event_id \
      LEFT JOIN resources r ON r.tenant = d.tenant AND r.kind = 'target' AND r.name = d.target";
 
-/// The claim: only a pending delivery moves to in flight, whoever else tries at once.
+/// The claim: only a pending delivery moves to in flight, whoever else tries at once. It
+/// counts the attempt against its hop (the first bind) and returns the numbers.
 const CLAIM: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+     edge_hop_attempts = edge_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 1 ELSE 0 END), \
+     webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 0 ELSE 1 END), \
      lease_owner = ?, lease_until = ?, lease_token = lease_token + 1, current_attempt = ?, \
      next_attempt_at = NULL, updated_at = ? WHERE id = ? AND state = 'pending' \
-     RETURNING attempts_made, lease_token";
+     RETURNING attempts_made, lease_token, \
+     CASE WHEN ? = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
 
 /// The negative control's claim: the same update without the state guard.
 #[cfg(feature = "fault-injection")]
 const CLAIM_UNGUARDED: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+     edge_hop_attempts = edge_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 1 ELSE 0 END), \
+     webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 0 ELSE 1 END), \
      lease_owner = ?, lease_until = ?, lease_token = lease_token + 1, current_attempt = ?, \
-     next_attempt_at = NULL, updated_at = ? WHERE id = ? RETURNING attempts_made, lease_token";
+     next_attempt_at = NULL, updated_at = ? WHERE id = ? RETURNING attempts_made, lease_token, \
+     CASE WHEN ? = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
 
 async fn due_candidates(
     conn: &mut SqliteConnection,
@@ -130,11 +139,13 @@ async fn candidate(conn: &mut SqliteConnection, id: &str) -> Result<Option<Candi
         .await?)
 }
 
-/// Claims each candidate with `claim_sql`; skips the ones someone else took first.
+/// Claims each candidate with `claim_sql` for an attempt at `hop`; skips the ones someone
+/// else took first.
 async fn claim_candidates(
     conn: &mut SqliteConnection,
     candidates: Vec<Candidate>,
     claim_sql: &str,
+    hop: Hop,
     now: i64,
     owner: &str,
     lease_margin_ms: i64,
@@ -150,24 +161,29 @@ async fn claim_candidates(
         let timeout_ms = i64::from(target.as_ref().map_or(1_000, |t| t.timeout_ms));
         let lease_until = now + timeout_ms + lease_margin_ms;
         let attempt_id = new_id("att");
-        let Some((made, lease_token)) = sqlx::query_as::<_, (i64, i64)>(claim_sql)
+        let Some((made, lease_token, hop_made)) = sqlx::query_as::<_, (i64, i64, i64)>(claim_sql)
+            .bind(hop.as_str())
+            .bind(hop.as_str())
             .bind(owner)
             .bind(lease_until)
             .bind(&attempt_id)
             .bind(now)
             .bind(&c.id)
+            .bind(hop.as_str())
             .fetch_optional(&mut *conn)
             .await?
         else {
             continue;
         };
         sqlx::query(
-            "INSERT INTO attempts (id, delivery_id, number, started_at, outcome, performed_by) \
-             VALUES (?, ?, ?, ?, 'in_flight', ?)",
+            "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
+             VALUES (?, ?, ?, ?, ?, ?, 'in_flight', ?)",
         )
         .bind(&attempt_id)
         .bind(&c.id)
         .bind(made)
+        .bind(hop.as_str())
+        .bind(hop_made)
         .bind(now)
         .bind(owner)
         .execute(&mut *conn)
@@ -190,6 +206,8 @@ async fn claim_candidates(
             delivery_id: c.id,
             attempt_id,
             number: count(made)?,
+            hop,
+            hop_number: count(hop_made)?,
             max_attempts: count(c.max_attempts)?,
             lease_token,
             lease_until,
@@ -203,7 +221,8 @@ async fn claim_candidates(
     Ok(claimed)
 }
 
-/// Claims one delivery by id (a sync flow's first attempt, inside the event's commit).
+/// Claims one delivery by id for the control plane's own send (a sync flow's first attempt,
+/// inside the event's commit).
 pub(super) async fn claim_one(
     conn: &mut SqliteConnection,
     id: &str,
@@ -212,8 +231,16 @@ pub(super) async fn claim_one(
     lease_margin_ms: i64,
 ) -> Result<Option<Claimed>, StoreError> {
     let candidates = candidate(conn, id).await?.into_iter().collect();
-    let mut claimed =
-        claim_candidates(conn, candidates, CLAIM, now, owner, lease_margin_ms).await?;
+    let mut claimed = claim_candidates(
+        conn,
+        candidates,
+        CLAIM,
+        Hop::ControlPlaneWebhook,
+        now,
+        owner,
+        lease_margin_ms,
+    )
+    .await?;
     Ok(claimed.pop())
 }
 
@@ -222,7 +249,9 @@ const FINISH: &str = "UPDATE deliveries SET \
      state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
        WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
        THEN 'cancelled' ELSE ? END, \
-     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), lease_owner = NULL, lease_until = NULL, \
+     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), \
+     exhausted_hop = CASE WHEN ? = 'dead' THEN (SELECT hop FROM attempts WHERE id = ?) ELSE exhausted_hop END, \
+     lease_owner = NULL, lease_until = NULL, \
      current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
      WHERE id = ? AND state = 'in_flight' AND lease_token = ? AND current_attempt = ? \
      RETURNING state, replay_of";
@@ -245,6 +274,8 @@ async fn finish(
         .bind(state)
         .bind(next_at)
         .bind(dead_at)
+        .bind(state)
+        .bind(fence.attempt_id)
         .bind(result.status_code.map(i64::from))
         .bind(class.map(ErrorClass::as_str))
         .bind(now)
@@ -319,9 +350,10 @@ pub(super) async fn of_event(
 struct Expired {
     id: String,
     lease_token: i64,
-    current_attempt: Option<String>,
+    current_attempt: String,
     lease_owner: Option<String>,
-    attempts_made: i64,
+    hop: String,
+    hop_number: i64,
     max_attempts: i64,
 }
 
@@ -340,8 +372,16 @@ impl DeliveryStore for SqliteStore {
         }
         let mut tx = self.write().await?;
         let candidates = due_candidates(&mut tx, scope, now, limit).await?;
-        let claimed =
-            claim_candidates(&mut tx, candidates, CLAIM, now, owner, lease_margin_ms).await?;
+        let claimed = claim_candidates(
+            &mut tx,
+            candidates,
+            CLAIM,
+            scope.hop(),
+            now,
+            owner,
+            lease_margin_ms,
+        )
+        .await?;
         tx.commit().await?;
         Ok(claimed)
     }
@@ -362,30 +402,25 @@ impl DeliveryStore for SqliteStore {
 
     async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {
         let rows: Vec<Expired> = sqlx::query_as(
-            "SELECT id, lease_token, current_attempt, lease_owner, attempts_made, max_attempts FROM deliveries \
-             WHERE state = 'in_flight' AND lease_until <= ? ORDER BY lease_until LIMIT ?",
+            "SELECT d.id, d.lease_token, d.current_attempt, d.lease_owner, a.hop, a.hop_number, d.max_attempts \
+             FROM deliveries d JOIN attempts a ON a.id = d.current_attempt \
+             WHERE d.state = 'in_flight' AND d.lease_until <= ? ORDER BY d.lease_until LIMIT ?",
         )
         .bind(now)
         .bind(limit)
         .fetch_all(&self.readers)
         .await?;
         rows.into_iter()
-            .filter_map(|r| {
-                let attempt_id = r.current_attempt?;
-                Some(Ok(ExpiredLease {
+            .map(|r| {
+                Ok(ExpiredLease {
                     delivery_id: r.id,
-                    attempt_id,
+                    attempt_id: r.current_attempt,
                     lease_token: r.lease_token,
                     owner: r.lease_owner,
-                    number: match count(r.attempts_made) {
-                        Ok(n) => n,
-                        Err(e) => return Some(Err(e)),
-                    },
-                    max_attempts: match count(r.max_attempts) {
-                        Ok(n) => n,
-                        Err(e) => return Some(Err(e)),
-                    },
-                }))
+                    hop: hop_from(&r.hop)?,
+                    hop_number: count(r.hop_number)?,
+                    max_attempts: count(r.max_attempts)?,
+                })
             })
             .collect()
     }
@@ -464,6 +499,7 @@ impl DeliveryStore for SqliteStore {
             &mut tx,
             candidates,
             CLAIM_UNGUARDED,
+            Hop::ControlPlaneWebhook,
             now,
             owner,
             lease_margin_ms,

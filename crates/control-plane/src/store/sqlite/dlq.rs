@@ -6,7 +6,7 @@ use sqlx::{FromRow, QueryBuilder, Sqlite};
 use switchyard_protocol::{DlqEntry, DlqFilter, DlqGroupBy, ErrorClass};
 
 use super::SqliteStore;
-use super::rows::{class_from, count, status_code};
+use super::rows::{class_from, count, hop_from, status_code};
 use crate::clock::to_datetime;
 use crate::store::{DlqCount, DlqStore, StoreError};
 
@@ -47,6 +47,7 @@ struct EntryRow {
     attempts_made: i64,
     dead_at: i64,
     replay_session: Option<String>,
+    exhausted_hop: Option<String>,
 }
 
 impl EntryRow {
@@ -57,6 +58,7 @@ impl EntryRow {
             last_status_code: status_code(self.last_status),
             attempts: count(self.attempts_made)?,
             dead_at: to_datetime(self.dead_at),
+            exhausted_hop: self.exhausted_hop.as_deref().map(hop_from).transpose()?,
             delivery_id: self.id,
             event_id: self.event_id,
             event_type: self.event_type,
@@ -115,7 +117,7 @@ impl DlqStore for SqliteStore {
     ) -> Result<Vec<DlqEntry>, StoreError> {
         let mut q = QueryBuilder::<Sqlite>::new(
             "SELECT id, event_id, event_type, endpoint, flow, target, error_class, last_status, attempts_made, \
-             dead_at, replay_session FROM deliveries WHERE tenant = ",
+             dead_at, replay_session, exhausted_hop FROM deliveries WHERE tenant = ",
         );
         q.push_bind(tenant).push(" AND state = 'dead'");
         push_filter(&mut q, filter);

@@ -4,13 +4,14 @@ use async_trait::async_trait;
 use sqlx::FromRow;
 
 use super::SqliteStore;
-use super::rows::{count, outcome_from};
+use super::rows::{count, hop_from, outcome_from};
 use crate::store::{EdgeStore, FinishedBy, RelayedAttemptRow, StoreError, corrupt};
 
 #[derive(FromRow)]
 struct Row {
     delivery_id: String,
-    number: i64,
+    hop: String,
+    hop_number: i64,
     max_attempts: i64,
     outcome: String,
     finished_by: Option<String>,
@@ -25,7 +26,7 @@ impl EdgeStore for SqliteStore {
         performer: &str,
     ) -> Result<Option<RelayedAttemptRow>, StoreError> {
         let row: Option<Row> = sqlx::query_as(
-            "SELECT a.delivery_id, a.number, d.max_attempts, a.outcome, a.finished_by \
+            "SELECT a.delivery_id, a.hop, a.hop_number, d.max_attempts, a.outcome, a.finished_by \
              FROM attempts a JOIN deliveries d ON d.id = a.delivery_id \
              WHERE a.id = ? AND d.tenant = ? AND a.performed_by = ?",
         )
@@ -37,7 +38,8 @@ impl EdgeStore for SqliteStore {
         row.map(|r| {
             Ok(RelayedAttemptRow {
                 delivery_id: r.delivery_id,
-                number: count(r.number)?,
+                hop: hop_from(&r.hop)?,
+                hop_number: count(r.hop_number)?,
                 max_attempts: count(r.max_attempts)?,
                 outcome: outcome_from(&r.outcome)?,
                 finished_by: r

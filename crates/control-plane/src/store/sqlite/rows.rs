@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 use sqlx::FromRow;
-use switchyard_protocol::{Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, FlowMode};
+use switchyard_protocol::{
+    Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, FlowMode, Hop,
+};
 
 use crate::clock::to_datetime;
 use crate::store::{StoreError, corrupt};
@@ -34,6 +36,10 @@ pub fn state_from(text: &str) -> Result<DeliveryState, StoreError> {
     DeliveryState::parse(text).ok_or_else(|| corrupt(format!("delivery state {text:?}")))
 }
 
+pub fn hop_from(text: &str) -> Result<Hop, StoreError> {
+    Hop::parse(text).ok_or_else(|| corrupt(format!("hop {text:?}")))
+}
+
 pub fn outcome_from(text: &str) -> Result<AttemptOutcome, StoreError> {
     match text {
         "in_flight" => Ok(AttemptOutcome::InFlight),
@@ -57,7 +63,7 @@ pub fn status_code(n: Option<i64>) -> Option<u16> {
 
 pub const DELIVERY_COLUMNS: &str = "id, event_id, event_type, endpoint, flow, target, mode, edge, state, \
      attempts_made, max_attempts, next_attempt_at, created_at, updated_at, dead_at, error_class, last_status, \
-     replay_session, replay_of, replayed_by";
+     replay_session, replay_of, replayed_by, exhausted_hop";
 
 #[derive(FromRow)]
 pub struct DeliveryRow {
@@ -81,6 +87,7 @@ pub struct DeliveryRow {
     replay_session: Option<String>,
     replay_of: Option<String>,
     replayed_by: Option<String>,
+    exhausted_hop: Option<String>,
 }
 
 impl DeliveryRow {
@@ -95,6 +102,7 @@ impl DeliveryRow {
             created_at: to_datetime(self.created_at),
             updated_at: to_datetime(self.updated_at),
             dead_at: self.dead_at.map(to_datetime),
+            exhausted_hop: self.exhausted_hop.as_deref().map(hop_from).transpose()?,
             error_class: class_from(self.error_class.as_deref())?,
             last_status_code: status_code(self.last_status),
             id: self.id,
@@ -112,13 +120,15 @@ impl DeliveryRow {
     }
 }
 
-pub const ATTEMPT_COLUMNS: &str =
-    "id, number, started_at, duration_ms, outcome, status_code, error_class, error, performed_by";
+pub const ATTEMPT_COLUMNS: &str = "id, number, hop, hop_number, started_at, duration_ms, outcome, \
+     status_code, error_class, error, performed_by";
 
 #[derive(FromRow)]
 pub struct AttemptRow {
     id: String,
     number: i64,
+    hop: String,
+    hop_number: i64,
     started_at: i64,
     duration_ms: Option<i64>,
     outcome: String,
@@ -132,6 +142,8 @@ impl AttemptRow {
     pub fn into_wire(self) -> Result<Attempt, StoreError> {
         Ok(Attempt {
             number: count(self.number)?,
+            hop: hop_from(&self.hop)?,
+            hop_attempt: count(self.hop_number)?,
             started_at: to_datetime(self.started_at),
             duration_ms: self.duration_ms.and_then(|d| u64::try_from(d).ok()),
             outcome: outcome_from(&self.outcome)?,

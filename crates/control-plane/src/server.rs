@@ -61,6 +61,8 @@ pub struct Server {
     task: JoinHandle<std::io::Result<()>>,
     sweeper: JoinHandle<()>,
     worker: Option<JoinHandle<()>>,
+    /// Wakes the worker when another replica commits new work.
+    listener: Option<JoinHandle<()>>,
 }
 
 /// Runs every request in its own task. A client that disconnects (or a proxy that resets the
@@ -143,6 +145,11 @@ impl Server {
             .config
             .run_worker
             .then(|| crate::delivery::worker::spawn(delivery.clone()));
+        let listener = if delivery.config.run_worker {
+            state.store.wake_on_new_work(delivery.wake.clone())
+        } else {
+            None
+        };
         Ok(Self {
             addr,
             state,
@@ -150,6 +157,7 @@ impl Server {
             task,
             sweeper,
             worker,
+            listener,
         })
     }
 
@@ -165,6 +173,9 @@ impl Server {
         self.sweeper.abort();
         if let Some(worker) = self.worker.take() {
             worker.abort();
+        }
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
         }
         (&mut self.task).await??;
         Ok(())

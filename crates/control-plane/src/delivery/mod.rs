@@ -74,8 +74,9 @@ pub struct DeliveryContext {
     pub store: Arc<dyn Store>,
     pub http: reqwest::Client,
     pub clock: Arc<dyn Clock>,
-    /// Wakes the worker when new work is committed.
-    pub wake: tokio::sync::Notify,
+    /// Wakes the worker when new work is committed (here, or on another replica when the
+    /// store can tell).
+    pub wake: Arc<tokio::sync::Notify>,
 }
 
 impl DeliveryContext {
@@ -91,7 +92,7 @@ impl DeliveryContext {
             store,
             http: http::client(),
             clock,
-            wake: tokio::sync::Notify::new(),
+            wake: Arc::new(tokio::sync::Notify::new()),
         }
     }
 

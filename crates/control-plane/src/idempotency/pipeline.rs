@@ -211,7 +211,9 @@ async fn run_external(
         now: state.clock.now_ms(),
         external: None,
     };
-    match op.call_external(state, &ctx, &downstream_key(scope)).await {
+    let downstream = downstream_key(scope);
+    let call = op.call_external(state, &ctx, &downstream);
+    match with_heartbeat(state, scope, attempt, call).await {
         Ok(result) => ctx.external = Some(result),
         Err(error) => return finish_with_error(state, scope, attempt, error).await,
     }
@@ -230,6 +232,41 @@ async fn run_external(
     }
     tx.commit().await?;
     Ok(Outcome::Fresh(response))
+}
+
+/// Runs `work` (the call out) while renewing the claim's lease every third of a lease, so a
+/// copy of the request, on this replica or another, never takes over a holder that is still
+/// working; if this process dies, the lease lapses within one lease period and a retry
+/// takes over. A renewal that finds the claim taken over stops: the completion is fenced.
+async fn with_heartbeat<T>(
+    state: &AppState,
+    scope: &KeyScope,
+    attempt: i64,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    let lease = state.idempotency.lease;
+    let every = (lease / 3).max(std::time::Duration::from_millis(100));
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let mut renewing = true;
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            _ = tick.tick(), if renewing => {
+                let (_, locked_until) = lease_from_now(state);
+                match state.store.renew_key(scope, attempt, locked_until).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!(key = %scope.key, attempt,
+                            "idempotency lease was taken over during the call; its result will be fenced out");
+                        renewing = false;
+                    }
+                    Err(e) => tracing::warn!(key = %scope.key, error = %e,
+                        "renewing the idempotency lease failed; will retry"),
+                }
+            }
+        }
+    }
 }
 
 /// The key every attempt at one idempotency key passes downstream (`msg_` + 26 hex digits of

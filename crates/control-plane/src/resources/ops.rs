@@ -225,11 +225,20 @@ impl Operation for Apply {
         tx: &mut dyn StoreTx,
         ctx: &OpContext<'_>,
     ) -> Result<StoredResponse, ApiError> {
-        let Some(row) = tx.get_resource(ctx.tenant, self.kind, &self.name).await? else {
-            check_precondition(self.if_match.as_ref(), None)?;
-            let (row, shown_once) =
-                insert_new(tx, ctx, self.kind, &self.name, self.spec.clone()).await?;
-            return Ok(resource_response(201, &row, shown_once));
+        let row = match tx.get_resource(ctx.tenant, self.kind, &self.name).await? {
+            Some(row) => row,
+            None => {
+                check_precondition(self.if_match.as_ref(), None)?;
+                match insert_new(tx, ctx, self.kind, &self.name, self.spec.clone()).await {
+                    Ok((row, shown_once)) => return Ok(resource_response(201, &row, shown_once)),
+                    // Created meanwhile by a concurrent request (on a backend with several
+                    // writers, the insert waited for it): apply over it.
+                    Err(ApiError::NameTaken { .. }) => {
+                        current(tx, ctx.tenant, self.kind, &self.name).await?
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
         };
         check_precondition(self.if_match.as_ref(), Some(row.version))?;
         let row = replace_spec(tx, ctx, row, self.spec.clone()).await?;

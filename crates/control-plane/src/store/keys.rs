@@ -69,6 +69,16 @@ pub trait KeyStore {
         locked_until: i64,
     ) -> Result<Option<i64>, StoreError>;
 
+    /// Extends the lease of the in-progress claim at `attempt` to `locked_until` (never
+    /// shortens it): the holder's heartbeat while its external call runs, so no copy takes
+    /// over a live holder. `false`: it was fenced out (taken over) or completed.
+    async fn renew_key(
+        &self,
+        scope: &KeyScope,
+        attempt: i64,
+        locked_until: i64,
+    ) -> Result<bool, StoreError>;
+
     /// Deletes an in-progress claim at `attempt`, so a corrected request can reuse the key.
     async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError>;
 

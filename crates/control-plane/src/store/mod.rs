@@ -3,8 +3,8 @@
 //! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
 //! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol.
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
-//! (`sqlite/`), with its own migrations (`migrations/<backend>/`), and [`open`] picks the
-//! backend from the `--db` URL's scheme.
+//! (`sqlite/`, `postgres/`), with its own migrations (`migrations/<backend>/`), and [`open`]
+//! picks the backend from the `--db` URL's scheme.
 //!
 //! Rules every backend keeps:
 //! - a store method applies one transition atomically; callers hold no transaction, except
@@ -21,8 +21,10 @@ pub mod dlq;
 pub mod edges;
 pub mod events;
 pub mod keys;
+mod postgres;
 pub mod replays;
 pub mod resources;
+mod rows;
 pub mod secrets;
 mod sqlite;
 
@@ -37,6 +39,7 @@ pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
 pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
 pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoredResponse};
+pub use postgres::PostgresStore;
 pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
 pub use resources::{ResourceRow, ResourceStore, ResourceTx};
 pub use secrets::{SecretStore, SecretTx, SigningSecretRow};
@@ -52,7 +55,7 @@ pub enum StoreError {
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
     /// The `--db` URL names no backend this build has.
-    #[error("unsupported database URL {0:?}: use sqlite://PATH")]
+    #[error("unsupported database URL {0:?}: use sqlite://PATH or postgres://USER@HOST/DATABASE")]
     UnsupportedUrl(String),
 }
 
@@ -87,6 +90,15 @@ pub trait Store:
     /// the operation's writes and the stored response commit together or not at all.
     /// Dropping it without [`StoreTx::commit`] rolls it back.
     async fn begin(&self) -> Result<Box<dyn StoreTx>, StoreError>;
+
+    /// Wakes `wake` whenever another process commits new due work (PostgreSQL: `LISTEN`),
+    /// from a task the caller aborts. `None` when the backend cannot tell: the worker polls.
+    fn wake_on_new_work(
+        &self,
+        _wake: Arc<tokio::sync::Notify>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        None
+    }
 }
 
 /// One unit of work: what an idempotent operation may do inside it.
@@ -95,12 +107,16 @@ pub trait StoreTx: ResourceTx + SecretTx + KeyTx + ReplayTx + Send {
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
 }
 
-/// Opens the backend the URL's scheme names (`sqlite://PATH`, `sqlite::memory:`) and runs
-/// its pending migrations.
+/// How many connections a replica's PostgreSQL pool holds at most.
+pub const POSTGRES_POOL: u32 = 16;
+
+/// Opens the backend the URL's scheme names (`sqlite://PATH`, `sqlite::memory:`,
+/// `postgres://…` or `postgresql://…`) and runs its pending migrations.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
     let scheme = url.split(':').next().unwrap_or_default();
     match scheme {
         "sqlite" => Ok(Arc::new(SqliteStore::open(url).await?)),
+        "postgres" | "postgresql" => Ok(Arc::new(PostgresStore::open(url, POSTGRES_POOL).await?)),
         _ => Err(StoreError::UnsupportedUrl(redact(url))),
     }
 }

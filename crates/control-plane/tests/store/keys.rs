@@ -15,6 +15,7 @@ conformance!(
     a_takeover_fences_the_previous_holder,
     a_unit_of_work_commits_claim_and_effect_together,
     copies_in_units_of_work_see_the_committed_answer,
+    a_renewed_lease_is_not_taken_over,
 );
 
 fn scope(key: &str) -> KeyScope {
@@ -212,4 +213,37 @@ async fn copies_in_units_of_work_see_the_committed_answer(b: &Backend) {
         .collect();
     assert_eq!(ran.iter().filter(|r| r.is_some()).count(), 1, "{ran:?}");
     assert_eq!(ran.iter().flatten().next(), Some(&true));
+}
+
+/// The holder's heartbeat keeps its lease; once taken over, its renewals are refused.
+async fn a_renewed_lease_is_not_taken_over(b: &Backend) {
+    let (holder, copy) = (b.open().await, b.open().await);
+    let k = scope("k5");
+    holder.claim_key(&k, b"fp", T0, T0 + 1_000).await.unwrap();
+    assert!(holder.renew_key(&k, 1, T0 + 5_000).await.unwrap());
+    assert!(
+        holder.renew_key(&k, 1, T0 + 2_000).await.unwrap(),
+        "a late heartbeat never shortens the lease"
+    );
+    assert_eq!(
+        copy.take_over_key(&k, 1, T0 + 4_999, T0 + 9_000)
+            .await
+            .unwrap(),
+        None,
+        "the renewed lease still holds"
+    );
+    assert_eq!(
+        copy.take_over_key(&k, 1, T0 + 5_000, T0 + 9_000)
+            .await
+            .unwrap(),
+        Some(2)
+    );
+    assert!(
+        !holder.renew_key(&k, 1, T0 + 20_000).await.unwrap(),
+        "fenced out"
+    );
+    assert_eq!(
+        copy.get_key(&k).await.unwrap().unwrap().locked_until,
+        T0 + 9_000
+    );
 }

@@ -1,8 +1,10 @@
-//! The store conformance suite: the same scenarios against every backend, through the store
-//! traits only. Several handles on one database stand for several replicas (for SQLite: two
+//! The store conformance suite: the same scenarios against every backend (SQLite in a temp
+//! file, PostgreSQL in a database of its own per test), through the store traits only. Several handles on one database stand for several replicas (for SQLite: two
 //! writers on one file), so each guarded claim and fence is shown to hold without relying on
 //! a single writer.
 
+#[path = "../common/postgres.rs"]
+mod postgres;
 mod support;
 
 mod deliveries;

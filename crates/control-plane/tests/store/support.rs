@@ -17,6 +17,7 @@ pub const T0: i64 = 1_700_000_000_000;
 pub struct Backend {
     url: String,
     _dir: Option<tempfile::TempDir>,
+    _pg: Option<crate::postgres::TestDatabase>,
 }
 
 impl Backend {
@@ -26,6 +27,17 @@ impl Backend {
         Self {
             url,
             _dir: Some(dir),
+            _pg: None,
+        }
+    }
+
+    /// A database of its own on the test PostgreSQL server.
+    pub async fn postgres() -> Self {
+        let db = crate::postgres::TestDatabase::create().await;
+        Self {
+            url: db.url.clone(),
+            _dir: None,
+            _pg: Some(db),
         }
     }
 
@@ -44,6 +56,11 @@ macro_rules! conformance {
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn sqlite() {
                 super::$name(&crate::support::Backend::sqlite().await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                super::$name(&crate::support::Backend::postgres().await).await;
             }
         }
     )*};

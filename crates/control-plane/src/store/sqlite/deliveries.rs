@@ -3,17 +3,18 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
-use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop, TargetSpec};
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
+use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop};
 
 use super::SqliteStore;
-use super::rows::{
-    ATTEMPT_COLUMNS, AttemptRow, DELIVERY_COLUMNS, DeliveryRow, count, hop_from, mode_str,
-};
 use crate::delivery::http::AttemptResult;
+use crate::store::rows::{
+    ATTEMPT_COLUMNS, AttemptRow, CandidateRow, ClaimedNumbers, DELIVERY_COLUMNS, DeliveryRow,
+    ExpiredRow, mode_str,
+};
 use crate::store::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, StoreError, Transition,
-    corrupt, new_id,
+    new_id,
 };
 
 /// A delivery row to insert (new events and replays).
@@ -63,22 +64,6 @@ pub(super) async fn insert(
     Ok(())
 }
 
-/// What a claim needs to know about a delivery before it takes it.
-#[derive(FromRow)]
-struct Candidate {
-    id: String,
-    tenant: String,
-    target: String,
-    edge: Option<String>,
-    event_id: String,
-    event_type: String,
-    max_attempts: i64,
-    endpoint: String,
-    event_created_at: i64,
-    payload: String,
-    target_spec: Option<String>,
-}
-
 const CANDIDATE: &str = "SELECT d.id, d.tenant, d.target, d.edge, d.event_id, d.event_type, d.max_attempts, \
      e.endpoint, e.created_at AS event_created_at, e.payload, r.spec AS target_spec \
      FROM deliveries d JOIN events e ON e.id = d.event_id \
@@ -108,7 +93,7 @@ async fn due_candidates(
     scope: DueScope<'_>,
     now: i64,
     limit: u32,
-) -> Result<Vec<Candidate>, StoreError> {
+) -> Result<Vec<CandidateRow>, StoreError> {
     let mut q = QueryBuilder::<Sqlite>::new(CANDIDATE);
     q.push(" WHERE d.state = 'pending' AND d.next_attempt_at <= ");
     match scope {
@@ -132,7 +117,10 @@ async fn due_candidates(
     Ok(q.build_query_as().fetch_all(conn).await?)
 }
 
-async fn candidate(conn: &mut SqliteConnection, id: &str) -> Result<Option<Candidate>, StoreError> {
+async fn candidate(
+    conn: &mut SqliteConnection,
+    id: &str,
+) -> Result<Option<CandidateRow>, StoreError> {
     Ok(sqlx::query_as(&format!("{CANDIDATE} WHERE d.id = ?"))
         .bind(id)
         .fetch_optional(conn)
@@ -143,7 +131,7 @@ async fn candidate(conn: &mut SqliteConnection, id: &str) -> Result<Option<Candi
 /// else took first.
 async fn claim_candidates(
     conn: &mut SqliteConnection,
-    candidates: Vec<Candidate>,
+    candidates: Vec<CandidateRow>,
     claim_sql: &str,
     hop: Hop,
     now: i64,
@@ -153,13 +141,8 @@ async fn claim_candidates(
     let mut secrets: HashMap<(String, String), Vec<String>> = HashMap::new();
     let mut claimed = Vec::with_capacity(candidates.len());
     for c in candidates {
-        let target: Option<TargetSpec> = c
-            .target_spec
-            .as_deref()
-            .map(|s| serde_json::from_str(s).map_err(corrupt))
-            .transpose()?;
-        let timeout_ms = i64::from(target.as_ref().map_or(1_000, |t| t.timeout_ms));
-        let lease_until = now + timeout_ms + lease_margin_ms;
+        let target = c.target_spec()?;
+        let lease_until = CandidateRow::lease_until(target.as_ref(), now, lease_margin_ms);
         let attempt_id = new_id("att");
         let Some((made, lease_token, hop_made)) = sqlx::query_as::<_, (i64, i64, i64)>(claim_sql)
             .bind(hop.as_str())
@@ -193,30 +176,15 @@ async fn claim_candidates(
             let values = super::secrets::active(conn, &c.tenant, &c.target, now).await?;
             secrets.insert(key.clone(), values);
         }
-        let body = crate::delivery::webhook_body(
-            &c.event_id,
-            &c.event_type,
-            &c.endpoint,
-            c.event_created_at,
-            &c.payload,
-        );
-        claimed.push(Claimed {
-            secrets: secrets[&key].clone(),
-            tenant: c.tenant,
-            delivery_id: c.id,
+        let numbers = ClaimedNumbers {
             attempt_id,
-            number: count(made)?,
             hop,
-            hop_number: count(hop_made)?,
-            max_attempts: count(c.max_attempts)?,
+            made,
+            hop_made,
             lease_token,
             lease_until,
-            event_id: c.event_id,
-            target_name: c.target,
-            target,
-            body,
-            edge: c.edge,
-        });
+        };
+        claimed.push(c.into_claimed(target, numbers, secrets[&key].clone())?);
     }
     Ok(claimed)
 }
@@ -346,17 +314,6 @@ pub(super) async fn of_event(
     Ok(deliveries)
 }
 
-#[derive(FromRow)]
-struct Expired {
-    id: String,
-    lease_token: i64,
-    current_attempt: String,
-    lease_owner: Option<String>,
-    hop: String,
-    hop_number: i64,
-    max_attempts: i64,
-}
-
 #[async_trait]
 impl DeliveryStore for SqliteStore {
     async fn claim_due(
@@ -401,7 +358,7 @@ impl DeliveryStore for SqliteStore {
     }
 
     async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {
-        let rows: Vec<Expired> = sqlx::query_as(
+        let rows: Vec<ExpiredRow> = sqlx::query_as(
             "SELECT d.id, d.lease_token, d.current_attempt, d.lease_owner, a.hop, a.hop_number, d.max_attempts \
              FROM deliveries d JOIN attempts a ON a.id = d.current_attempt \
              WHERE d.state = 'in_flight' AND d.lease_until <= ? ORDER BY d.lease_until LIMIT ?",
@@ -410,19 +367,7 @@ impl DeliveryStore for SqliteStore {
         .bind(limit)
         .fetch_all(&self.readers)
         .await?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(ExpiredLease {
-                    delivery_id: r.id,
-                    attempt_id: r.current_attempt,
-                    lease_token: r.lease_token,
-                    owner: r.lease_owner,
-                    hop: hop_from(&r.hop)?,
-                    hop_number: count(r.hop_number)?,
-                    max_attempts: count(r.max_attempts)?,
-                })
-            })
-            .collect()
+        rows.into_iter().map(ExpiredRow::into_lease).collect()
     }
 
     async fn next_wakeup(&self, pickup_ms: i64) -> Result<Option<i64>, StoreError> {

@@ -2,12 +2,11 @@
 //! counters (`dlq_counts`) whenever the filter allows.
 
 use async_trait::async_trait;
-use sqlx::{FromRow, QueryBuilder, Sqlite};
-use switchyard_protocol::{DlqEntry, DlqFilter, DlqGroupBy, ErrorClass};
+use sqlx::{QueryBuilder, Sqlite};
+use switchyard_protocol::{DlqEntry, DlqFilter, DlqGroupBy};
 
 use super::SqliteStore;
-use super::rows::{class_from, count, hop_from, status_code};
-use crate::clock::to_datetime;
+use crate::store::rows::{CountRow, EntryRow};
 use crate::store::{DlqCount, DlqStore, StoreError};
 
 /// Appends the filter's conditions (each with a leading ` AND`).
@@ -31,42 +30,6 @@ pub(super) fn push_filter(q: &mut QueryBuilder<'_, Sqlite>, filter: &DlqFilter) 
     if let Some(until) = filter.until {
         q.push(" AND dead_at < ")
             .push_bind(until.timestamp_millis());
-    }
-}
-
-#[derive(FromRow)]
-struct EntryRow {
-    id: String,
-    event_id: String,
-    event_type: String,
-    endpoint: String,
-    flow: String,
-    target: String,
-    error_class: Option<String>,
-    last_status: Option<i64>,
-    attempts_made: i64,
-    dead_at: i64,
-    replay_session: Option<String>,
-    exhausted_hop: Option<String>,
-}
-
-impl EntryRow {
-    fn into_wire(self) -> Result<DlqEntry, StoreError> {
-        Ok(DlqEntry {
-            // A dead delivery without a recorded class reads as `connect`.
-            error_class: class_from(self.error_class.as_deref())?.unwrap_or(ErrorClass::Connect),
-            last_status_code: status_code(self.last_status),
-            attempts: count(self.attempts_made)?,
-            dead_at: to_datetime(self.dead_at),
-            exhausted_hop: self.exhausted_hop.as_deref().map(hop_from).transpose()?,
-            delivery_id: self.id,
-            event_id: self.event_id,
-            event_type: self.event_type,
-            endpoint: self.endpoint,
-            flow: self.flow,
-            target: self.target,
-            replay_session: self.replay_session,
-        })
     }
 }
 
@@ -96,14 +59,6 @@ fn group_columns(group_by: DlqGroupBy) -> &'static str {
         DlqGroupBy::Hour => "3",
         DlqGroupBy::ErrorClassTarget => "1, 2",
     }
-}
-
-#[derive(FromRow)]
-struct CountRow {
-    error_class: Option<String>,
-    target: Option<String>,
-    hour: Option<i64>,
-    n: i64,
 }
 
 #[async_trait]
@@ -167,14 +122,6 @@ impl DlqStore for SqliteStore {
             q.push(format!(" GROUP BY {groups}"));
         }
         let rows: Vec<CountRow> = q.build_query_as().fetch_all(&self.readers).await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| DlqCount {
-                error_class: r.error_class,
-                target: r.target,
-                hour: r.hour,
-                count: u64::try_from(r.n).unwrap_or(0),
-            })
-            .collect())
+        Ok(rows.into_iter().map(CountRow::into_count).collect())
     }
 }

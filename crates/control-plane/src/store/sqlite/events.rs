@@ -1,13 +1,12 @@
 //! SQL of events and their dedup keys.
 
 use async_trait::async_trait;
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::SqliteConnection;
 use switchyard_protocol::Event;
 
 use super::SqliteStore;
 use super::deliveries::{NewDeliveryRow, claim_one, insert, of_event};
-use super::rows::json_from;
-use crate::clock::to_datetime;
+use crate::store::rows::EventRow;
 use crate::store::{Acceptance, Accepted, EventStore, StoreError, new_id};
 
 /// Claims `(tenant, endpoint, key)` for `event_id` in one guarded upsert: `None` when
@@ -49,27 +48,9 @@ async fn claim_key(
     ))
 }
 
-#[derive(FromRow)]
-struct EventRow {
-    id: String,
-    endpoint: String,
-    event_type: String,
-    event_key: Option<String>,
-    payload: String,
-    created_at: i64,
-}
-
 async fn load(conn: &mut SqliteConnection, row: EventRow) -> Result<Event, StoreError> {
     let deliveries = of_event(conn, &row.id).await?;
-    Ok(Event {
-        payload: json_from(&row.payload)?,
-        created_at: to_datetime(row.created_at),
-        id: row.id,
-        endpoint: row.endpoint,
-        event_type: row.event_type,
-        event_key: row.event_key,
-        deliveries,
-    })
+    row.into_event(deliveries)
 }
 
 const SELECT_EVENT: &str =

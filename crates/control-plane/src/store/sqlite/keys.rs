@@ -1,66 +1,27 @@
 //! SQL of idempotency keys.
 
 use async_trait::async_trait;
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::SqliteConnection;
 
 use super::{SqliteStore, SqliteTx};
+use crate::store::rows::KeyRow;
 use crate::store::{
-    ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoreError, StoredResponse,
-    corrupt,
+    ClaimOutcome, KeyRecord, KeyScope, KeyStore, KeyTx, StoreError, StoredResponse, corrupt,
 };
 
 const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, created_at, \
      response_status, response_headers, response_body FROM idempotency_keys";
 
-#[derive(FromRow)]
-struct Row {
-    fingerprint: Vec<u8>,
-    state: String,
-    attempt: i64,
-    locked_until: i64,
-    created_at: i64,
-    response_status: Option<i64>,
-    response_headers: Option<String>,
-    response_body: Option<Vec<u8>>,
-}
-
-impl Row {
-    fn into_record(self) -> Result<KeyRecord, StoreError> {
-        let state = match self.state.as_str() {
-            "in_progress" => KeyState::InProgress,
-            "completed" => KeyState::Completed,
-            other => return Err(corrupt(format!("unknown key state {other:?}"))),
-        };
-        let response = match self.response_status {
-            None => None,
-            Some(status) => Some(StoredResponse {
-                status: u16::try_from(status).map_err(corrupt)?,
-                headers: serde_json::from_str(self.response_headers.as_deref().unwrap_or("[]"))
-                    .map_err(corrupt)?,
-                body: self.response_body.unwrap_or_default(),
-            }),
-        };
-        Ok(KeyRecord {
-            fingerprint: self.fingerprint,
-            state,
-            attempt: self.attempt,
-            locked_until: self.locked_until,
-            created_at: self.created_at,
-            response,
-        })
-    }
-}
-
 async fn get(
     conn: &mut SqliteConnection,
     scope: &KeyScope,
 ) -> Result<Option<KeyRecord>, StoreError> {
-    sqlx::query_as::<_, Row>(&format!("{SELECT_KEY} WHERE tenant = ? AND key = ?"))
+    sqlx::query_as::<_, KeyRow>(&format!("{SELECT_KEY} WHERE tenant = ? AND key = ?"))
         .bind(&scope.tenant)
         .bind(&scope.key)
         .fetch_optional(conn)
         .await?
-        .map(Row::into_record)
+        .map(KeyRow::into_record)
         .transpose()
 }
 
@@ -148,6 +109,25 @@ impl KeyStore for SqliteStore {
             locked_until,
         )
         .await
+    }
+
+    async fn renew_key(
+        &self,
+        scope: &KeyScope,
+        attempt: i64,
+        locked_until: i64,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE idempotency_keys SET locked_until = MAX(locked_until, ?) \
+             WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ?",
+        )
+        .bind(locked_until)
+        .bind(&scope.tenant)
+        .bind(&scope.key)
+        .bind(attempt)
+        .execute(&self.writer)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     async fn release_key(&self, scope: &KeyScope, attempt: i64) -> Result<(), StoreError> {

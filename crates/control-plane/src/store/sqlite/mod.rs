@@ -12,7 +12,6 @@ mod events;
 mod keys;
 mod replays;
 mod resources;
-mod rows;
 mod secrets;
 
 use std::str::FromStr;

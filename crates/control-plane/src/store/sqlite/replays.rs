@@ -3,16 +3,15 @@
 use std::collections::HashSet;
 
 use async_trait::async_trait;
-use sqlx::{FromRow, QueryBuilder, Sqlite, SqliteConnection};
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use switchyard_protocol::{FlowMode, ReplayRequest, ReplaySelection};
 
 use super::deliveries::{NewDeliveryRow, insert};
 use super::dlq::push_filter;
-use super::rows::{mode_from_str, state_from};
 use super::{SqliteStore, SqliteTx};
+use crate::store::rows::{ItemRow, OriginalRow, SessionRow, mode_from_str};
 use crate::store::{
-    NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx, StoreError, corrupt,
-    new_id,
+    NewReplay, ReplayRow, ReplayStart, ReplayStore, ReplayTx, StoreError, corrupt, new_id,
 };
 
 /// The dead deliveries a selection names, oldest death first (ids: as given, once each).
@@ -38,23 +37,6 @@ async fn selected(
     }
 }
 
-#[derive(FromRow)]
-struct SessionRow {
-    id: String,
-    request: String,
-    rate_per_s: Option<f64>,
-    created_at: i64,
-    cancelled_at: Option<i64>,
-}
-
-#[derive(FromRow)]
-struct ItemRow {
-    original_id: String,
-    delivery_id: Option<String>,
-    skip_reason: Option<String>,
-    state: Option<String>,
-}
-
 const SELECT_SESSION: &str =
     "SELECT id, request, rate_per_s, created_at, cancelled_at FROM replay_sessions";
 
@@ -71,25 +53,7 @@ async fn load_items(
     .bind(&s.id)
     .fetch_all(&mut *conn)
     .await?;
-    let request: ReplayRequest = serde_json::from_str(&s.request).map_err(corrupt)?;
-    Ok(ReplayRow {
-        id: s.id,
-        request,
-        rate_per_s: s.rate_per_s,
-        created_at: s.created_at,
-        cancelled_at: s.cancelled_at,
-        items: items
-            .into_iter()
-            .map(|i| {
-                Ok(ReplayItemRow {
-                    state: i.state.as_deref().map(state_from).transpose()?,
-                    original_id: i.original_id,
-                    delivery_id: i.delivery_id,
-                    skip_reason: i.skip_reason,
-                })
-            })
-            .collect::<Result<_, StoreError>>()?,
-    })
+    s.into_session(items)
 }
 
 async fn load(
@@ -109,17 +73,6 @@ async fn load(
     }
 }
 
-#[derive(FromRow)]
-struct Original {
-    event_id: String,
-    event_type: String,
-    endpoint: String,
-    flow: String,
-    target: String,
-    mode: String,
-    edge: Option<String>,
-}
-
 /// Takes `original` out of the DLQ for `replacement` (one guarded update): its fields, or
 /// `None` when it is not dead (not in the DLQ, already replayed, or no such delivery).
 async fn take_from_dlq(
@@ -128,7 +81,7 @@ async fn take_from_dlq(
     original: &str,
     replacement: &str,
     now: i64,
-) -> Result<Option<Original>, StoreError> {
+) -> Result<Option<OriginalRow>, StoreError> {
     Ok(sqlx::query_as(
         "UPDATE deliveries SET state = 'replayed', replayed_by = ?, updated_at = ? \
          WHERE tenant = ? AND id = ? AND state = 'dead' \

@@ -1,41 +1,15 @@
 //! SQL of endpoints, targets and flows.
 
 use async_trait::async_trait;
-use sqlx::{FromRow, SqliteConnection};
+use sqlx::SqliteConnection;
 use switchyard_protocol::{FlowSpec, ResourceKind};
 
-use super::rows::json_from;
 use super::{SqliteStore, SqliteTx};
+use crate::store::rows::ResourceRecord;
 use crate::store::{ResourceRow, ResourceStore, ResourceTx, StoreError, corrupt};
 
 const SELECT_RESOURCE: &str =
     "SELECT kind, name, version, spec, status, created_at, updated_at FROM resources";
-
-#[derive(FromRow)]
-struct Row {
-    kind: String,
-    name: String,
-    version: i64,
-    spec: String,
-    status: String,
-    created_at: i64,
-    updated_at: i64,
-}
-
-impl Row {
-    fn into_resource(self) -> Result<ResourceRow, StoreError> {
-        Ok(ResourceRow {
-            kind: ResourceKind::parse(&self.kind)
-                .ok_or_else(|| corrupt(format!("unknown kind {:?}", self.kind)))?,
-            name: self.name,
-            version: self.version,
-            spec: json_from(&self.spec)?,
-            status: json_from(&self.status)?,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-        })
-    }
-}
 
 pub(super) async fn get(
     conn: &mut SqliteConnection,
@@ -43,7 +17,7 @@ pub(super) async fn get(
     kind: ResourceKind,
     name: &str,
 ) -> Result<Option<ResourceRow>, StoreError> {
-    sqlx::query_as::<_, Row>(&format!(
+    sqlx::query_as::<_, ResourceRecord>(&format!(
         "{SELECT_RESOURCE} WHERE tenant = ? AND kind = ? AND name = ?"
     ))
     .bind(tenant)
@@ -51,7 +25,7 @@ pub(super) async fn get(
     .bind(name)
     .fetch_optional(conn)
     .await?
-    .map(Row::into_resource)
+    .map(ResourceRecord::into_resource)
     .transpose()
 }
 
@@ -73,7 +47,7 @@ impl ResourceStore for SqliteStore {
         after: Option<&str>,
         limit: u32,
     ) -> Result<Vec<ResourceRow>, StoreError> {
-        sqlx::query_as::<_, Row>(&format!(
+        sqlx::query_as::<_, ResourceRecord>(&format!(
             "{SELECT_RESOURCE} WHERE tenant = ? AND kind = ? AND name > ? ORDER BY name LIMIT ?"
         ))
         .bind(tenant)
@@ -83,7 +57,7 @@ impl ResourceStore for SqliteStore {
         .fetch_all(&self.readers)
         .await?
         .into_iter()
-        .map(Row::into_resource)
+        .map(ResourceRecord::into_resource)
         .collect()
     }
 

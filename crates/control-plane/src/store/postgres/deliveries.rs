@@ -1,0 +1,463 @@
+//! SQL of deliveries and attempts: batches of due work taken with `FOR UPDATE SKIP LOCKED`
+//! (replicas claiming at once take disjoint rows instead of queueing on each other), each
+//! claim and each outcome one guarded update.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
+use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop};
+
+use super::{PostgresStore, notify_work};
+use crate::delivery::http::AttemptResult;
+use crate::store::rows::{
+    ATTEMPT_COLUMNS, AttemptRow, CandidateRow, ClaimedNumbers, DELIVERY_COLUMNS, DeliveryRow,
+    ExpiredRow, mode_str,
+};
+use crate::store::{
+    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, StoreError, Transition,
+    new_id,
+};
+
+/// A delivery row to insert (new events and replays).
+pub(super) struct NewDeliveryRow<'a> {
+    pub id: &'a str,
+    pub tenant: &'a str,
+    pub event_id: &'a str,
+    pub event_type: &'a str,
+    pub endpoint: &'a str,
+    pub flow: &'a str,
+    pub target: &'a str,
+    pub mode: FlowMode,
+    pub edge: Option<&'a str>,
+    pub max_attempts: u32,
+    pub next_attempt_at: i64,
+    pub replay_session: Option<&'a str>,
+    pub replay_of: Option<&'a str>,
+}
+
+pub(super) async fn insert(
+    conn: &mut PgConnection,
+    d: &NewDeliveryRow<'_>,
+    now: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, edge, state, \
+         attempts_made, max_attempts, next_attempt_at, created_at, updated_at, replay_session, replay_of) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', 0, $10, $11, $12, $12, $13, $14)",
+    )
+    .bind(d.id)
+    .bind(d.tenant)
+    .bind(d.event_id)
+    .bind(d.event_type)
+    .bind(d.endpoint)
+    .bind(d.flow)
+    .bind(d.target)
+    .bind(mode_str(d.mode))
+    .bind(d.edge)
+    .bind(i64::from(d.max_attempts))
+    .bind(d.next_attempt_at)
+    .bind(now)
+    .bind(d.replay_session)
+    .bind(d.replay_of)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+const CANDIDATE: &str = "SELECT d.id, d.tenant, d.target, d.edge, d.event_id, d.event_type, d.max_attempts, \
+     e.endpoint, e.created_at AS event_created_at, e.payload, r.spec AS target_spec \
+     FROM deliveries d JOIN events e ON e.id = d.event_id \
+     LEFT JOIN resources r ON r.tenant = d.tenant AND r.kind = 'target' AND r.name = d.target";
+
+/// The claim: only a pending delivery moves to in flight, whoever else tries at once. It
+/// counts the attempt against its hop ($1) and returns the numbers.
+const CLAIM: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+     edge_hop_attempts = edge_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 1 ELSE 0 END), \
+     webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 0 ELSE 1 END), \
+     lease_owner = $2, lease_until = $3, lease_token = lease_token + 1, current_attempt = $4, \
+     next_attempt_at = NULL, updated_at = $5 WHERE id = $6 AND state = 'pending' \
+     RETURNING attempts_made, lease_token, \
+     CASE WHEN $1 = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
+
+/// The negative control's claim: the same update without the state guard.
+#[cfg(feature = "fault-injection")]
+const CLAIM_UNGUARDED: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+     edge_hop_attempts = edge_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 1 ELSE 0 END), \
+     webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 0 ELSE 1 END), \
+     lease_owner = $2, lease_until = $3, lease_token = lease_token + 1, current_attempt = $4, \
+     next_attempt_at = NULL, updated_at = $5 WHERE id = $6 RETURNING attempts_made, lease_token, \
+     CASE WHEN $1 = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
+
+/// Due deliveries of `scope`, locked for this transaction; rows another replica holds are
+/// skipped, not waited for.
+async fn due_candidates(
+    conn: &mut PgConnection,
+    scope: DueScope<'_>,
+    now: i64,
+    limit: u32,
+) -> Result<Vec<CandidateRow>, StoreError> {
+    let mut q = QueryBuilder::<Postgres>::new(CANDIDATE);
+    q.push(" WHERE d.state = 'pending' AND d.next_attempt_at <= ");
+    match scope {
+        DueScope::Direct => {
+            q.push_bind(now).push(" AND d.mode <> 'async_relay'");
+        }
+        DueScope::Relay { tenant, edge } => {
+            q.push_bind(now)
+                .push(" AND d.mode = 'async_relay' AND d.tenant = ")
+                .push_bind(tenant)
+                .push(" AND d.edge = ")
+                .push_bind(edge);
+        }
+        DueScope::UnpickedRelays { due_before } => {
+            q.push_bind(due_before.min(now))
+                .push(" AND d.mode = 'async_relay'");
+        }
+    }
+    q.push(" ORDER BY d.next_attempt_at LIMIT ")
+        .push_bind(i64::from(limit))
+        .push(" FOR UPDATE OF d SKIP LOCKED");
+    Ok(q.build_query_as().fetch_all(conn).await?)
+}
+
+async fn candidate(conn: &mut PgConnection, id: &str) -> Result<Option<CandidateRow>, StoreError> {
+    Ok(sqlx::query_as(&format!("{CANDIDATE} WHERE d.id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?)
+}
+
+/// Claims each candidate with `claim_sql` for an attempt at `hop`; skips the ones someone
+/// else took first.
+async fn claim_candidates(
+    conn: &mut PgConnection,
+    candidates: Vec<CandidateRow>,
+    claim_sql: &str,
+    hop: Hop,
+    now: i64,
+    owner: &str,
+    lease_margin_ms: i64,
+) -> Result<Vec<Claimed>, StoreError> {
+    let mut secrets: HashMap<(String, String), Vec<String>> = HashMap::new();
+    let mut claimed = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        let target = c.target_spec()?;
+        let lease_until = CandidateRow::lease_until(target.as_ref(), now, lease_margin_ms);
+        let attempt_id = new_id("att");
+        let Some((made, lease_token, hop_made)) = sqlx::query_as::<_, (i64, i64, i64)>(claim_sql)
+            .bind(hop.as_str())
+            .bind(owner)
+            .bind(lease_until)
+            .bind(&attempt_id)
+            .bind(now)
+            .bind(&c.id)
+            .fetch_optional(&mut *conn)
+            .await?
+        else {
+            continue;
+        };
+        sqlx::query(
+            "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', $7)",
+        )
+        .bind(&attempt_id)
+        .bind(&c.id)
+        .bind(made)
+        .bind(hop.as_str())
+        .bind(hop_made)
+        .bind(now)
+        .bind(owner)
+        .execute(&mut *conn)
+        .await?;
+        let key = (c.tenant.clone(), c.target.clone());
+        if !secrets.contains_key(&key) {
+            let values = super::secrets::active(conn, &c.tenant, &c.target, now).await?;
+            secrets.insert(key.clone(), values);
+        }
+        let numbers = ClaimedNumbers {
+            attempt_id,
+            hop,
+            made,
+            hop_made,
+            lease_token,
+            lease_until,
+        };
+        claimed.push(c.into_claimed(target, numbers, secrets[&key].clone())?);
+    }
+    Ok(claimed)
+}
+
+/// Claims one delivery by id for the control plane's own send (a sync flow's first attempt,
+/// inside the event's commit).
+pub(super) async fn claim_one(
+    conn: &mut PgConnection,
+    id: &str,
+    now: i64,
+    owner: &str,
+    lease_margin_ms: i64,
+) -> Result<Option<Claimed>, StoreError> {
+    let candidates = candidate(conn, id).await?.into_iter().collect();
+    let hop = Hop::ControlPlaneWebhook;
+    let mut claimed =
+        claim_candidates(conn, candidates, CLAIM, hop, now, owner, lease_margin_ms).await?;
+    Ok(claimed.pop())
+}
+
+/// Whether the delivery is a re-delivery of a cancelled replay session. The session row is
+/// share-locked until commit: a cancel running now either finished first (and is seen) or
+/// waits for this transition (and then withdraws the delivery if it went back to pending).
+async fn replay_cancelled(conn: &mut PgConnection, delivery_id: &str) -> Result<bool, StoreError> {
+    let session: Option<(String, Option<String>)> =
+        sqlx::query_as("SELECT tenant, replay_session FROM deliveries WHERE id = $1")
+            .bind(delivery_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some((tenant, Some(session))) = session else {
+        return Ok(false);
+    };
+    let cancelled: Option<Option<i64>> = sqlx::query_scalar(
+        "SELECT cancelled_at FROM replay_sessions WHERE tenant = $1 AND id = $2 FOR SHARE",
+    )
+    .bind(tenant)
+    .bind(session)
+    .fetch_optional(conn)
+    .await?;
+    Ok(matches!(cancelled, Some(Some(_))))
+}
+
+const FINISH: &str = "UPDATE deliveries SET state = $1, next_attempt_at = $2, \
+     dead_at = COALESCE($3, dead_at), \
+     exhausted_hop = CASE WHEN $1 = 'dead' THEN (SELECT hop FROM attempts WHERE id = $4) ELSE exhausted_hop END, \
+     lease_owner = NULL, lease_until = NULL, current_attempt = NULL, last_status = $5, error_class = $6, \
+     updated_at = $7 WHERE id = $8 AND state = 'in_flight' AND lease_token = $9 AND current_attempt = $4 \
+     RETURNING replay_of";
+
+async fn finish(
+    conn: &mut PgConnection,
+    fence: Fence<'_>,
+    result: &AttemptResult,
+    finished_by: FinishedBy,
+    next: Transition,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let (mut state, mut next_at, dead_at, class) = match next {
+        Transition::Succeeded => ("succeeded", None, None, None),
+        Transition::RetryAt(at) => ("pending", Some(at), None, result.error_class),
+        Transition::Dead => ("dead", None, Some(now), result.error_class),
+    };
+    if state == "pending" && replay_cancelled(conn, fence.delivery_id).await? {
+        (state, next_at) = ("cancelled", None);
+    }
+    let Some(replay_of) = sqlx::query_scalar::<_, Option<String>>(FINISH)
+        .bind(state)
+        .bind(next_at)
+        .bind(dead_at)
+        .bind(fence.attempt_id)
+        .bind(result.status_code.map(i64::from))
+        .bind(class.map(ErrorClass::as_str))
+        .bind(now)
+        .bind(fence.delivery_id)
+        .bind(fence.lease_token)
+        .fetch_optional(&mut *conn)
+        .await?
+    else {
+        return Ok(false);
+    };
+    sqlx::query(
+        "UPDATE attempts SET outcome = $1, duration_ms = $2, status_code = $3, error_class = $4, error = $5, \
+         finished_by = $6 WHERE id = $7",
+    )
+    .bind(if result.succeeded() { "succeeded" } else { "failed" })
+    .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
+    .bind(result.status_code.map(i64::from))
+    .bind(result.error_class.map(ErrorClass::as_str))
+    .bind(result.error.as_deref())
+    .bind(finished_by.as_str())
+    .bind(fence.attempt_id)
+    .execute(&mut *conn)
+    .await?;
+    if state == "cancelled"
+        && let Some(original) = replay_of
+    {
+        super::replays::restore_original(conn, &original, now).await?;
+    }
+    if state == "pending" {
+        notify_work(conn).await?;
+    }
+    Ok(true)
+}
+
+pub(super) async fn attach_attempts(
+    conn: &mut PgConnection,
+    deliveries: &mut [Delivery],
+) -> Result<(), StoreError> {
+    for d in deliveries.iter_mut() {
+        let rows: Vec<AttemptRow> = sqlx::query_as(&format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE delivery_id = $1 ORDER BY number"
+        ))
+        .bind(&d.id)
+        .fetch_all(&mut *conn)
+        .await?;
+        d.attempts = rows
+            .into_iter()
+            .map(AttemptRow::into_wire)
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(())
+}
+
+/// The deliveries of an event, oldest first, with their attempts.
+pub(super) async fn of_event(
+    conn: &mut PgConnection,
+    event_id: &str,
+) -> Result<Vec<Delivery>, StoreError> {
+    let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE event_id = $1 ORDER BY created_at, id"
+    ))
+    .bind(event_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut deliveries = rows
+        .into_iter()
+        .map(DeliveryRow::into_wire)
+        .collect::<Result<Vec<_>, _>>()?;
+    attach_attempts(conn, &mut deliveries).await?;
+    Ok(deliveries)
+}
+
+#[async_trait]
+impl DeliveryStore for PostgresStore {
+    async fn claim_due(
+        &self,
+        scope: DueScope<'_>,
+        now: i64,
+        limit: u32,
+        owner: &str,
+        lease_margin_ms: i64,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.write().await?;
+        let candidates = due_candidates(&mut tx, scope, now, limit).await?;
+        let hop = scope.hop();
+        let claimed =
+            claim_candidates(&mut tx, candidates, CLAIM, hop, now, owner, lease_margin_ms).await?;
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    async fn finish_attempt(
+        &self,
+        fence: Fence<'_>,
+        result: &AttemptResult,
+        finished_by: FinishedBy,
+        next: Transition,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let recorded = finish(&mut tx, fence, result, finished_by, next, now).await?;
+        tx.commit().await?;
+        Ok(recorded)
+    }
+
+    async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {
+        let rows: Vec<ExpiredRow> = sqlx::query_as(
+            "SELECT d.id, d.lease_token, d.current_attempt, d.lease_owner, a.hop, a.hop_number, d.max_attempts \
+             FROM deliveries d JOIN attempts a ON a.id = d.current_attempt \
+             WHERE d.state = 'in_flight' AND d.lease_until <= $1 ORDER BY d.lease_until LIMIT $2",
+        )
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(ExpiredRow::into_lease).collect()
+    }
+
+    async fn next_wakeup(&self, pickup_ms: i64) -> Result<Option<i64>, StoreError> {
+        let due: Option<i64> = sqlx::query_scalar(
+            "SELECT MIN(CASE WHEN mode = 'async_relay' THEN next_attempt_at + $1 ELSE next_attempt_at END) \
+             FROM deliveries WHERE state = 'pending'",
+        )
+        .bind(pickup_ms)
+        .fetch_one(&self.pool)
+        .await?;
+        let lease: Option<i64> =
+            sqlx::query_scalar("SELECT MIN(lease_until) FROM deliveries WHERE state = 'in_flight'")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(match (due, lease) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    async fn delivery(&self, tenant: &str, id: &str) -> Result<Option<Delivery>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let row: Option<DeliveryRow> = sqlx::query_as(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE tenant = $1 AND id = $2"
+        ))
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let mut d = [row.into_wire()?];
+        attach_attempts(&mut conn, &mut d).await?;
+        let [d] = d;
+        Ok(Some(d))
+    }
+
+    async fn pending_count(&self, tenant: &str, endpoint: &str) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM deliveries WHERE tenant = $1 AND endpoint = $2 \
+             AND state IN ('pending', 'in_flight')",
+        )
+        .bind(tenant)
+        .bind(endpoint)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    #[cfg(feature = "fault-injection")]
+    async fn due_ids(&self, now: i64, limit: u32) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1 \
+             AND mode <> 'async_relay' ORDER BY next_attempt_at LIMIT $2",
+        )
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    #[cfg(feature = "fault-injection")]
+    async fn claim_unguarded(
+        &self,
+        ids: &[String],
+        now: i64,
+        owner: &str,
+        lease_margin_ms: i64,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let mut tx = self.write().await?;
+        let mut candidates = Vec::with_capacity(ids.len());
+        for id in ids {
+            candidates.extend(candidate(&mut tx, id).await?);
+        }
+        let hop = Hop::ControlPlaneWebhook;
+        let claimed = claim_candidates(
+            &mut tx,
+            candidates,
+            CLAIM_UNGUARDED,
+            hop,
+            now,
+            owner,
+            lease_margin_ms,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(claimed)
+    }
+}

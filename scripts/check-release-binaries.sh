@@ -10,8 +10,14 @@ cd "$(dirname "$0")/.."
 # unguarded claims), per binary.
 control_plane_markers=(
   "SWITCHYARD_TEST_CRASH_AT"
+  "SWITCHYARD_TEST_FAULTS"
   "INSERT OR REPLACE INTO idempotency_keys"
+  "fingerprint = excluded.fingerprint, state = 'in_progress', attempt = 1"
   "updated_at = ? WHERE id = ? RETURNING attempts_made, lease_token"
+  "updated_at = \$5 WHERE id = \$6 RETURNING attempts_made, lease_token"
+  "WHERE id = ? AND ? IS NOT NULL AND ? IS NOT NULL"
+  "\$9::bigint IS NOT NULL"
+  "ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id"
 )
 cli_markers=(
   "SWITCHYARD_TEST_OMIT_IDEMPOTENCY_KEY"

@@ -58,9 +58,19 @@ struct ServeArgs {
     /// Address to listen on (port 0 picks a free port; the chosen URL is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Database URL: sqlite://PATH (created if missing).
-    #[arg(long, default_value = "sqlite://cp.db")]
+    /// Database URL: sqlite://PATH (created if missing; one process), or
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (any number of replicas share it).
+    /// Prefer SWITCHYARD_DB for a URL with a password: it stays out of `ps`.
+    #[arg(
+        long,
+        env = "SWITCHYARD_DB",
+        hide_env_values = true,
+        default_value = "sqlite://cp.db"
+    )]
     db: String,
+    /// Most connections this process opens to PostgreSQL.
+    #[arg(long, default_value_t = 16)]
+    db_max_connections: u32,
     /// A tenant and its bearer token, NAME:TOKEN. Repeatable. Prefer --tenants-file or
     /// SWITCHYARD_TENANTS so tokens stay out of the process list.
     #[arg(long = "tenant", value_name = "NAME:TOKEN")]
@@ -96,6 +106,10 @@ struct ServeArgs {
     /// sharing the database delivers).
     #[arg(long)]
     no_worker: bool,
+    /// This process's worker name, recorded as `performed_by` of its attempts (default:
+    /// `worker-` and a random id). Name replicas to tell their attempts apart.
+    #[arg(long)]
+    worker_id: Option<String>,
 }
 
 const DEFAULT_SCHEDULE: &str = "0s,10s,1m,10m,1h";
@@ -170,8 +184,12 @@ async fn main() -> anyhow::Result<()> {
     config.delivery.lease_margin = args.delivery_lease_margin;
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
     config.delivery.run_worker = !args.no_worker;
+    if let Some(worker_id) = &args.worker_id {
+        config.delivery.worker_id = worker_id.clone();
+    }
+    config.db_max_connections = args.db_max_connections;
     #[cfg(feature = "fault-injection")]
-    arm_crash_point(&mut config)?;
+    arm_fault_injection(&mut config)?;
     let server = Server::start(config).await?;
     println!("switchyard control plane listening on {}", server.url());
     let _demo = if args.demo {
@@ -192,15 +210,31 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-/// Crash tests: abort the process when a keyed request reaches the point named by
-/// `SWITCHYARD_TEST_CRASH_AT` (`after_claim`, `after_effect`).
+/// Tests of the real binary: `SWITCHYARD_TEST_CRASH_AT` (`after_claim`, `after_effect`)
+/// aborts the process when a keyed request reaches that point; `SWITCHYARD_TEST_FAULTS`, a
+/// comma-separated list, removes guards for negative controls: `check_then_insert_key`,
+/// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`.
 #[cfg(feature = "fault-injection")]
-fn arm_crash_point(config: &mut ServerConfig) -> anyhow::Result<()> {
+fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
     use switchyard_control_plane::hooks::{CrashAt, HookPoint};
+    use switchyard_control_plane::idempotency::ClaimStrategy;
     if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
         let point = HookPoint::parse(&point)
             .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
         config.hooks = std::sync::Arc::new(CrashAt(point));
+    }
+    let faults = std::env::var("SWITCHYARD_TEST_FAULTS").unwrap_or_default();
+    for fault in faults.split(',').map(str::trim).filter(|f| !f.is_empty()) {
+        match fault {
+            "check_then_insert_key" => {
+                config.idempotency.claim_strategy = ClaimStrategy::CheckThenInsert;
+            }
+            "stale_claim" => config.delivery.unsafe_stale_claim = true,
+            "unguarded_event_key" => config.delivery.unguarded_event_dedup = true,
+            "unfenced_reap" => config.delivery.unfenced_reap = true,
+            "unguarded_replay" => config.delivery.unguarded_replay = true,
+            other => bail!("SWITCHYARD_TEST_FAULTS: unknown fault {other:?}"),
+        }
     }
     Ok(())
 }

@@ -113,6 +113,8 @@ async fn start(
         filter_limit: MAX_FILTER_SELECTION,
         max_attempts: ctx.policy.max_attempts(),
         now: ctx.clock.now_ms(),
+        #[cfg(feature = "fault-injection")]
+        overwrite: ctx.config.unguarded_replay,
     };
     match state.store.start_replay(&new).await? {
         ReplayStart::Created(row) => {

@@ -22,8 +22,10 @@ use crate::{AppState, AppStateInner, resources, system};
 /// Everything a control plane needs to start.
 pub struct ServerConfig {
     pub listen: SocketAddr,
-    /// `sqlite://path/to/cp.db`; the scheme picks the store's backend.
+    /// `sqlite://path/to/cp.db` or `postgres://…`; the scheme picks the store's backend.
     pub db_url: String,
+    /// Most connections to PostgreSQL (ignored by SQLite).
+    pub db_max_connections: u32,
     pub tenants: Tenants,
     pub idempotency: IdempotencyConfig,
     /// Delay before each delivery attempt. Informational: `/v1/info` reports
@@ -42,6 +44,7 @@ impl ServerConfig {
         Self {
             listen,
             db_url: db_url.into(),
+            db_max_connections: crate::store::POSTGRES_POOL,
             tenants,
             idempotency: IdempotencyConfig::default(),
             retry_schedule: ["0s", "10s", "1m", "10m", "1h"].map(String::from).to_vec(),
@@ -110,7 +113,7 @@ pub fn router(state: AppState) -> Router {
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
     pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
-        let store = crate::store::open(&config.db_url).await?;
+        let store = crate::store::open_with(&config.db_url, config.db_max_connections).await?;
         let mut delivery_config = config.delivery;
         delivery_config.dedup_retention = config.idempotency.retention;
         let delivery = Arc::new(crate::delivery::DeliveryContext::new(

@@ -47,6 +47,18 @@ pub struct DeliveryConfig {
     /// transaction and claim it unconditionally (the race the real claim prevents).
     #[cfg(feature = "fault-injection")]
     pub unsafe_stale_claim: bool,
+    /// Negative control for tests only: dedup event keys by a read, then claim the key
+    /// unconditionally (check-then-insert).
+    #[cfg(feature = "fault-injection")]
+    pub unguarded_event_dedup: bool,
+    /// Negative control for tests only: the reaper records expired attempts without the
+    /// fence, from a read that may be stale.
+    #[cfg(feature = "fault-injection")]
+    pub unfenced_reap: bool,
+    /// Negative control for tests only: a replay session id is written over instead of
+    /// claimed (`ON CONFLICT DO UPDATE`).
+    #[cfg(feature = "fault-injection")]
+    pub unguarded_replay: bool,
 }
 
 impl Default for DeliveryConfig {
@@ -63,6 +75,12 @@ impl Default for DeliveryConfig {
             dedup_retention: Duration::from_secs(86_400),
             #[cfg(feature = "fault-injection")]
             unsafe_stale_claim: false,
+            #[cfg(feature = "fault-injection")]
+            unguarded_event_dedup: false,
+            #[cfg(feature = "fault-injection")]
+            unfenced_reap: false,
+            #[cfg(feature = "fault-injection")]
+            unguarded_replay: false,
         }
     }
 }

@@ -15,6 +15,10 @@ const BATCH: u32 = 200;
 /// edge vanished (crash, kill -9, partition). The delivery is retried per the schedule, so
 /// the receiver may see the event again, with the same `webhook-id`.
 pub async fn reap_expired_leases(ctx: &DeliveryContext, now: i64) -> Result<u64, StoreError> {
+    #[cfg(feature = "fault-injection")]
+    if ctx.config.unfenced_reap {
+        return reap_unfenced(ctx, now).await;
+    }
     let mut reaped = 0;
     for lease in ctx.store.expired_leases(now, BATCH).await? {
         let result = AttemptResult::failed(
@@ -40,6 +44,26 @@ pub async fn reap_expired_leases(ctx: &DeliveryContext, now: i64) -> Result<u64,
         }
     }
     Ok(reaped)
+}
+
+/// The negative control: decide from a read, then record without the fence after a while
+/// (a busy replica: each expired lease after its own random delay of up to 0.8 s).
+#[cfg(feature = "fault-injection")]
+async fn reap_unfenced(ctx: &DeliveryContext, now: i64) -> Result<u64, StoreError> {
+    for lease in ctx.store.expired_leases(now, BATCH).await? {
+        let (store, policy) = (ctx.store.clone(), ctx.policy.clone());
+        tokio::spawn(async move {
+            let delay = rand::random::<u64>() % 800;
+            tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+            let result =
+                AttemptResult::failed(ErrorClass::Timeout, "lease expired (unfenced reaper)");
+            let next = decide(&result, lease.hop_number, lease.max_attempts, &policy, now);
+            let _ = store
+                .finish_attempt_unfenced(lease.fence(), &result, FinishedBy::Reaper, next, now)
+                .await;
+        });
+    }
+    Ok(0)
 }
 
 /// Counts a relay attempt that no edge plane leased within the pickup timeout of being due

@@ -172,6 +172,22 @@ async fn accept(
             return Err(refused);
         }
     };
+    #[cfg(feature = "fault-injection")]
+    let dedup_cutoff = if ctx.config.unguarded_event_dedup {
+        // Check, then insert: the key is read here and claimed below whoever holds it.
+        if let Some(key) = &request.event_key
+            && let Some(existing) = state
+                .store
+                .event_key_holder(tenant, &request.endpoint, key, dedup_cutoff)
+                .await?
+        {
+            return Ok(Submitted::Duplicate(existing));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        i64::MAX
+    } else {
+        dedup_cutoff
+    };
     let event_id = new_id("evt");
     let acceptance = Acceptance {
         event: NewEvent {

@@ -176,6 +176,18 @@ pub trait DeliveryStore {
     /// Deliveries of `endpoint` still pending or in flight.
     async fn pending_count(&self, tenant: &str, endpoint: &str) -> Result<u64, StoreError>;
 
+    /// Negative control: records an outcome and applies `next` without the fence (no
+    /// state, lease token or attempt check), as a reaper acting on a stale read would.
+    #[cfg(feature = "fault-injection")]
+    async fn finish_attempt_unfenced(
+        &self,
+        fence: Fence<'_>,
+        result: &AttemptResult,
+        finished_by: FinishedBy,
+        next: Transition,
+        now: i64,
+    ) -> Result<bool, StoreError>;
+
     /// Negative control: the ids a claim would take, read outside any write.
     #[cfg(feature = "fault-injection")]
     async fn due_ids(&self, now: i64, limit: u32) -> Result<Vec<String>, StoreError>;

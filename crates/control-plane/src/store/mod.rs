@@ -107,16 +107,23 @@ pub trait StoreTx: ResourceTx + SecretTx + KeyTx + ReplayTx + Send {
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
 }
 
-/// How many connections a replica's PostgreSQL pool holds at most.
+/// How many connections a replica's PostgreSQL pool holds at most, by default.
 pub const POSTGRES_POOL: u32 = 16;
 
 /// Opens the backend the URL's scheme names (`sqlite://PATH`, `sqlite::memory:`,
 /// `postgres://…` or `postgresql://…`) and runs its pending migrations.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
+    open_with(url, POSTGRES_POOL).await
+}
+
+/// [`open`], with at most `max_connections` to PostgreSQL.
+pub async fn open_with(url: &str, max_connections: u32) -> Result<Arc<dyn Store>, StoreError> {
     let scheme = url.split(':').next().unwrap_or_default();
     match scheme {
         "sqlite" => Ok(Arc::new(SqliteStore::open(url).await?)),
-        "postgres" | "postgresql" => Ok(Arc::new(PostgresStore::open(url, POSTGRES_POOL).await?)),
+        "postgres" | "postgresql" => Ok(Arc::new(
+            PostgresStore::open(url, max_connections.max(2)).await?,
+        )),
         _ => Err(StoreError::UnsupportedUrl(redact(url))),
     }
 }

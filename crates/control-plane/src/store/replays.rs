@@ -18,6 +18,10 @@ pub struct NewReplay<'a> {
     /// The attempt budget of each re-delivery.
     pub max_attempts: u32,
     pub now: i64,
+    /// Negative control for tests only: write the session over any with the same id instead
+    /// of claiming the id.
+    #[cfg(feature = "fault-injection")]
+    pub overwrite: bool,
 }
 
 impl NewReplay<'_> {

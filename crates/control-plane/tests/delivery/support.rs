@@ -304,6 +304,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_switchyard-control-plane");
 
 /// Starts `switchyard-control-plane serve` on a free port; waits for its URL.
 pub async fn spawn_control_plane(db: &Path, extra: &[&str]) -> Child {
+    spawn_serve(&format!("sqlite://{}", db.display()), extra, &[]).await
+}
+
+/// Starts `switchyard-control-plane serve` over the database `db_url`, with `env` set.
+pub async fn spawn_serve(db_url: &str, extra: &[&str], env: &[(&str, &str)]) -> Child {
     let mut command = tokio::process::Command::new(BIN);
     command
         .args([
@@ -314,8 +319,9 @@ pub async fn spawn_control_plane(db: &Path, extra: &[&str]) -> Child {
             &format!("acme:{TOKEN}"),
         ])
         .arg("--db")
-        .arg(format!("sqlite://{}", db.display()))
+        .arg(db_url)
         .args(extra)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true);

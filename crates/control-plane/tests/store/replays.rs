@@ -63,6 +63,7 @@ async fn start(store: Arc<dyn Store>, id: &str, fingerprint: &[u8]) -> ReplaySta
             filter_limit: 1_000,
             max_attempts: 5,
             now: T0 + 1_000,
+            overwrite: false,
         })
         .await
         .unwrap()

@@ -233,7 +233,17 @@ const FINISH: &str = "UPDATE deliveries SET state = $1, next_attempt_at = $2, \
      updated_at = $7 WHERE id = $8 AND state = 'in_flight' AND lease_token = $9 AND current_attempt = $4 \
      RETURNING replay_of";
 
+/// The negative control's finish: the same update without the fence.
+#[cfg(feature = "fault-injection")]
+const FINISH_UNFENCED: &str = "UPDATE deliveries SET state = $1, next_attempt_at = $2, \
+     dead_at = COALESCE($3, dead_at), \
+     exhausted_hop = CASE WHEN $1 = 'dead' THEN (SELECT hop FROM attempts WHERE id = $4) ELSE exhausted_hop END, \
+     lease_owner = NULL, lease_until = NULL, current_attempt = NULL, last_status = $5, error_class = $6, \
+     updated_at = $7 WHERE id = $8 AND $9::bigint IS NOT NULL AND $4 IS NOT NULL \
+     RETURNING replay_of";
+
 async fn finish(
+    sql: &str,
     conn: &mut PgConnection,
     fence: Fence<'_>,
     result: &AttemptResult,
@@ -249,7 +259,7 @@ async fn finish(
     if state == "pending" && replay_cancelled(conn, fence.delivery_id).await? {
         (state, next_at) = ("cancelled", None);
     }
-    let Some(replay_of) = sqlx::query_scalar::<_, Option<String>>(FINISH)
+    let Some(replay_of) = sqlx::query_scalar::<_, Option<String>>(sql)
         .bind(state)
         .bind(next_at)
         .bind(dead_at)
@@ -357,7 +367,7 @@ impl DeliveryStore for PostgresStore {
         now: i64,
     ) -> Result<bool, StoreError> {
         let mut tx = self.write().await?;
-        let recorded = finish(&mut tx, fence, result, finished_by, next, now).await?;
+        let recorded = finish(FINISH, &mut tx, fence, result, finished_by, next, now).await?;
         tx.commit().await?;
         Ok(recorded)
     }
@@ -419,6 +429,30 @@ impl DeliveryStore for PostgresStore {
         .fetch_one(&self.pool)
         .await?;
         Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    #[cfg(feature = "fault-injection")]
+    async fn finish_attempt_unfenced(
+        &self,
+        fence: Fence<'_>,
+        result: &AttemptResult,
+        finished_by: FinishedBy,
+        next: Transition,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let recorded = finish(
+            FINISH_UNFENCED,
+            &mut tx,
+            fence,
+            result,
+            finished_by,
+            next,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(recorded)
     }
 
     #[cfg(feature = "fault-injection")]

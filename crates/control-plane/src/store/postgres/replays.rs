@@ -185,22 +185,37 @@ pub(super) async fn restore_original(
     Ok(())
 }
 
+/// The guarded creation of a session: `None` when the id is taken.
+const CREATE_SESSION: &str = "INSERT INTO replay_sessions (tenant, id, fingerprint, request, rate_per_s, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, id) DO NOTHING RETURNING id";
+
+/// The negative control's creation: over whatever session has the id.
+#[cfg(feature = "fault-injection")]
+const OVERWRITE_SESSION: &str = "INSERT INTO replay_sessions (tenant, id, fingerprint, request, rate_per_s, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id";
+
+fn session_insert(new: &NewReplay<'_>) -> &'static str {
+    #[cfg(feature = "fault-injection")]
+    if new.overwrite {
+        return OVERWRITE_SESSION;
+    }
+    let _ = new;
+    CREATE_SESSION
+}
+
 #[async_trait]
 impl ReplayStore for PostgresStore {
     async fn start_replay(&self, new: &NewReplay<'_>) -> Result<ReplayStart, StoreError> {
         let mut tx = self.write().await?;
-        let created: Option<String> = sqlx::query_scalar(
-            "INSERT INTO replay_sessions (tenant, id, fingerprint, request, rate_per_s, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, id) DO NOTHING RETURNING id",
-        )
-        .bind(new.tenant)
-        .bind(new.id)
-        .bind(new.fingerprint)
-        .bind(serde_json::to_string(new.request).map_err(corrupt)?)
-        .bind(new.request.rate_per_s)
-        .bind(new.now)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let created: Option<String> = sqlx::query_scalar(session_insert(new))
+            .bind(new.tenant)
+            .bind(new.id)
+            .bind(new.fingerprint)
+            .bind(serde_json::to_string(new.request).map_err(corrupt)?)
+            .bind(new.request.rate_per_s)
+            .bind(new.now)
+            .fetch_optional(&mut *tx)
+            .await?;
         if created.is_none() {
             let fingerprint: Vec<u8> = sqlx::query_scalar(
                 "SELECT fingerprint FROM replay_sessions WHERE tenant = $1 AND id = $2",

@@ -224,7 +224,21 @@ const FINISH: &str = "UPDATE deliveries SET \
      WHERE id = ? AND state = 'in_flight' AND lease_token = ? AND current_attempt = ? \
      RETURNING state, replay_of";
 
+/// The negative control's finish: the same update without the fence.
+#[cfg(feature = "fault-injection")]
+const FINISH_UNFENCED: &str = "UPDATE deliveries SET \
+     state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
+       WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
+       THEN 'cancelled' ELSE ? END, \
+     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), \
+     exhausted_hop = CASE WHEN ? = 'dead' THEN (SELECT hop FROM attempts WHERE id = ?) ELSE exhausted_hop END, \
+     lease_owner = NULL, lease_until = NULL, \
+     current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
+     WHERE id = ? AND ? IS NOT NULL AND ? IS NOT NULL \
+     RETURNING state, replay_of";
+
 async fn finish(
+    sql: &str,
     conn: &mut SqliteConnection,
     fence: Fence<'_>,
     result: &AttemptResult,
@@ -237,7 +251,7 @@ async fn finish(
         Transition::RetryAt(at) => ("pending", Some(at), None, result.error_class),
         Transition::Dead => ("dead", None, Some(now), result.error_class),
     };
-    let Some((state, replay_of)) = sqlx::query_as::<_, (String, Option<String>)>(FINISH)
+    let Some((state, replay_of)) = sqlx::query_as::<_, (String, Option<String>)>(sql)
         .bind(state)
         .bind(state)
         .bind(next_at)
@@ -352,7 +366,7 @@ impl DeliveryStore for SqliteStore {
         now: i64,
     ) -> Result<bool, StoreError> {
         let mut tx = self.write().await?;
-        let recorded = finish(&mut tx, fence, result, finished_by, next, now).await?;
+        let recorded = finish(FINISH, &mut tx, fence, result, finished_by, next, now).await?;
         tx.commit().await?;
         Ok(recorded)
     }
@@ -413,6 +427,30 @@ impl DeliveryStore for SqliteStore {
         .fetch_one(&self.readers)
         .await?;
         Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    #[cfg(feature = "fault-injection")]
+    async fn finish_attempt_unfenced(
+        &self,
+        fence: Fence<'_>,
+        result: &AttemptResult,
+        finished_by: FinishedBy,
+        next: Transition,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let recorded = finish(
+            FINISH_UNFENCED,
+            &mut tx,
+            fence,
+            result,
+            finished_by,
+            next,
+            now,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(recorded)
     }
 
     #[cfg(feature = "fault-injection")]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Switchyard needs on Debian 12: system packages (as root
-# or with sudo), the UI's npm packages, and tauri-driver for the WebDriver end-to-end tests.
+# or with sudo), the UI's npm packages, tauri-driver for the WebDriver end-to-end tests, and
+# a PostgreSQL server on 127.0.0.1:5432 when none answers there (scripts/lib/postgres.sh).
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,4 +47,9 @@ if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-d
   echo "setup: installing tauri-driver"
   cargo install tauri-driver --locked --version '^2' --quiet
 fi
+# PostgreSQL on 127.0.0.1:5432 for the store's conformance and multi-replica tests.
+# shellcheck source=lib/postgres.sh
+. scripts/lib/postgres.sh
+ensure_postgres
+
 echo "setup: ready"

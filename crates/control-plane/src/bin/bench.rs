@@ -4,12 +4,19 @@
 //! bookkeeping switched off (the baseline), and a keyed replay, at 1 and 16 concurrent
 //! clients. Rounds alternate between the variants and the median round is reported, so
 //! machine noise hits all of them alike. Figures are printed as ratios to the baseline.
+//!
+//! `BENCH_DB=postgres://USER@HOST:PORT` runs the same on PostgreSQL (each server on a new
+//! database of its own, dropped at the end); otherwise SQLite.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+
+#[path = "support/bench_db.rs"]
+mod bench_db;
+use bench_db::BenchDb;
 use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::{Server, ServerConfig};
 
@@ -38,14 +45,10 @@ struct Round {
     p99_us: f64,
 }
 
-async fn start(require_key: bool, dir: &tempfile::TempDir, name: &str) -> anyhow::Result<Server> {
+async fn start(require_key: bool, db: &BenchDb) -> anyhow::Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("bench", TOKEN);
-    let db = format!(
-        "sqlite://{}",
-        dir.path().join(format!("{name}.db")).display()
-    );
-    let mut config = ServerConfig::new("127.0.0.1:0".parse()?, db, tenants);
+    let mut config = ServerConfig::new("127.0.0.1:0".parse()?, db.url(), tenants);
     config.idempotency.require_key = require_key;
     Server::start(config).await
 }
@@ -120,9 +123,13 @@ async fn main() -> anyhow::Result<()> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1600);
-    let dir = tempfile::tempdir()?;
-    let plain = start(false, &dir, "plain").await?;
-    let keyed = start(true, &dir, "keyed").await?;
+    let server = std::env::var("BENCH_DB").ok();
+    let (plain_db, keyed_db) = (
+        BenchDb::create(server.as_deref(), "plain").await?,
+        BenchDb::create(server.as_deref(), "keyed").await?,
+    );
+    let plain = start(false, &plain_db).await?;
+    let keyed = start(true, &keyed_db).await?;
     let seq = Arc::new(AtomicU64::new(0));
     // The replayed key completes once up front.
     round(&keyed.url(), Variant::Replay, 1, 1, seq.clone()).await?;
@@ -130,7 +137,13 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "switchyard-cp-bench: {rounds} alternating rounds of {requests} requests per variant, median round shown"
     );
-    println!("(SQLite WAL, synchronous=NORMAL, loopback HTTP/1.1, client in the same process)\n");
+    if keyed_db.is_postgres() {
+        println!("(PostgreSQL, READ COMMITTED, loopback HTTP/1.1, client in the same process)\n");
+    } else {
+        println!(
+            "(SQLite WAL, synchronous=NORMAL, loopback HTTP/1.1, client in the same process)\n"
+        );
+    }
     for clients in [1usize, 16] {
         let per_client = requests / clients;
         let mut results: Vec<(Variant, Vec<Round>)> =
@@ -185,10 +198,13 @@ async fn main() -> anyhow::Result<()> {
         }
         println!();
     }
+    let target = if keyed_db.is_postgres() { "1.3" } else { "1.6" };
     println!(
-        "cost vs base = baseline req/s ÷ variant req/s (target for the keyed create: at most 1.6×)"
+        "cost vs base = baseline req/s ÷ variant req/s (target for the keyed create: at most {target}×)"
     );
     plain.stop().await?;
     keyed.stop().await?;
+    plain_db.drop_database().await?;
+    keyed_db.drop_database().await?;
     Ok(())
 }

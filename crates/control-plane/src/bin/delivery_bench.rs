@@ -6,7 +6,14 @@
 //! - DLQ first page (unfiltered and filtered) and stats latency p50/p95 with N dead
 //!   deliveries (default 1,000,000, bulk-inserted) vs. GET /healthz latency.
 //!
+//! - with `--replicas 1,3`: events delivered/s by 1 and by 3 replicas (servers with their
+//!   own pools and workers) draining one backlog, as a ratio to the single replica.
+//!
+//! `--db postgres://USER@HOST:PORT` runs everything on PostgreSQL, each part on a database of
+//! its own (dropped at the end); otherwise SQLite.
+//!
 //! Usage: switchyard-delivery-bench [--events N] [--dlq-rows N] [--concurrency N]
+//!        [--db URL] [--replicas LIST] [--skip-dlq]
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -22,36 +29,20 @@ use switchyard_control_plane::delivery::schedule::parse_schedule;
 use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::{Server, ServerConfig};
 
+#[path = "support/bench_db.rs"]
+mod bench_db;
+use bench_db::BenchDb;
+
 const TOKEN: &str = "bench-token-123";
-
-/// A scratch directory removed on drop.
-struct Scratch(std::path::PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> anyhow::Result<Self> {
-        let dir = std::env::temp_dir().join(format!(
-            "switchyard-{name}-{}",
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(&dir)?;
-        Ok(Self(dir))
-    }
-
-    fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 struct Args {
     events: usize,
     dlq_rows: u64,
     concurrency: usize,
+    /// A PostgreSQL server to run on; SQLite when absent.
+    db: Option<String>,
+    replicas: Vec<usize>,
+    skip_dlq: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -59,26 +50,40 @@ fn args() -> anyhow::Result<Args> {
         events: 5_000,
         dlq_rows: 1_000_000,
         concurrency: 16,
+        db: None,
+        replicas: Vec::new(),
+        skip_dlq: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--skip-dlq" {
+            args.skip_dlq = true;
+            continue;
+        }
         let value = it.next().with_context(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--events" => args.events = value.parse()?,
             "--dlq-rows" => args.dlq_rows = value.parse()?,
             "--concurrency" => args.concurrency = value.parse()?,
+            "--db" => args.db = Some(value),
+            "--replicas" => {
+                args.replicas = value
+                    .split(',')
+                    .map(|n| n.trim().parse())
+                    .collect::<Result<_, _>>()?;
+            }
             other => anyhow::bail!("unknown flag {other}"),
         }
     }
     Ok(args)
 }
 
-async fn start(dir: &std::path::Path, worker: bool) -> anyhow::Result<Server> {
+async fn start(db: &BenchDb, worker: bool) -> anyhow::Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("bench", TOKEN);
     let mut config = ServerConfig::new(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.join("cp.db").display()),
+        db.url(),
         tenants,
     );
     config.delivery.run_worker = worker;
@@ -186,8 +191,8 @@ async fn throughput(args: &Args) -> anyhow::Result<()> {
     let hook = receiver(received.clone()).await?;
 
     // Accepting: worker off, so only the submission path is measured.
-    let dir = Scratch::new("bench-throughput")?;
-    let server = start(dir.path(), false).await?;
+    let db = BenchDb::create(args.db.as_deref(), "throughput").await?;
+    let server = start(&db, false).await?;
     let base = server.url();
     setup_route(&client, &base, &hook).await?;
     let (c, b) = (client.clone(), base.clone());
@@ -237,7 +242,7 @@ async fn throughput(args: &Args) -> anyhow::Result<()> {
     .await?;
     received.store(0, Ordering::Relaxed);
     let started = Instant::now();
-    let server = start(dir.path(), true).await?;
+    let server = start(&db, true).await?;
     while received.load(Ordering::Relaxed) < args.events as u64 {
         anyhow::ensure!(
             started.elapsed() < Duration::from_secs(600),
@@ -251,46 +256,82 @@ async fn throughput(args: &Args) -> anyhow::Result<()> {
         "events delivered/s:       {delivered_rate:>10.0}   (baseline raw POSTs to the receiver: {raw_rate:.0}/s, ratio {:.2})",
         delivered_rate / raw_rate
     );
+    db.drop_database().await?;
+    Ok(())
+}
+
+/// Accepts `events` events (no worker running), then times `replicas` servers with workers
+/// draining them to the receiver.
+async fn drain_with(args: &Args, replicas: usize) -> anyhow::Result<f64> {
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let received = Arc::new(AtomicU64::new(0));
+    let hook = receiver(received.clone()).await?;
+    let db = BenchDb::create(args.db.as_deref(), &format!("replicas{replicas}")).await?;
+    let server = start(&db, false).await?;
+    let base = server.url();
+    setup_route(&client, &base, &hook).await?;
+    let (c, b) = (client.clone(), base.clone());
+    rate(args.events, args.concurrency, move |i| {
+        let (c, b) = (c.clone(), b.clone());
+        async move {
+            let r = c
+                .post(format!("{b}/v1/events"))
+                .bearer_auth(TOKEN)
+                .json(&json!({"endpoint": "ep", "event_type": "bench", "payload": {"i": i}}))
+                .send()
+                .await?;
+            anyhow::ensure!(r.status().as_u16() == 202, "submit: HTTP {}", r.status());
+            Ok(())
+        }
+    })
+    .await?;
+    server.stop().await?;
+    let started = Instant::now();
+    let mut servers = Vec::new();
+    for _ in 0..replicas {
+        servers.push(start(&db, true).await?);
+    }
+    while received.load(Ordering::Relaxed) < args.events as u64 {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(600),
+            "delivery stalled"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let delivered = args.events as f64 / started.elapsed().as_secs_f64();
+    for s in servers {
+        s.stop().await?;
+    }
+    anyhow::ensure!(
+        received.load(Ordering::Relaxed) == args.events as u64,
+        "the receiver got {} requests for {} events",
+        received.load(Ordering::Relaxed),
+        args.events
+    );
+    db.drop_database().await?;
+    Ok(delivered)
+}
+
+async fn replicas(args: &Args) -> anyhow::Result<()> {
+    let mut base = None;
+    for &n in &args.replicas {
+        let rate = drain_with(args, n).await?;
+        let first = *base.get_or_insert(rate);
+        println!(
+            "delivered/s, {n} replica(s):  {rate:>10.0}   (ratio to {} replica(s): {:.2})",
+            args.replicas[0],
+            rate / first
+        );
+    }
     Ok(())
 }
 
 async fn dlq(args: &Args) -> anyhow::Result<()> {
-    let dir = Scratch::new("bench-dlq")?;
-    let server = start(dir.path(), false).await?;
-    // The fixture rows go straight into the server's database file: bench data, written
-    // once, not a path the server runs (its store owns every statement it runs).
-    let writer =
-        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("cp.db").display()))
-            .await?;
+    let db = BenchDb::create(args.db.as_deref(), "dlq").await?;
+    let server = start(&db, false).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
-    // One statement per 100k rows: 50 targets, 10 endpoints, 20 flows, 5 error classes,
-    // deaths spread over the last 30 days. The DLQ counters are maintained by the triggers.
-    let batch = 100_000u64;
-    let mut done = 0u64;
-    while done < args.dlq_rows {
-        let n = batch.min(args.dlq_rows - done);
-        sqlx::query(
-            "WITH RECURSIVE seq(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM seq WHERE i < ?) \
-             INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
-               attempts_made, max_attempts, created_at, updated_at, dead_at, error_class, last_status) \
-             SELECT printf('dlv_bench%012d', i), 'bench', printf('evt_bench%012d', i), 'bench', \
-               'ep-' || (i % 10), 'fl-' || (i % 20), 'tg-' || (i % 50), 'async_inline', 'dead', 5, 5, \
-               ? - (i * 2591) % 2592000000, ? - (i * 2591) % 2592000000, ? - (i * 2591) % 2592000000, \
-               CASE i % 5 WHEN 0 THEN 'http_5xx' WHEN 1 THEN 'http_4xx' WHEN 2 THEN 'timeout' WHEN 3 THEN 'connect' ELSE 'tls' END, \
-               CASE i % 5 WHEN 0 THEN 503 WHEN 1 THEN 404 ELSE NULL END \
-             FROM seq",
-        )
-        .bind(done as i64)
-        .bind((done + n - 1) as i64)
-        .bind(now)
-        .bind(now)
-        .bind(now)
-        .execute(&writer)
-        .await?;
-        done += n;
-    }
-    sqlx::query("ANALYZE").execute(&writer).await?;
+    seed_dead(&db, args.dlq_rows, now).await?;
     println!(
         "DLQ rows inserted:        {:>10}   in {:.1} s",
         args.dlq_rows,
@@ -372,6 +413,71 @@ async fn dlq(args: &Args) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64() * 1000.0
     );
     server.stop().await?;
+    db.drop_database().await?;
+    Ok(())
+}
+
+/// Bulk-inserts `rows` dead deliveries: 50 targets, 10 endpoints, 20 flows, 5 error classes,
+/// deaths spread over the last 30 days, one statement per 100k rows. The fixture rows go
+/// straight into the server's database: bench data, written once, not a path the server
+/// runs (its store owns every statement it runs). The DLQ counters follow by trigger.
+async fn seed_dead(db: &BenchDb, rows: u64, now: i64) -> anyhow::Result<()> {
+    let batch = 100_000u64;
+    let mut done = 0u64;
+    if db.is_postgres() {
+        let writer = sqlx::PgPool::connect(&db.url()).await?;
+        while done < rows {
+            let n = batch.min(rows - done);
+            sqlx::query(
+                "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
+                   attempts_made, webhook_hop_attempts, max_attempts, created_at, updated_at, dead_at, exhausted_hop, \
+                   error_class, last_status) \
+                 SELECT 'dlv_bench' || lpad(i::text, 12, '0'), 'bench', 'evt_bench' || lpad(i::text, 12, '0'), 'bench', \
+                   'ep-' || (i % 10), 'fl-' || (i % 20), 'tg-' || (i % 50), 'async_inline', 'dead', 5, 5, 5, \
+                   $1 - (i * 2591) % 2592000000, $1 - (i * 2591) % 2592000000, $1 - (i * 2591) % 2592000000, \
+                   'control_plane_webhook', \
+                   CASE i % 5 WHEN 0 THEN 'http_5xx' WHEN 1 THEN 'http_4xx' WHEN 2 THEN 'timeout' WHEN 3 THEN 'connect' ELSE 'tls' END, \
+                   CASE i % 5 WHEN 0 THEN 503 WHEN 1 THEN 404 ELSE NULL END \
+                 FROM generate_series($2::bigint, $3::bigint) AS s(i)",
+            )
+            .bind(now)
+            .bind(done as i64)
+            .bind((done + n - 1) as i64)
+            .execute(&writer)
+            .await?;
+            done += n;
+        }
+        sqlx::query("ANALYZE").execute(&writer).await?;
+        writer.close().await;
+        return Ok(());
+    }
+    let writer = sqlx::SqlitePool::connect(&db.url()).await?;
+    while done < rows {
+        let n = batch.min(rows - done);
+        sqlx::query(
+            "WITH RECURSIVE seq(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM seq WHERE i < ?) \
+             INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
+               attempts_made, webhook_hop_attempts, max_attempts, created_at, updated_at, dead_at, exhausted_hop, \
+               error_class, last_status) \
+             SELECT printf('dlv_bench%012d', i), 'bench', printf('evt_bench%012d', i), 'bench', \
+               'ep-' || (i % 10), 'fl-' || (i % 20), 'tg-' || (i % 50), 'async_inline', 'dead', 5, 5, 5, \
+               ? - (i * 2591) % 2592000000, ? - (i * 2591) % 2592000000, ? - (i * 2591) % 2592000000, \
+               'control_plane_webhook', \
+               CASE i % 5 WHEN 0 THEN 'http_5xx' WHEN 1 THEN 'http_4xx' WHEN 2 THEN 'timeout' WHEN 3 THEN 'connect' ELSE 'tls' END, \
+               CASE i % 5 WHEN 0 THEN 503 WHEN 1 THEN 404 ELSE NULL END \
+             FROM seq",
+        )
+        .bind(done as i64)
+        .bind((done + n - 1) as i64)
+        .bind(now)
+        .bind(now)
+        .bind(now)
+        .execute(&writer)
+        .await?;
+        done += n;
+    }
+    sqlx::query("ANALYZE").execute(&writer).await?;
+    writer.close().await;
     Ok(())
 }
 
@@ -382,7 +488,20 @@ async fn main() -> anyhow::Result<()> {
         "switchyard-delivery-bench: events={} dlq_rows={} concurrency={}",
         args.events, args.dlq_rows, args.concurrency
     );
+    if let Some(db) = &args.db {
+        println!(
+            "database: PostgreSQL at {}",
+            switchyard_control_plane::store::redact(db)
+        );
+    } else {
+        println!("database: SQLite (WAL)");
+    }
     throughput(&args).await?;
-    dlq(&args).await?;
+    if !args.replicas.is_empty() {
+        replicas(&args).await?;
+    }
+    if !args.skip_dlq {
+        dlq(&args).await?;
+    }
     Ok(())
 }

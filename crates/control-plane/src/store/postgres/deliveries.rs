@@ -71,23 +71,30 @@ const CANDIDATE: &str = "SELECT d.id, d.tenant, d.target, d.edge, d.event_id, d.
      LEFT JOIN resources r ON r.tenant = d.tenant AND r.kind = 'target' AND r.name = d.target";
 
 /// The claim: only a pending delivery moves to in flight, whoever else tries at once. It
-/// counts the attempt against its hop ($1) and returns the numbers.
-const CLAIM: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+/// counts the attempt against its hop ($1), records the attempt in flight in the same
+/// statement and returns the numbers.
+const CLAIM: &str = "WITH c AS (UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
      edge_hop_attempts = edge_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 1 ELSE 0 END), \
      webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 0 ELSE 1 END), \
      lease_owner = $2, lease_until = $3, lease_token = lease_token + 1, current_attempt = $4, \
      next_attempt_at = NULL, updated_at = $5 WHERE id = $6 AND state = 'pending' \
      RETURNING attempts_made, lease_token, \
-     CASE WHEN $1 = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
+     CASE WHEN $1 = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END AS hop_made) \
+     INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
+     SELECT $4, $6, c.attempts_made, $1, c.hop_made, $5, 'in_flight', $2 FROM c \
+     RETURNING number, (SELECT lease_token FROM c), hop_number";
 
 /// The negative control's claim: the same update without the state guard.
 #[cfg(feature = "fault-injection")]
-const CLAIM_UNGUARDED: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
+const CLAIM_UNGUARDED: &str = "WITH c AS (UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
      edge_hop_attempts = edge_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 1 ELSE 0 END), \
      webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN $1 = 'control_plane_edge' THEN 0 ELSE 1 END), \
      lease_owner = $2, lease_until = $3, lease_token = lease_token + 1, current_attempt = $4, \
      next_attempt_at = NULL, updated_at = $5 WHERE id = $6 RETURNING attempts_made, lease_token, \
-     CASE WHEN $1 = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
+     CASE WHEN $1 = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END AS hop_made) \
+     INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
+     SELECT $4, $6, c.attempts_made, $1, c.hop_made, $5, 'in_flight', $2 FROM c \
+     RETURNING number, (SELECT lease_token FROM c), hop_number";
 
 /// Due deliveries of `scope`, locked for this transaction; rows another replica holds are
 /// skipped, not waited for.
@@ -157,19 +164,6 @@ async fn claim_candidates(
         else {
             continue;
         };
-        sqlx::query(
-            "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', $7)",
-        )
-        .bind(&attempt_id)
-        .bind(&c.id)
-        .bind(made)
-        .bind(hop.as_str())
-        .bind(hop_made)
-        .bind(now)
-        .bind(owner)
-        .execute(&mut *conn)
-        .await?;
         let key = (c.tenant.clone(), c.target.clone());
         if !secrets.contains_key(&key) {
             let values = super::secrets::active(conn, &c.tenant, &c.target, now).await?;
@@ -241,6 +235,48 @@ const FINISH_UNFENCED: &str = "UPDATE deliveries SET state = $1, next_attempt_at
      lease_owner = NULL, lease_until = NULL, current_attempt = NULL, last_status = $5, error_class = $6, \
      updated_at = $7 WHERE id = $8 AND $9::bigint IS NOT NULL AND $4 IS NOT NULL \
      RETURNING replay_of";
+
+/// Succeeded or dead: the fenced update and the attempt's outcome in one statement (it
+/// commits on its own; nothing else needs to be read first).
+const FINISH_FINAL: &str = "WITH d AS (UPDATE deliveries SET state = $1, dead_at = COALESCE($2, dead_at), \
+     exhausted_hop = CASE WHEN $1 = 'dead' THEN (SELECT hop FROM attempts WHERE id = $3) ELSE exhausted_hop END, \
+     lease_owner = NULL, lease_until = NULL, current_attempt = NULL, last_status = $4, error_class = $5, \
+     updated_at = $6 WHERE id = $7 AND state = 'in_flight' AND lease_token = $8 AND current_attempt = $3 \
+     RETURNING id) \
+     UPDATE attempts SET outcome = $9, duration_ms = $10, status_code = $4, error_class = $5, error = $11, \
+     finished_by = $12 WHERE id = $3 AND EXISTS (SELECT 1 FROM d) RETURNING id";
+
+/// [`FINISH_FINAL`]: `false` when fenced out.
+async fn finish_final(
+    pool: &sqlx::PgPool,
+    fence: Fence<'_>,
+    result: &AttemptResult,
+    finished_by: FinishedBy,
+    dead: bool,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let (state, dead_at) = if dead {
+        ("dead", Some(now))
+    } else {
+        ("succeeded", None)
+    };
+    let done: Option<String> = sqlx::query_scalar(FINISH_FINAL)
+        .bind(state)
+        .bind(dead_at)
+        .bind(fence.attempt_id)
+        .bind(result.status_code.map(i64::from))
+        .bind(result.error_class.map(ErrorClass::as_str))
+        .bind(now)
+        .bind(fence.delivery_id)
+        .bind(fence.lease_token)
+        .bind(if result.succeeded() { "succeeded" } else { "failed" })
+        .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
+        .bind(result.error.as_deref())
+        .bind(finished_by.as_str())
+        .fetch_optional(pool)
+        .await?;
+    Ok(done.is_some())
+}
 
 async fn finish(
     sql: &str,
@@ -366,6 +402,10 @@ impl DeliveryStore for PostgresStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError> {
+        if !matches!(next, Transition::RetryAt(_)) {
+            let dead = next == Transition::Dead;
+            return finish_final(&self.pool, fence, result, finished_by, dead, now).await;
+        }
         let mut tx = self.write().await?;
         let recorded = finish(FINISH, &mut tx, fence, result, finished_by, next, now).await?;
         tx.commit().await?;

@@ -106,6 +106,11 @@ struct ServeArgs {
     /// sharing the database delivers).
     #[arg(long)]
     no_worker: bool,
+    /// On SIGTERM or Ctrl-C, how long to wait for requests and attempts in progress to
+    /// finish before exiting (attempts still in flight then are retried by other replicas
+    /// once their leases expire).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    drain_timeout: Duration,
     /// This process's worker name, recorded as `performed_by` of its attempts (default:
     /// `worker-` and a random id). Name replicas to tell their attempts apart.
     #[arg(long)]
@@ -204,9 +209,31 @@ async fn main() -> anyhow::Result<()> {
     } else {
         None
     };
-    tokio::select! {
-        result = server.wait() => result,
-        _ = tokio::signal::ctrl_c() => Ok(()),
+    server
+        .run_until(shutdown_signal(), args.drain_timeout)
+        .await
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM (what `systemctl stop`, Kubernetes and most supervisors send).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

@@ -184,6 +184,45 @@ impl Server {
         Ok(())
     }
 
+    /// Drains and stops: stops accepting requests and finishes those in progress, and the
+    /// worker claims nothing more and records the attempts it holds, for at most `within`
+    /// (after that, their leases expire and other replicas retry them). Nothing is lost
+    /// either way; draining first spares receivers a repeated attempt.
+    pub async fn drain(mut self, within: Duration) -> anyhow::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let delivery = self.state.delivery.clone();
+        delivery
+            .draining
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        delivery.wake.notify_one();
+        if let Some(mut worker) = self.worker.take()
+            && tokio::time::timeout(within, &mut worker).await.is_err()
+        {
+            tracing::warn!(
+                "drain timed out; attempts still in flight are retried after their leases expire"
+            );
+            worker.abort();
+        }
+        self.stop().await
+    }
+
+    /// Runs until `signal` resolves, then drains (see [`Server::drain`]).
+    pub async fn run_until(
+        mut self,
+        signal: impl std::future::Future<Output = ()>,
+        drain_within: Duration,
+    ) -> anyhow::Result<()> {
+        tokio::select! {
+            result = &mut self.task => result?.map_err(Into::into),
+            () = signal => {
+                tracing::info!("draining: no new requests or attempts; finishing those in progress");
+                self.drain(drain_within).await
+            }
+        }
+    }
+
     /// Waits until the server stops (it only stops on `stop` or an I/O error).
     pub async fn wait(mut self) -> anyhow::Result<()> {
         (&mut self.task).await??;

@@ -95,6 +95,9 @@ pub struct DeliveryContext {
     /// Wakes the worker when new work is committed (here, or on another replica when the
     /// store can tell).
     pub wake: Arc<tokio::sync::Notify>,
+    /// Set when the server drains: the worker claims nothing more and ends once the
+    /// attempts it holds are recorded.
+    pub draining: std::sync::atomic::AtomicBool,
 }
 
 impl DeliveryContext {
@@ -111,6 +114,7 @@ impl DeliveryContext {
             http: http::client(),
             clock,
             wake: Arc::new(tokio::sync::Notify::new()),
+            draining: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

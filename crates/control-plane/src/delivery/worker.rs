@@ -85,12 +85,22 @@ pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claime
         .await
 }
 
-/// Runs the worker until the task is aborted.
+/// Runs the worker until the task is aborted, or until the context is draining and every
+/// attempt it claimed is recorded.
 pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let permits = Arc::new(Semaphore::new(ctx.config.concurrency.max(1)));
+        let concurrency = ctx.config.concurrency.max(1);
+        let permits = Arc::new(Semaphore::new(concurrency));
         let mut last_sweep = 0i64;
         loop {
+            if ctx.draining.load(std::sync::atomic::Ordering::SeqCst) {
+                // Every permit back means every attempt in flight has been recorded.
+                let _all = permits
+                    .acquire_many(u32::try_from(concurrency).unwrap_or(u32::MAX))
+                    .await;
+                tracing::info!(worker = %ctx.config.worker_id, "worker drained");
+                return;
+            }
             if ctx.clock.now_ms() - last_sweep > 60_000 {
                 last_sweep = ctx.clock.now_ms();
                 if let Err(e) = sweep_event_keys(&ctx).await {

@@ -210,3 +210,46 @@ async fn negative_control_a_stale_read_claim_double_delivers() {
     );
     server.stop().await.unwrap();
 }
+
+/// Drains `server` (or, when `drain` is false, stops it at once) while an attempt is at the
+/// receiver; returns the attempt's outcome as stored afterwards.
+async fn stop_during_an_attempt(drain: bool) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let server = switchyard_control_plane::Server::start(config(&db, FAST))
+        .await
+        .unwrap();
+    let api = Api::new(server.url());
+    let receiver = Receiver::start(|_| Reply {
+        status: 200,
+        delay: Duration::from_millis(800),
+    })
+    .await;
+    api.route(&receiver.url, json!({})).await;
+    let event = api.event_id(1).await;
+    wait_for(
+        "the attempt at the receiver",
+        Duration::from_secs(10),
+        || receiver.count() == 1,
+    )
+    .await;
+    if drain {
+        server.drain(Duration::from_secs(10)).await.unwrap();
+    } else {
+        server.stop().await.unwrap();
+    }
+    let store = switchyard_control_plane::store::open(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let found = store.event("acme", &event).await.unwrap().unwrap();
+    let attempt = &found.deliveries[0].attempts[0];
+    format!("{:?}", attempt.outcome)
+}
+
+#[tokio::test]
+async fn a_draining_server_records_the_attempts_it_holds_before_it_exits() {
+    assert_eq!(stop_during_an_attempt(true).await, "Succeeded");
+    // Stopped without draining, the same attempt is left to its lease (another replica, or
+    // this one after a restart, counts it as timed out and sends it again).
+    assert_eq!(stop_during_an_attempt(false).await, "InFlight");
+}

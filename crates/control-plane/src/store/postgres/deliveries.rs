@@ -269,7 +269,11 @@ async fn finish_final(
         .bind(now)
         .bind(fence.delivery_id)
         .bind(fence.lease_token)
-        .bind(if result.succeeded() { "succeeded" } else { "failed" })
+        .bind(if result.succeeded() {
+            "succeeded"
+        } else {
+            "failed"
+        })
         .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
         .bind(result.error.as_deref())
         .bind(finished_by.as_str())

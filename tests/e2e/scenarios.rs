@@ -147,11 +147,11 @@ async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
     app.click("nav-activity").await?;
     let log = app
         .wait_text("audit-table", "the enqueue and the confirmation", |t| {
-            t.contains("op.done") && t.contains("endpoint/e2e-signups")
+            t.contains("Confirmed by the control plane") && t.contains("endpoint/e2e-signups")
         })
         .await?;
-    let enqueued = log.find("write.enqueue");
-    let done = log.find("op.done");
+    let enqueued = log.find("Change queued");
+    let done = log.find("Confirmed by the control plane");
     // Newest first: the confirmation is listed above the enqueue.
     ensure!(
         matches!((done, enqueued), (Some(d), Some(e)) if d < e),

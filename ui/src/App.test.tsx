@@ -24,7 +24,6 @@ const overview: Overview = {
   disabled_endpoints: 1,
   pending: 0,
   needs_attention: 0,
-  dlq_size: null,
   recent: [],
 };
 

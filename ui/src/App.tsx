@@ -190,7 +190,7 @@ export function App() {
             </Text>
           </Group>
           <Group gap="sm" wrap="nowrap">
-            <ProfileSwitcher />
+            <ProfileSwitcher onOutbox={() => go("outbox")} />
             <Tooltip label="Light/dark theme (Ctrl+Shift+L)">
               <ActionIcon
                 variant="default"

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { SyncStatus } from "../ipc/bindings";
 import { CORE_EVENT } from "../ipc/bindings";
 import { useCoreEvents } from "../lib/events";
-import { mockCommands, renderUi } from "../test/render";
+import { mockCommands, renderUi, sandboxProfile } from "../test/render";
 import { StatusBar } from "./StatusBar";
 
 const status: SyncStatus = {
@@ -30,8 +30,9 @@ describe("StatusBar", () => {
       sync_status: () => status,
       check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
       overview: () => null as never,
+      list_profiles: () => [sandboxProfile({ name: "prod", sandbox: false })],
     });
-    renderUi(<Live />);
+    renderUi(<Live />, [sandboxProfile({ name: "prod", sandbox: false })]);
     expect(await screen.findByText("Online")).toBeInTheDocument();
     await act(() =>
       emit(CORE_EVENT, {
@@ -43,7 +44,7 @@ describe("StatusBar", () => {
       }),
     );
     expect(await screen.findByText(/Offline — working from the local copy/)).toBeInTheDocument();
-    expect(screen.getByTestId("status-pending")).toHaveTextContent("2 pending");
+    expect(screen.getByTestId("status-pending")).toHaveTextContent("2 pending for prod");
     await act(() =>
       emit(CORE_EVENT, {
         type: "sync",

@@ -139,9 +139,11 @@ origin: Origin, };
 
 export type Overview = { profile: string, endpoints: number, targets: number, flows: number, disabled_endpoints: number, pending: number, needs_attention: number, 
 /**
- * `null` when the control plane does not report it (or is unreachable).
+ * The latest actions a person took on this profile (sync runs and cache refreshes left
+ * out). The DLQ size is not here: it comes from the control plane (`dlq_stats`), so this
+ * answer never waits for the network.
  */
-dlq_size: number | null, recent: Array<AuditEntry>, };
+recent: Array<AuditEntry>, };
 
 export type PendingWrite = { op_id: number, operation: Operation, state: OpState, 
 /**

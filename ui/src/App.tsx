@@ -25,7 +25,7 @@ import {
   IconSun,
   IconTarget,
 } from "@tabler/icons-react";
-import { Fragment, type ReactNode, useEffect, useRef, useState } from "react";
+import { Fragment, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
@@ -40,7 +40,7 @@ import {
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
 import { ActivityPage } from "./pages/ActivityPage";
-import { DlqPage } from "./pages/DlqPage";
+import { DlqPage, type DlqSelection } from "./pages/DlqPage";
 import { OutboxPage } from "./pages/OutboxPage";
 import { OverviewPage } from "./pages/OverviewPage";
 import { ReplaysPage } from "./pages/ReplaysPage";
@@ -69,6 +69,8 @@ const pages: { id: Page; label: string; icon: ReactNode }[] = [
   { id: "replays", label: "Replays", icon: <IconRepeat size={18} /> },
 ];
 
+const NONE: Set<string> = new Set();
+
 const isKind = (page: Page): page is Kind =>
   page === "endpoint" || page === "target" || page === "flow";
 
@@ -82,6 +84,23 @@ export function App() {
   const [replayOf, setReplayOf] = useState<{ profile: string; id: string } | null>(null);
   const replay = replayOf && replayOf.profile === profile ? replayOf.id : null;
   const setReplay = (id: string | null) => setReplayOf(id && profile ? { profile, id } : null);
+  // The DLQ rows ticked for a replay survive a visit to Replays and back (not a switch).
+  const [picked, setPicked] = useState<{ profile: string; ids: Set<string> }>({
+    profile: "",
+    ids: NONE,
+  });
+  const setSelected = useCallback<DlqSelection["setSelected"]>(
+    (update) =>
+      setPicked((current) => ({
+        profile: profile ?? "",
+        ids: update(current.profile === profile ? current.ids : NONE),
+      })),
+    [profile],
+  );
+  const dlqSelection: DlqSelection = {
+    selected: picked.profile === profile ? picked.ids : NONE,
+    setSelected,
+  };
   const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
   const resourcesRef = useRef<ResourcesPageHandle>(null);
   const { setColorScheme } = useMantineColorScheme();
@@ -241,6 +260,7 @@ export function App() {
           {page === "activity" && <ActivityPage />}
           {page === "dlq" && (
             <DlqPage
+              selection={dlqSelection}
               onReplayStarted={(id) => {
                 setReplay(id);
                 go("replays");

@@ -171,13 +171,19 @@ pending: number,
  */
 needs_attention: number, };
 
+export type RedeliveryView = { target: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, error_class: FailureClass | null, last_status_code: number | null, };
+
 export type ReplayCountsView = { total: number, succeeded: number, failed: number, pending: number, cancelled: number, skipped: number, };
 
 export type ReplayItemView = { original_delivery_id: string, delivery_id: string | null, 
 /**
  * `pending`, `succeeded`, `failed`, `cancelled`, `skipped`.
  */
-status: string, reason: string | null, };
+status: string, reason: string | null, 
+/**
+ * Where the re-delivery stands (pending and failed items, the first ones only).
+ */
+redelivery: RedeliveryView | null, };
 
 export type ReplaySelectionInput = { "by": "ids", delivery_ids: Array<string>, } | { "by": "filter", filter: DlqFilterInput, };
 

@@ -39,6 +39,7 @@ import {
 } from "./ipc/queries";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
+import { useSendNotice } from "./lib/sendNotice";
 import { ActivityPage } from "./pages/ActivityPage";
 import { DlqPage, type DlqSelection } from "./pages/DlqPage";
 import { OutboxPage } from "./pages/OutboxPage";
@@ -107,6 +108,7 @@ export function App() {
   const scheme = useComputedColorScheme("light");
   const toggleScheme = () => setColorScheme(scheme === "dark" ? "light" : "dark");
   const syncNow = useSyncNow();
+  const notice = useSendNotice();
   const status = useSyncStatus();
   const overview = useOverview();
   // The palette searches the cache as you type; it never loads every resource up front.
@@ -123,13 +125,24 @@ export function App() {
     setTimeout(() => resourcesRef.current?.create(), 0);
   };
 
-  useHotkeys([
-    ...pages.map((p, i) => [`mod+${i + 1}`, () => go(p.id)] as [string, () => void]),
-    ["mod+N", () => isKind(page) && resourcesRef.current?.create()],
-    ["/", () => resourcesRef.current?.focusFilter()],
-    ["mod+shift+L", toggleScheme],
-    ["mod+shift+S", () => syncNow.mutate()],
-  ]);
+  // Ctrl shortcuts work from anywhere, a text field included (nothing types with Ctrl held);
+  // only the bare "/" leaves text fields alone.
+  useHotkeys(
+    [
+      ...pages.map((p, i) => [`mod+${i + 1}`, () => go(p.id)] as [string, () => void]),
+      ["mod+N", () => isKind(page) && resourcesRef.current?.create()],
+      ["mod+shift+L", toggleScheme],
+      [
+        "mod+shift+S",
+        () => {
+          syncNow.mutate();
+          notice();
+        },
+      ],
+    ],
+    [],
+  );
+  useHotkeys([["/", () => resourcesRef.current?.focusFilter()]]);
 
   const actions: SpotlightActionData[] = (() => {
     const jump = pages.map((p, i) => ({
@@ -151,7 +164,10 @@ export function App() {
         label: "Sync now",
         description: "Ctrl+Shift+S",
         group: "Actions",
-        onClick: () => syncNow.mutate(),
+        onClick: () => {
+          syncNow.mutate();
+          notice();
+        },
       },
       {
         id: "theme",
@@ -279,6 +295,7 @@ export function App() {
         onQueryChange={setQuery}
         limit={30}
         shortcut="mod + K"
+        tagsToIgnore={[]}
         nothingFound="Nothing found"
         highlightQuery
         searchProps={{

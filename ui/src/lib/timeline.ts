@@ -72,3 +72,12 @@ export function formatDelay(ms: number): string {
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
   return `${Math.round(ms / 3_600_000)} h`;
 }
+
+/** The schedule's delay is a jitter ceiling (0…N), not an exact time: say "up to". */
+export function plannedWords(number: number, delayMs: number): string {
+  if (number === 1)
+    return delayMs === 0 ? "on arrival" : `up to ${formatDelay(delayMs)} after arrival`;
+  return delayMs === 0
+    ? "right after the previous"
+    : `up to ${formatDelay(delayMs)} after the previous`;
+}

@@ -13,10 +13,11 @@ import {
   Table,
   Text,
   Title,
+  Tooltip,
 } from "@mantine/core";
 import type { DeliveryView } from "../../ipc/bindings";
 import { useDelivery, useEvent, useSchedule } from "../../ipc/dlqQueries";
-import { buildTimeline, formatDelay } from "../../lib/timeline";
+import { buildTimeline, plannedWords } from "../../lib/timeline";
 
 const time = (ms: number) => new Date(ms).toLocaleString();
 
@@ -28,7 +29,15 @@ export function Timeline({ delivery, schedule }: { delivery: DeliveryView; sched
         <Table.Thead>
           <Table.Tr>
             <Table.Th>#</Table.Th>
-            <Table.Th>Planned</Table.Th>
+            <Table.Th>
+              <Tooltip
+                multiline
+                w={320}
+                label="The retry schedule's delay is a ceiling: each retry waits a random time between 0 and it (jitter), so two attempts can run within the same second."
+              >
+                <span>Planned (at most)</span>
+              </Tooltip>
+            </Table.Th>
             <Table.Th>Ran at</Table.Th>
             <Table.Th>Took</Table.Th>
             <Table.Th>Answer</Table.Th>
@@ -38,9 +47,8 @@ export function Timeline({ delivery, schedule }: { delivery: DeliveryView; sched
           {rows.map((r) => (
             <Table.Tr key={r.number} data-testid={`timeline-row-${r.number}`}>
               <Table.Td>{r.number}</Table.Td>
-              <Table.Td>
-                {formatDelay(r.planned_delay_ms)}{" "}
-                {r.number > 1 ? "after the previous" : "on arrival"}
+              <Table.Td data-testid="timeline-planned">
+                {plannedWords(r.number, r.planned_delay_ms)}
               </Table.Td>
               <Table.Td>
                 {r.attempt ? (

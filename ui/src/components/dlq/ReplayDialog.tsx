@@ -222,6 +222,7 @@ export function ReplayDialog({
                 value={trialSize}
                 onChange={setTrialSize}
                 aria-label="Trial size"
+                data-testid="replay-trial-size"
               />
             )}
           </Group>

@@ -131,3 +131,63 @@ async fn dlq_rows_do_not_overlap_at_1024_with_long_names() -> Result<()> {
     app.shot("dlq-1024").await?;
     app.quit().await
 }
+
+#[tokio::test]
+#[ignore = "needs a display and the built app: run with `make test-e2e`"]
+async fn narrow_window_dark_theme_charts_and_badges_fit() -> Result<()> {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir()?;
+    let plane = Plane::start_one_attempt(work.path()).await?;
+    plane
+        .seed_dlq(DlqSeed {
+            endpoint: "payments",
+            flow: "payments-to-erp",
+            target: "legacy-erp",
+            event_type: "payment.failed",
+            count: 5,
+        })
+        .await?;
+    let app = App::launch().await?;
+    app.driver.set_window_rect(0, 0, 1024, 700).await?;
+    app.wait_online().await?;
+    app.add_profile("acme", &plane.url(), true).await?;
+    // The overview's DLQ tile is the server's count, the same as the DLQ page's badge.
+    app.click("nav-overview").await?;
+    app.wait_text("stat-dlq", "the DLQ size", |t| t.contains('5'))
+        .await?;
+    app.click("nav-endpoint").await?;
+    // Disable asks first; then the row carries the widest write badge there is.
+    app.click("row-payments").await?;
+    app.click("toggle-enabled").await?;
+    app.click("confirm-disable").await?;
+    app.wait_text("drawer-enabled", "the endpoint disabled", |t| {
+        t.contains("disabled")
+    })
+    .await?;
+    app.close_drawer().await?;
+    app.wait_css_text(
+        "[data-testid='row-payments'] [data-testid='pending-badge']",
+        "the confirmed disable",
+        |t| t.starts_with("Confirmed"),
+    )
+    .await?;
+    // No badge in the table is cut (the Write column used to end in "ENAB…").
+    let cut: u64 = app
+        .eval(
+            "return [...document.querySelectorAll(\"[data-testid='resource-rows'] .mantine-Badge-label\")]\
+               .filter(l => l.scrollWidth > l.clientWidth + 1).length;",
+        )
+        .await?;
+    ensure!(cut == 0, "{cut} badges are cut at 1024 px");
+    app.shot("endpoints-1024").await?;
+    app.click("nav-dlq").await?;
+    app.click("tab-charts").await?;
+    app.wait_text("dlq-charts", "the charts", |t| t.contains("Total: 5"))
+        .await?;
+    let bars = app.count("chart-hourly").await?;
+    ensure!(bars == 1, "the hourly chart is missing");
+    app.click("theme-toggle").await?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    app.shot("dlq-charts-dark-1024").await?;
+    app.quit().await
+}

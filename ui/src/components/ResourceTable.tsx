@@ -15,11 +15,11 @@ type Column = { key: SortKey | null; label: string; width: string; kinds?: Kind[
 // Minimum widths add up to what fits at 1024 px (the main area is ~780 px there), so the Write
 // badge ("Confirmed · enable") is never cut; the State column exists for endpoints only.
 const allColumns: Column[] = [
-  { key: "name", label: "Name", width: "minmax(130px, 1.2fr)" },
+  { key: "name", label: "Name", width: "minmax(120px, 1.2fr)" },
   { key: "summary", label: "Spec", width: "minmax(120px, 2fr)" },
   { key: null, label: "State", width: "96px", kinds: ["endpoint"] },
-  { key: "version", label: "Version", width: "64px" },
-  { key: "updated", label: "Updated", width: "88px" },
+  { key: "version", label: "Version", width: "76px" },
+  { key: "updated", label: "Updated", width: "92px" },
   { key: null, label: "Write", width: "minmax(196px, 1.2fr)" },
 ];
 const columnsOf = (kind: Kind) => allColumns.filter((c) => !c.kinds || c.kinds.includes(kind));

@@ -153,7 +153,7 @@ export function OutboxPage() {
                     </Text>
                   )}
                 </Table.Td>
-                <Table.Td style={{ whiteSpace: "nowrap" }}>
+                <Table.Td style={{ whiteSpace: "nowrap", minWidth: 150 }}>
                   <StateBadge state={entry.state} />
                 </Table.Td>
                 <Table.Td>

@@ -70,8 +70,8 @@ describe("ResourceForm", () => {
     );
   });
 
-  // One error per submit, and errors that stayed after the fix, were the walk-through's D10;
-  // a header line without a colon was dropped silently (D9).
+  // The form used to show one error per submit, keep errors after the fix, and drop a header
+  // line without a colon silently.
   it("flags every invalid field at once, before queueing, and clears each when it is edited", async () => {
     const calls = mockCommands({ list_resources: none, list_outbox: none });
     renderUi(<ResourceForm kind="target" resource={null} onDone={() => {}} />);

@@ -46,6 +46,7 @@ async fn open_state() -> anyhow::Result<AppState> {
         .or(first_remote)
         .unwrap_or_else(|| SANDBOX_PROFILE.to_owned());
     let state = AppState::new(core, active.clone());
+    state.load_last_sync(&active).await;
     if AppState::is_sandbox(&active) {
         state.ensure_sandbox().await?;
     }

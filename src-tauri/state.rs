@@ -56,7 +56,32 @@ impl AppState {
             profile: name.to_owned(),
             ..SyncStatus::default()
         };
+        self.load_last_sync(name).await;
         self.kick.notify_one();
+    }
+
+    /// The status starts with the profile's last successful refresh (from the local audit
+    /// log), so "Last sync" is right from the first screen instead of "never" until the first
+    /// sync event of this session arrives.
+    pub async fn load_last_sync(&self, profile: &str) {
+        let query = switchyard_core::AuditQuery {
+            profile: Some(profile.to_owned()),
+            action_prefix: Some("cache.refresh".into()),
+            limit: Some(1),
+            ..Default::default()
+        };
+        let last = match self.core.audit(query).await {
+            Ok(entries) => entries.first().map(|e| e.at),
+            Err(e) => {
+                tracing::warn!("cannot read the last refresh of {profile:?}: {e}");
+                None
+            }
+        };
+        self.update_status(|s| {
+            if s.profile == profile && s.last_sync_at.is_none() {
+                s.last_sync_at = last;
+            }
+        });
     }
 
     pub fn remembered_active(core: &Console) -> Option<String> {

@@ -181,11 +181,22 @@ pub async fn list_replays(
     Ok(sessions.into_iter().map(Into::into).collect())
 }
 
+/// One session with its items; the first pending or failed re-deliveries carry their attempt
+/// progress and last answer (read concurrently; left out when they cannot be read).
 #[tauri::command]
 pub async fn get_replay(
     state: State<'_, AppState>,
     profile: String,
     id: String,
 ) -> Result<ReplaySessionView> {
-    Ok(state.core.replay_session(&profile, &id).await?.into())
+    let session = state.core.replay_session(&profile, &id).await?;
+    let redeliveries = state
+        .core
+        .replay_redeliveries(&profile, &session, REDELIVERIES_SHOWN)
+        .await
+        .unwrap_or_default();
+    Ok(ReplaySessionView::with_redeliveries(session, &redeliveries))
 }
+
+/// How many re-deliveries a session view reads in detail (one request each, per refresh).
+const REDELIVERIES_SHOWN: usize = 50;

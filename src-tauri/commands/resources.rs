@@ -260,10 +260,10 @@ pub async fn overview(state: State<'_, AppState>, profile: String) -> Result<Ove
             ..Default::default()
         })
         .await?;
-    // Background cache refreshes are not activity a person did.
+    // Background refreshes and sync runs are not activity a person did.
     let recent = recent
         .into_iter()
-        .filter(|a| a.action != "cache.refresh")
+        .filter(|a| a.action != "cache.refresh" && a.action != "sync.run")
         .take(8);
     Ok(Overview {
         profile,
@@ -273,7 +273,6 @@ pub async fn overview(state: State<'_, AppState>, profile: String) -> Result<Ove
         disabled_endpoints: resources.disabled_endpoints,
         pending: (counts.pending + counts.sending) as u32,
         needs_attention: counts.needs_attention as u32,
-        dlq_size: None,
         recent: recent
             .into_iter()
             .map(crate::ipc::convert::audit_entry)

@@ -436,6 +436,32 @@ pub struct ReplayItemView {
     /// `pending`, `succeeded`, `failed`, `cancelled`, `skipped`.
     pub status: String,
     pub reason: Option<String>,
+    /// Where the re-delivery stands (pending and failed items, the first ones only).
+    pub redelivery: Option<RedeliveryView>,
+}
+
+/// A re-delivery's progress through its own retry schedule, and its last answer.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct RedeliveryView {
+    pub target: String,
+    pub attempts_made: u32,
+    pub max_attempts: u32,
+    pub next_attempt_at: Option<i64>,
+    pub error_class: Option<FailureClass>,
+    pub last_status_code: Option<u16>,
+}
+
+impl From<&Delivery> for RedeliveryView {
+    fn from(d: &Delivery) -> Self {
+        Self {
+            target: d.target.clone(),
+            attempts_made: d.attempts_made,
+            max_attempts: d.max_attempts,
+            next_attempt_at: d.next_attempt_at.as_ref().map(ms),
+            error_class: d.error_class.map(Into::into),
+            last_status_code: d.last_status_code,
+        }
+    }
 }
 
 impl From<ReplayItem> for ReplayItemView {
@@ -445,7 +471,23 @@ impl From<ReplayItem> for ReplayItemView {
             original_delivery_id: i.original_delivery_id,
             delivery_id: i.delivery_id,
             reason: i.reason,
+            redelivery: None,
         }
+    }
+}
+
+impl ReplaySessionView {
+    /// The session with the re-deliveries that were read attached to their items.
+    pub fn with_redeliveries(session: ReplaySession, redeliveries: &[Delivery]) -> Self {
+        let mut view = Self::from(session);
+        for item in &mut view.items {
+            item.redelivery = item
+                .delivery_id
+                .as_deref()
+                .and_then(|id| redeliveries.iter().find(|d| d.id == id))
+                .map(Into::into);
+        }
+        view
     }
 }
 

@@ -256,9 +256,9 @@ pub struct Overview {
     pub disabled_endpoints: u32,
     pub pending: u32,
     pub needs_attention: u32,
-    /// `null` when the control plane does not report it (or is unreachable).
-    #[ts(type = "number | null")]
-    pub dlq_size: Option<u64>,
+    /// The latest actions a person took on this profile (sync runs and cache refreshes left
+    /// out). The DLQ size is not here: it comes from the control plane (`dlq_stats`), so this
+    /// answer never waits for the network.
     pub recent: Vec<AuditEntry>,
 }
 

@@ -182,7 +182,7 @@ async fn dlq_fills_filters_and_a_replay_by_filter_completes_once() -> Result<()>
         &app,
         "[data-testid='replay-status']",
         Duration::from_secs(300),
-        |t| t == "completed",
+        |t| t.starts_with("completed"),
     )
     .await?;
     let rows = app

@@ -291,6 +291,19 @@ impl App {
         Ok(())
     }
 
+    /// Closes the open drawer and waits until it is gone.
+    pub async fn close_drawer(&self) -> Result<()> {
+        let script = "const b = document.querySelector('.mantine-Drawer-close'); if (b) b.click();";
+        self.driver.execute(script, vec![]).await?;
+        for _ in 0..50 {
+            if self.text_of(".mantine-Drawer-content").await.is_none() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        bail!("the drawer did not close")
+    }
+
     /// Runs a script and converts its result.
     pub async fn eval<T: serde::de::DeserializeOwned>(&self, script: &str) -> Result<T> {
         Ok(self.driver.execute(script, vec![]).await?.convert::<T>()?)

@@ -16,4 +16,5 @@ mod dlq;
 mod harness;
 mod plane;
 mod profiles;
+mod replay;
 mod scenarios;

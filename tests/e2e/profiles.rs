@@ -92,3 +92,64 @@ async fn an_unreachable_profile_shows_none_of_the_previous_ones_data() -> Result
     .await?;
     app.quit().await
 }
+
+/// Queues a create of endpoint `name` through the form; returns once it is saved locally.
+async fn queue_create(app: &App, name: &str) -> Result<()> {
+    app.click("nav-endpoint").await?;
+    app.click("new-resource").await?;
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    app.type_into("field-name", name).await?;
+    app.click("form-submit").await?;
+    app.wait_text("form-op-state", "the create saved locally", |t| {
+        t.contains("Saved locally")
+    })
+    .await?;
+    app.click("form-close").await?;
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs a display and the built app: run with `make test-e2e`"]
+async fn the_outbox_shows_the_writes_waiting_for_every_control_plane() -> Result<()> {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir()?;
+    let mut plane = Plane::start(work.path()).await?;
+    let app = App::launch().await?;
+    app.wait_online().await?;
+    app.add_profile("acme", &plane.url(), true).await?;
+    plane.stop().await?;
+    queue_create(&app, "acme-waits").await?;
+    app.add_profile("offline-cp", "http://127.0.0.1:9", false)
+        .await?;
+    queue_create(&app, "offline-waits").await?;
+
+    // On offline-cp, the outbox lists both control planes' writes, each with its own.
+    app.click("nav-outbox").await?;
+    let table = app
+        .wait_text("outbox-table", "both profiles' writes", |t| {
+            t.contains("acme-waits") && t.contains("offline-waits")
+        })
+        .await?;
+    ensure!(
+        table.contains("acme") && table.contains("offline-cp"),
+        "{table}"
+    );
+    app.wait_text("outbox-summary", "the summary across planes", |t| {
+        t.contains("1 waiting for offline-cp") && t.contains("1 waiting for acme")
+    })
+    .await?;
+    app.wait_text("status-others", "acme's write in the status bar", |t| {
+        t.contains("1 waiting for acme")
+    })
+    .await?;
+    app.shot("outbox-across-profiles").await?;
+    // The switcher counts each profile's unsent writes.
+    app.click("profile-switcher").await?;
+    app.wait_text("pending-acme", "acme's count", |t| t.contains("1 pending"))
+        .await?;
+    app.wait_text("pending-offline-cp", "offline-cp's count", |t| {
+        t.contains("1 pending")
+    })
+    .await?;
+    app.quit().await
+}

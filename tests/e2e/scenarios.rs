@@ -28,18 +28,6 @@ async fn edit_description(app: &App, name: &str, description: &str) -> Result<()
     Ok(())
 }
 
-async fn close_drawer(app: &App) -> Result<()> {
-    let script = "const b = document.querySelector('.mantine-Drawer-close'); if (b) b.click();";
-    app.driver.execute(script, vec![]).await?;
-    for _ in 0..50 {
-        if app.text_of(".mantine-Drawer-content").await.is_none() {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    anyhow::bail!("the drawer did not close")
-}
-
 #[tokio::test]
 #[ignore = "needs a display and the built app: run with `make test-e2e`"]
 async fn first_launch_shows_the_sandbox() -> Result<()> {
@@ -69,7 +57,7 @@ async fn first_launch_shows_the_sandbox() -> Result<()> {
     .await?;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     app.shot("endpoint-drawer").await?;
-    close_drawer(&app).await?;
+    app.close_drawer().await?;
 
     app.click("nav-flow").await?;
     app.el("row-orders-to-billing").await?;
@@ -104,7 +92,7 @@ async fn first_launch_shows_the_sandbox() -> Result<()> {
         t.contains("Order lifecycle")
     })
     .await?;
-    close_drawer(&app).await?;
+    app.close_drawer().await?;
 
     app.click("nav-overview").await?;
     app.click("theme-toggle").await?;
@@ -142,16 +130,16 @@ async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
         t.contains("create") && t.contains("Confirmed")
     })
     .await?;
-    close_drawer(&app).await?;
+    app.close_drawer().await?;
 
     app.click("nav-activity").await?;
     let log = app
         .wait_text("audit-table", "the enqueue and the confirmation", |t| {
-            t.contains("op.done") && t.contains("endpoint/e2e-signups")
+            t.contains("Confirmed by the control plane") && t.contains("endpoint/e2e-signups")
         })
         .await?;
-    let enqueued = log.find("write.enqueue");
-    let done = log.find("op.done");
+    let enqueued = log.find("Change queued");
+    let done = log.find("Confirmed by the control plane");
     // Newest first: the confirmation is listed above the enqueue.
     ensure!(
         matches!((done, enqueued), (Some(d), Some(e)) if d < e),
@@ -187,7 +175,7 @@ async fn offline_edit_queues_and_syncs_when_the_plane_returns() -> Result<()> {
     })
     .await?;
     app.click("form-close").await?;
-    close_drawer(&app).await?;
+    app.close_drawer().await?;
     app.wait_text("status-online", "the offline state", |t| {
         t.contains("Offline")
     })
@@ -257,7 +245,7 @@ async fn a_version_conflict_shows_the_three_way_view_and_resolves() -> Result<()
     })
     .await?;
     app.click("form-close").await?;
-    close_drawer(&app).await?;
+    app.close_drawer().await?;
     let theirs = plane
         .other_client_patch("endpoints", "alpha", json!({"description": "theirs"}))
         .await?;
@@ -280,7 +268,7 @@ async fn a_version_conflict_shows_the_three_way_view_and_resolves() -> Result<()
     tokio::time::sleep(Duration::from_millis(300)).await;
     app.shot("conflict-three-way").await?;
     app.click("keep-mine").await?;
-    close_drawer(&app).await?;
+    app.close_drawer().await?;
 
     let started = std::time::Instant::now();
     loop {

@@ -24,7 +24,6 @@ const overview: Overview = {
   disabled_endpoints: 1,
   pending: 0,
   needs_attention: 0,
-  dlq_size: null,
   recent: [],
 };
 
@@ -55,5 +54,26 @@ describe("App", () => {
       "search_resources",
       { profile: "sandbox", query: "orders", limit: 30 },
     ]);
+  });
+
+  // Ctrl+2 inside the DLQ's target filter did nothing: Mantine's hotkeys skip text fields by
+  // default. Ctrl shortcuts now work from anywhere; the bare "/" still types a slash there.
+  it("Ctrl shortcuts work from inside a text field", async () => {
+    mockCommands({
+      sync_status: () => status,
+      overview: () => overview,
+      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      ui_ready: () => 1,
+      list_resources: () => [],
+      list_outbox: () => [],
+      list_audit: () => [],
+      dlq_stats: () => ({ total: 0, groups: [] }),
+    });
+    renderUi(<App />);
+    fireEvent.click(screen.getByTestId("nav-activity"));
+    const field = await screen.findByLabelText("Filter activity");
+    field.focus();
+    fireEvent.keyDown(field, { key: "2", code: "Digit2", ctrlKey: true });
+    await waitFor(() => expect(screen.getByTestId("nav-endpoint")).toHaveAttribute("data-active"));
   });
 });

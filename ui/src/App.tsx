@@ -25,7 +25,7 @@ import {
   IconSun,
   IconTarget,
 } from "@tabler/icons-react";
-import { Fragment, type ReactNode, useEffect, useRef, useState } from "react";
+import { Fragment, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
@@ -39,8 +39,9 @@ import {
 } from "./ipc/queries";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
+import { useSendNotice } from "./lib/sendNotice";
 import { ActivityPage } from "./pages/ActivityPage";
-import { DlqPage } from "./pages/DlqPage";
+import { DlqPage, type DlqSelection } from "./pages/DlqPage";
 import { OutboxPage } from "./pages/OutboxPage";
 import { OverviewPage } from "./pages/OverviewPage";
 import { ReplaysPage } from "./pages/ReplaysPage";
@@ -69,6 +70,8 @@ const pages: { id: Page; label: string; icon: ReactNode }[] = [
   { id: "replays", label: "Replays", icon: <IconRepeat size={18} /> },
 ];
 
+const NONE: Set<string> = new Set();
+
 const isKind = (page: Page): page is Kind =>
   page === "endpoint" || page === "target" || page === "flow";
 
@@ -82,12 +85,30 @@ export function App() {
   const [replayOf, setReplayOf] = useState<{ profile: string; id: string } | null>(null);
   const replay = replayOf && replayOf.profile === profile ? replayOf.id : null;
   const setReplay = (id: string | null) => setReplayOf(id && profile ? { profile, id } : null);
+  // The DLQ rows ticked for a replay survive a visit to Replays and back (not a switch).
+  const [picked, setPicked] = useState<{ profile: string; ids: Set<string> }>({
+    profile: "",
+    ids: NONE,
+  });
+  const setSelected = useCallback<DlqSelection["setSelected"]>(
+    (update) =>
+      setPicked((current) => ({
+        profile: profile ?? "",
+        ids: update(current.profile === profile ? current.ids : NONE),
+      })),
+    [profile],
+  );
+  const dlqSelection: DlqSelection = {
+    selected: picked.profile === profile ? picked.ids : NONE,
+    setSelected,
+  };
   const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
   const resourcesRef = useRef<ResourcesPageHandle>(null);
   const { setColorScheme } = useMantineColorScheme();
   const scheme = useComputedColorScheme("light");
   const toggleScheme = () => setColorScheme(scheme === "dark" ? "light" : "dark");
   const syncNow = useSyncNow();
+  const notice = useSendNotice();
   const status = useSyncStatus();
   const overview = useOverview();
   // The palette searches the cache as you type; it never loads every resource up front.
@@ -104,13 +125,24 @@ export function App() {
     setTimeout(() => resourcesRef.current?.create(), 0);
   };
 
-  useHotkeys([
-    ...pages.map((p, i) => [`mod+${i + 1}`, () => go(p.id)] as [string, () => void]),
-    ["mod+N", () => isKind(page) && resourcesRef.current?.create()],
-    ["/", () => resourcesRef.current?.focusFilter()],
-    ["mod+shift+L", toggleScheme],
-    ["mod+shift+S", () => syncNow.mutate()],
-  ]);
+  // Ctrl shortcuts work from anywhere, a text field included (nothing types with Ctrl held);
+  // only the bare "/" leaves text fields alone.
+  useHotkeys(
+    [
+      ...pages.map((p, i) => [`mod+${i + 1}`, () => go(p.id)] as [string, () => void]),
+      ["mod+N", () => isKind(page) && resourcesRef.current?.create()],
+      ["mod+shift+L", toggleScheme],
+      [
+        "mod+shift+S",
+        () => {
+          syncNow.mutate();
+          notice();
+        },
+      ],
+    ],
+    [],
+  );
+  useHotkeys([["/", () => resourcesRef.current?.focusFilter()]]);
 
   const actions: SpotlightActionData[] = (() => {
     const jump = pages.map((p, i) => ({
@@ -132,7 +164,10 @@ export function App() {
         label: "Sync now",
         description: "Ctrl+Shift+S",
         group: "Actions",
-        onClick: () => syncNow.mutate(),
+        onClick: () => {
+          syncNow.mutate();
+          notice();
+        },
       },
       {
         id: "theme",
@@ -190,7 +225,7 @@ export function App() {
             </Text>
           </Group>
           <Group gap="sm" wrap="nowrap">
-            <ProfileSwitcher />
+            <ProfileSwitcher onOutbox={() => go("outbox")} />
             <Tooltip label="Light/dark theme (Ctrl+Shift+L)">
               <ActionIcon
                 variant="default"
@@ -241,6 +276,7 @@ export function App() {
           {page === "activity" && <ActivityPage />}
           {page === "dlq" && (
             <DlqPage
+              selection={dlqSelection}
               onReplayStarted={(id) => {
                 setReplay(id);
                 go("replays");
@@ -259,6 +295,7 @@ export function App() {
         onQueryChange={setQuery}
         limit={30}
         shortcut="mod + K"
+        tagsToIgnore={[]}
         nothingFound="Nothing found"
         highlightQuery
         searchProps={{

@@ -52,7 +52,6 @@ const overviewOf = (profile: string, endpoints: number): Overview => ({
   disabled_endpoints: 0,
   pending: 0,
   needs_attention: 0,
-  dlq_size: null,
   recent: [],
 });
 

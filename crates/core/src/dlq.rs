@@ -215,6 +215,43 @@ impl Console {
         Ok(page.items)
     }
 
+    /// The re-deliveries of `session`'s items still pending or failed (the first `limit` of
+    /// them, fetched concurrently): where each stands in its own retry schedule and why it
+    /// failed. Items whose re-delivery cannot be read are left out.
+    pub async fn replay_redeliveries(
+        &self,
+        profile: &str,
+        session: &ReplaySession,
+        limit: usize,
+    ) -> Result<Vec<Delivery>> {
+        use switchyard_protocol::replay::ReplayItemStatus;
+        let ids: Vec<&str> = session
+            .items
+            .iter()
+            .flatten()
+            .filter(|i| {
+                matches!(
+                    i.status,
+                    ReplayItemStatus::Pending | ReplayItemStatus::Failed
+                )
+            })
+            .filter_map(|i| i.delivery_id.as_deref())
+            .filter(|id| check_id("delivery id", id).is_ok())
+            .take(limit)
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let client = self.client(profile).await?;
+        let paths: Vec<String> = ids
+            .iter()
+            .map(|id| format!("/v1/deliveries/{id}"))
+            .collect();
+        let fetches = paths.iter().map(|path| client.get_json::<Delivery>(path));
+        let found = futures::future::join_all(fetches).await;
+        Ok(found.into_iter().filter_map(|r| r.ok().flatten()).collect())
+    }
+
     /// One replay session with its per-item results.
     pub async fn replay_session(&self, profile: &str, id: &str) -> Result<ReplaySession> {
         check_id("session id", id)?;

@@ -263,8 +263,11 @@ impl Console {
                 SyncOutcome::Incomplete => "incomplete",
             },
             Some(&format!(
-                "{} done, {} needs attention, {} attempts",
-                report.done, report.failed, report.attempts
+                "{} done, {} needs attention, {} attempt{}",
+                report.done,
+                report.failed,
+                report.attempts,
+                if report.attempts == 1 { "" } else { "s" }
             )),
         )
         .await?;

@@ -11,6 +11,7 @@ export function StateBadge({ state }: { state: OpState }) {
       data-state={state}
       data-testid="op-state"
       style={{ flexShrink: 0, overflow: "visible" }}
+      styles={{ label: { overflow: "visible" } }}
     >
       {stateLabels[state]}
     </Badge>
@@ -28,6 +29,7 @@ export function PendingBadge({ pending }: { pending: PendingWrite | null }) {
       data-state={pending.state}
       data-testid="pending-badge"
       style={{ flexShrink: 0, overflow: "visible" }}
+      styles={{ label: { overflow: "visible" } }}
     >
       {label}
     </Badge>

@@ -1,8 +1,11 @@
 import {
   ActionIcon,
+  Alert,
+  Anchor,
   Badge,
   Button,
   Group,
+  List,
   Menu,
   Modal,
   PasswordInput,
@@ -17,26 +20,51 @@ import { isIpcError } from "../ipc/client";
 import {
   useActivateProfile,
   useHealth,
+  useOutbox,
   useProfiles,
   useRemoveProfile,
   useSaveProfile,
   useTestConnection,
 } from "../ipc/queries";
+import { kindLabels, operationLabels } from "../lib/format";
 import { ErrorAlert } from "./ErrorAlert";
 
+/** "2 pending · 1 needs attention" next to a profile in the switcher, or nothing. */
+function WaitingBadges({ profile }: { profile: ProfileView }) {
+  return (
+    <>
+      {profile.pending > 0 && (
+        <Badge size="xs" color="yellow" variant="light" data-testid={`pending-${profile.name}`}>
+          {profile.pending} pending
+        </Badge>
+      )}
+      {profile.needs_attention > 0 && (
+        <Badge size="xs" color="red" variant="light" data-testid={`attention-${profile.name}`}>
+          {profile.needs_attention} {profile.needs_attention === 1 ? "needs" : "need"} attention
+        </Badge>
+      )}
+    </>
+  );
+}
+
 /** Picks the control plane; shows its health and latency; add, edit, test and remove. */
-export function ProfileSwitcher() {
+export function ProfileSwitcher({ onOutbox }: { onOutbox?: () => void }) {
   const profiles = useProfiles();
   const health = useHealth();
   const activate = useActivateProfile();
-  const remove = useRemoveProfile();
+  const [menuOpen, setMenuOpen] = useState(false);
   const [editing, setEditing] = useState<ProfileView | "new" | null>(null);
   const [removing, setRemoving] = useState<ProfileView | null>(null);
   const active = profiles.data?.find((p) => p.active);
   const h = health.data;
+  // A dialog opened from the menu closes the menu first: it would cover the dialog's buttons.
+  const openDialog = (open: () => void) => {
+    setMenuOpen(false);
+    open();
+  };
   return (
     <Group gap="xs" wrap="nowrap">
-      <Menu position="bottom-end" width={340} withinPortal>
+      <Menu position="bottom-end" width={360} withinPortal opened={menuOpen} onChange={setMenuOpen}>
         <Menu.Target>
           <Button
             variant="default"
@@ -64,7 +92,7 @@ export function ProfileSwitcher() {
                         variant="subtle"
                         size="sm"
                         aria-label={`Edit ${profile.name}`}
-                        onClick={() => setEditing(profile)}
+                        onClick={() => openDialog(() => setEditing(profile))}
                       >
                         <IconPencil size={14} />
                       </ActionIcon>
@@ -73,7 +101,8 @@ export function ProfileSwitcher() {
                         size="sm"
                         color="red"
                         aria-label={`Remove ${profile.name}`}
-                        onClick={() => setRemoving(profile)}
+                        onClick={() => openDialog(() => setRemoving(profile))}
+                        data-testid={`remove-${profile.name}`}
                       >
                         <IconTrash size={14} />
                       </ActionIcon>
@@ -82,7 +111,10 @@ export function ProfileSwitcher() {
                 </Group>
               }
             >
-              <Text size="sm">{profile.name}</Text>
+              <Group gap={6} wrap="nowrap">
+                <Text size="sm">{profile.name}</Text>
+                <WaitingBadges profile={profile} />
+              </Group>
               <Text size="xs" c="dimmed" truncate>
                 {profile.sandbox ? "embedded sandbox · demo data" : profile.url}
               </Text>
@@ -91,7 +123,7 @@ export function ProfileSwitcher() {
           <Menu.Divider />
           <Menu.Item
             leftSection={<IconPlus size={14} />}
-            onClick={() => setEditing("new")}
+            onClick={() => openDialog(() => setEditing("new"))}
             data-testid="add-profile"
           >
             Add a control plane…
@@ -123,28 +155,89 @@ export function ProfileSwitcher() {
         onClose={() => setRemoving(null)}
         title={`Remove ${removing?.name}?`}
       >
-        <Stack>
-          <Text size="sm">
-            The connection, its stored token and its local cache are removed from this computer.
-            Nothing changes on the control plane. Unsent changes for it are lost.
-          </Text>
-          <Group justify="flex-end">
-            <Button variant="default" onClick={() => setRemoving(null)}>
-              Cancel
-            </Button>
-            <Button
-              color="red"
-              onClick={async () => {
-                if (removing) await remove.mutateAsync(removing.name);
+        {removing && (
+          <RemoveProfile
+            profile={removing}
+            onDone={() => setRemoving(null)}
+            onOutbox={
+              onOutbox &&
+              (() => {
                 setRemoving(null);
-              }}
-            >
-              Remove
-            </Button>
-          </Group>
-        </Stack>
+                onOutbox();
+              })
+            }
+          />
+        )}
       </Modal>
     </Group>
+  );
+}
+
+/** Removing a profile, naming the unsent changes that are lost with it. */
+function RemoveProfile({
+  profile,
+  onDone,
+  onOutbox,
+}: {
+  profile: ProfileView;
+  onDone: () => void;
+  onOutbox?: () => void;
+}) {
+  const remove = useRemoveProfile();
+  const outbox = useOutbox();
+  const unsent = (outbox.data ?? []).filter(
+    (e) =>
+      e.profile === profile.name &&
+      (e.state === "pending" || e.state === "sending" || e.state === "needs_attention"),
+  );
+  return (
+    <Stack data-testid="remove-profile">
+      <Text size="sm">
+        The connection, its stored token and its local cache are removed from this computer. Nothing
+        changes on the control plane.
+      </Text>
+      {unsent.length > 0 ? (
+        <Alert
+          color="red"
+          title={`${unsent.length} unsent ${unsent.length === 1 ? "change is" : "changes are"} lost`}
+          data-testid="remove-unsent"
+        >
+          <List size="sm">
+            {unsent.slice(0, 8).map((e) => (
+              <List.Item key={e.id}>
+                {operationLabels[e.operation]} {kindLabels[e.kind].one.toLowerCase()} {e.name}
+              </List.Item>
+            ))}
+          </List>
+          {unsent.length > 8 && <Text size="sm">…and {unsent.length - 8} more.</Text>}
+          {onOutbox && (
+            <Anchor size="sm" component="button" onClick={onOutbox} data-testid="remove-see-outbox">
+              See them in the outbox
+            </Anchor>
+          )}
+        </Alert>
+      ) : (
+        <Text size="sm" c="dimmed">
+          No unsent changes for it.
+        </Text>
+      )}
+      <Group justify="flex-end">
+        <Button variant="default" onClick={onDone}>
+          Cancel
+        </Button>
+        <Button
+          color="red"
+          loading={remove.isPending}
+          onClick={async () => {
+            await remove.mutateAsync(profile.name);
+            onDone();
+          }}
+          data-testid="confirm-remove-profile"
+        >
+          {unsent.length > 0 ? `Remove, losing ${unsent.length}` : "Remove"}
+        </Button>
+      </Group>
+    </Stack>
   );
 }
 

@@ -1,4 +1,16 @@
-import { Alert, Button, Drawer, Group, List, Modal, Stack, Table, Tabs, Text } from "@mantine/core";
+import {
+  Alert,
+  Badge,
+  Button,
+  Drawer,
+  Group,
+  List,
+  Modal,
+  Stack,
+  Table,
+  Tabs,
+  Text,
+} from "@mantine/core";
 import { useState } from "react";
 import type { Kind, ResourceView } from "../ipc/bindings";
 import { useDependants, useHistory, useQueueWrite, useResource } from "../ipc/queries";
@@ -40,6 +52,7 @@ export function ResourceDrawer({
           <Text fw={600}>
             {kindLabels[kind].one} {name}
           </Text>
+          {resource.data && <EnabledBadge resource={resource.data} />}
           {resource.data && <PendingBadge pending={resource.data.pending} />}
         </Group>
       }
@@ -59,6 +72,56 @@ export function ResourceDrawer({
   );
 }
 
+/** ENABLED / DISABLED for endpoints (as the table shows it); nothing for other kinds. */
+function EnabledBadge({ resource }: { resource: ResourceView }) {
+  const on = enabled(resource);
+  if (on === null) return null;
+  return (
+    <Badge variant="dot" color={on ? "green" : "gray"} data-testid="drawer-enabled">
+      {on ? "enabled" : "disabled"}
+    </Badge>
+  );
+}
+
+/** The status the control plane reports, as labelled values instead of raw JSON. */
+export function StatusTable({ status }: { status: ResourceView["status"] }) {
+  const entries =
+    status && typeof status === "object" && !Array.isArray(status) ? Object.entries(status) : [];
+  if (entries.length === 0)
+    return (
+      <Text size="sm" c="dimmed">
+        The control plane reports no status for it.
+      </Text>
+    );
+  const words = (key: string) => key.replaceAll("_", " ");
+  const value = (v: unknown) =>
+    typeof v === "boolean"
+      ? v
+        ? "yes"
+        : "no"
+      : v === null
+        ? "—"
+        : typeof v === "object"
+          ? JSON.stringify(v)
+          : String(v);
+  return (
+    <Table withRowBorders data-testid="status-table">
+      <Table.Tbody>
+        {entries.map(([key, v]) => (
+          <Table.Tr key={key}>
+            <Table.Td w={200}>
+              <Text size="sm" c="dimmed">
+                {words(key)}
+              </Text>
+            </Table.Td>
+            <Table.Td>{value(v)}</Table.Td>
+          </Table.Tr>
+        ))}
+      </Table.Tbody>
+    </Table>
+  );
+}
+
 function Details({
   resource,
   onMode,
@@ -70,6 +133,7 @@ function Details({
 }) {
   const queue = useQueueWrite();
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [confirmDisable, setConfirmDisable] = useState(false);
   const history = useHistory(resource.kind, resource.name);
   const on = enabled(resource);
   const write = (operation: "enable" | "disable") =>
@@ -87,7 +151,13 @@ function Details({
         <Alert color="red" title="This change needs attention">
           <Stack gap="xs">
             <Text size="sm">{pending.error?.message}</Text>
-            <AttentionActions id={pending.op_id} state={pending.state} error={pending.error} />
+            <AttentionActions
+              id={pending.op_id}
+              state={pending.state}
+              error={pending.error}
+              kind={resource.kind}
+              name={resource.name}
+            />
           </Stack>
         </Alert>
       )}
@@ -101,12 +171,12 @@ function Details({
         {on !== null && (
           <Button
             size="xs"
-            variant="light"
-            color={on ? "gray" : "green"}
-            onClick={() => write(on ? "disable" : "enable")}
+            variant="outline"
+            color={on ? "orange" : "green"}
+            onClick={() => (on ? setConfirmDisable(true) : write("enable"))}
             data-testid="toggle-enabled"
           >
-            {on ? "Disable" : "Enable"}
+            {on ? "Disable…" : "Enable"}
           </Button>
         )}
         <Button
@@ -135,7 +205,7 @@ function Details({
           <JsonBlock value={resource.spec} height={380} />
         </Tabs.Panel>
         <Tabs.Panel value="status" pt="sm">
-          <JsonBlock value={resource.status} height={380} />
+          <StatusTable status={resource.status} />
         </Tabs.Panel>
         <Tabs.Panel value="history" pt="sm">
           <Table striped data-testid="history">
@@ -156,7 +226,13 @@ function Details({
                     <StateBadge state={entry.state} />
                   </Table.Td>
                   <Table.Td>
-                    <AttentionActions id={entry.id} state={entry.state} error={entry.error} />
+                    <AttentionActions
+                      id={entry.id}
+                      state={entry.state}
+                      error={entry.error}
+                      kind={entry.kind}
+                      name={entry.name}
+                    />
                   </Table.Td>
                 </Table.Tr>
               ))}
@@ -169,6 +245,34 @@ function Details({
           )}
         </Tabs.Panel>
       </Tabs>
+      <Modal
+        opened={confirmDisable}
+        onClose={() => setConfirmDisable(false)}
+        title={`Disable endpoint ${resource.name}?`}
+      >
+        <Stack gap="sm" data-testid="disable-confirm">
+          <Text size="sm">
+            While it is disabled, {resource.name} refuses every new event (HTTP 409{" "}
+            <code>endpoint_disabled</code>): senders must retry later or lose them. Deliveries
+            already accepted go on. Enable it again to accept events.
+          </Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setConfirmDisable(false)}>
+              Cancel
+            </Button>
+            <Button
+              color="orange"
+              onClick={() => {
+                write("disable");
+                setConfirmDisable(false);
+              }}
+              data-testid="confirm-disable"
+            >
+              Disable {resource.name}
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
       <DeleteConfirm
         resource={resource}
         opened={confirmDelete}
@@ -209,8 +313,13 @@ export function DeleteConfirm({
     <Modal opened={opened} onClose={onClose} title={`Delete ${resource.kind} ${resource.name}?`}>
       <Stack gap="sm" data-testid="delete-confirm">
         {users.length > 0 ? (
-          <Alert color="orange" title={`${users.length} flow(s) use it`}>
-            <Text size="sm">The control plane refuses the delete while these exist:</Text>
+          <Alert
+            color="orange"
+            title={`${users.length} ${users.length === 1 ? "flow uses" : "flows use"} it`}
+          >
+            <Text size="sm">
+              The control plane refuses the delete while these exist. Delete or change them first:
+            </Text>
             <List size="sm">
               {users.map((user) => (
                 <List.Item key={user}>{user}</List.Item>
@@ -230,9 +339,10 @@ export function DeleteConfirm({
             color="red"
             onClick={remove}
             loading={queue.isPending}
+            disabled={dependants.isPending || users.length > 0}
             data-testid="confirm-delete"
           >
-            Delete
+            {users.length > 0 ? `Delete ${users.join(", ")} first` : "Delete"}
           </Button>
         </Group>
       </Stack>

@@ -1,4 +1,5 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import type { OutboxEntry, WriteRequest } from "../ipc/bindings";
 import { mockCommands, outboxEntry, renderUi, resource } from "../test/render";
@@ -44,7 +45,7 @@ describe("ResourceForm", () => {
       error: {
         status: 400,
         code: "validation_failed",
-        message: "must use http or https",
+        message: "is not allowed by this control plane",
         transient: false,
         field: "spec.url",
         used_by: [],
@@ -57,39 +58,54 @@ describe("ResourceForm", () => {
       list_outbox: () => [refused],
     });
     renderUi(<ResourceForm kind="target" resource={null} onDone={() => {}} />);
-    fireEvent.change(screen.getByTestId("field-name"), { target: { value: "ftp" } });
-    fireEvent.change(screen.getByTestId("field-url"), { target: { value: "ftp://x" } });
+    fireEvent.change(screen.getByTestId("field-name"), { target: { value: "internal" } });
+    fireEvent.change(screen.getByTestId("field-url"), { target: { value: "http://10.0.0.1/x" } });
     fireEvent.click(screen.getByTestId("form-submit"));
-    expect(await screen.findByText("must use http or https")).toBeInTheDocument();
+    expect(await screen.findByText("is not allowed by this control plane")).toBeInTheDocument();
     expect(screen.getByTestId("form-op-state")).toHaveTextContent("Needs attention");
+    // Fixing the field clears its error at once (it used to stay until the next answer).
+    fireEvent.change(screen.getByTestId("field-url"), { target: { value: "https://example.com" } });
+    await waitFor(() =>
+      expect(screen.queryByText("is not allowed by this control plane")).toBeNull(),
+    );
   });
 
-  it("shows a local validation error at once, even offline", async () => {
-    mockCommands({
-      list_resources: none,
-      list_outbox: none,
-      queue_write: () => {
-        throw {
-          code: "invalid_input",
-          message: "invalid name: must be 1-63 lowercase letters, digits or '-'",
-          problem: {
-            status: null,
-            code: "validation_failed",
-            message: "must be 1-63 lowercase letters, digits or '-'",
-            transient: false,
-            field: "name",
-            used_by: [],
-            current_version: null,
-          },
-        };
-      },
-    });
-    renderUi(<ResourceForm kind="endpoint" resource={null} onDone={() => {}} />);
+  // The form used to show one error per submit, keep errors after the fix, and drop a header
+  // line without a colon silently.
+  it("flags every invalid field at once, before queueing, and clears each when it is edited", async () => {
+    const calls = mockCommands({ list_resources: none, list_outbox: none });
+    renderUi(<ResourceForm kind="target" resource={null} onDone={() => {}} />);
     fireEvent.change(screen.getByTestId("field-name"), { target: { value: "Bad Name" } });
+    fireEvent.change(screen.getByTestId("field-url"), { target: { value: "ftp://x" } });
+    fireEvent.change(screen.getByTestId("field-timeout"), { target: { value: "0" } });
+    fireEvent.change(screen.getByTestId("field-headers"), { target: { value: "NoColonHeader" } });
     fireEvent.click(screen.getByTestId("form-submit"));
     expect(
-      await screen.findByText("must be 1-63 lowercase letters, digits or '-'"),
+      await screen.findByText("may contain only lowercase letters, digits and '-'"),
     ).toBeInTheDocument();
+    expect(screen.getByText("must use http or https")).toBeInTheDocument();
+    expect(screen.getByText("must be between 1 and 120000")).toBeInTheDocument();
+    expect(screen.getByText('line 1: expected "Name: value"')).toBeInTheDocument();
+    expect(screen.getByTestId("form-error-count")).toHaveTextContent("4 fields need a fix");
+    expect(calls.some(([c]) => c === "queue_write")).toBe(false);
+    fireEvent.change(screen.getByTestId("field-url"), { target: { value: "https://example.com" } });
+    await waitFor(() => expect(screen.queryByText("must use http or https")).toBeNull());
+    expect(screen.getByText('line 1: expected "Name: value"')).toBeInTheDocument();
+  });
+
+  it("says Queued, not a spinner, once the write is saved locally", async () => {
+    mockCommands({
+      list_resources: none,
+      queue_write: () => outboxEntry({ id: 12, state: "pending" }),
+      list_outbox: () => [outboxEntry({ id: 12, state: "pending" })],
+    });
+    renderUi(<ResourceForm kind="endpoint" resource={null} onDone={() => {}} />);
+    fireEvent.change(screen.getByTestId("field-name"), { target: { value: "offline-ep" } });
+    fireEvent.click(screen.getByTestId("form-submit"));
+    const submit = screen.getByTestId("form-submit");
+    await waitFor(() => expect(submit).toHaveTextContent("Queued"));
+    expect(submit).toBeDisabled();
+    expect(submit).not.toHaveAttribute("data-loading");
   });
 
   it("sends an edit as a merge patch based on the version shown, and closes when confirmed", async () => {
@@ -112,6 +128,25 @@ describe("ResourceForm", () => {
       spec: { description: "All orders" },
       base_version: 4,
     });
+  });
+});
+
+describe("ResourceForm selects", () => {
+  it("Enter picks the only match of a searchable select", async () => {
+    mockCommands({
+      list_resources: ({ kind }) =>
+        kind === "endpoint"
+          ? [resource({ name: "audit-ep" }), resource({ name: "orders" })]
+          : [resource({ kind: "target", name: "audit-tgt" })],
+      list_outbox: none,
+    });
+    renderUi(<ResourceForm kind="flow" resource={null} onDone={() => {}} />);
+    const endpoint = screen.getByTestId("field-endpoint");
+    await waitFor(() => expect(endpoint).not.toBeDisabled());
+    await userEvent.type(endpoint, "audit");
+    await screen.findByRole("option", { name: "audit-ep" });
+    await userEvent.keyboard("{Enter}");
+    await waitFor(() => expect(endpoint).toHaveValue("audit-ep"));
   });
 });
 

@@ -16,21 +16,11 @@ import { useOutbox, useQueueWrite, useResolve, useResources } from "../ipc/queri
 import { mergePatch } from "../lib/diff";
 import { kindLabels } from "../lib/format";
 import { emptySpec, list, obj, str } from "../lib/kinds";
+import { type FieldErrors, type FormValues, parseHeaders, validate } from "../lib/validate";
 import { ErrorAlert } from "./ErrorAlert";
 import { StateBadge } from "./PendingBadge";
 
-type Values = {
-  name: string;
-  description: string;
-  event_types: string[];
-  url: string;
-  timeout_ms: number;
-  headers: string;
-  endpoint: string;
-  target: string;
-  mode: string;
-  edge: string;
-};
+type Values = FormValues;
 
 function toValues(name: string, spec: JsonValue): Values {
   const s = obj(spec);
@@ -56,14 +46,8 @@ export function toSpec(kind: Kind, v: Values): JsonValue {
   switch (kind) {
     case "endpoint":
       return { description: v.description, event_types: v.event_types };
-    case "target": {
-      const headers: { [key: string]: string } = {};
-      for (const line of v.headers.split("\n")) {
-        const at = line.indexOf(":");
-        if (line.trim() && at > 0) headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
-      }
-      return { url: v.url, timeout_ms: v.timeout_ms, headers };
-    }
+    case "target":
+      return { url: v.url, timeout_ms: v.timeout_ms, headers: parseHeaders(v.headers).headers };
     case "flow": {
       const spec: { [key: string]: JsonValue } = {
         endpoint: v.endpoint,
@@ -129,13 +113,34 @@ export function ResourceForm({
 
   const problem = op?.state === "needs_attention" ? op.error : (error?.problem ?? null);
   const problemField = fieldOf(problem?.field);
-  const fieldError = (field: keyof Values) =>
-    problemField === field ? problem?.message : undefined;
-  const set = <K extends keyof Values>(key: K, value: Values[K]) =>
+  // Every field's error, local or from the control plane; editing a field clears its own.
+  const [errors, setErrors] = useState<FieldErrors>({});
+  // Set once per refusal (not on every re-read of the outbox, which would bring back an error
+  // the person already fixed).
+  const refusal =
+    problem && problemField
+      ? JSON.stringify([op?.id ?? null, problemField, problem.message])
+      : null;
+  useEffect(() => {
+    if (!refusal) return;
+    const [, field, message] = JSON.parse(refusal) as [unknown, keyof Values, string];
+    setErrors((e) => ({ ...e, [field]: message }));
+  }, [refusal]);
+  const fieldError = (field: keyof Values) => errors[field];
+  const set = <K extends keyof Values>(key: K, value: Values[K]) => {
     setValues((current) => ({ ...current, [key]: value }));
+    setErrors((current) => {
+      if (!(key in current)) return current;
+      const { [key]: _gone, ...rest } = current;
+      return rest;
+    });
+  };
 
   const submit = async () => {
     setError(null);
+    const invalid = validate(kind, values, !resource);
+    setErrors(invalid);
+    if (Object.keys(invalid).length > 0) return;
     const spec = toSpec(kind, values);
     try {
       // A corrected form replaces the refused write instead of leaving it behind.
@@ -203,12 +208,14 @@ export function ResourceForm({
           />
           <NumberInput
             label="Timeout (ms)"
+            data-testid="field-timeout"
             value={values.timeout_ms}
             onChange={(v) => set("timeout_ms", typeof v === "number" ? v : Number(v) || 0)}
             error={fieldError("timeout_ms")}
           />
           <Textarea
             label="Headers"
+            data-testid="field-headers"
             description="One per line: Name: value"
             autosize
             minRows={2}
@@ -222,18 +229,22 @@ export function ResourceForm({
         <>
           <Select
             label="Endpoint"
+            data-testid="field-endpoint"
             data={names(endpoints.data)}
             value={values.endpoint || null}
             onChange={(v) => set("endpoint", v ?? "")}
             searchable
+            selectFirstOptionOnChange
             error={fieldError("endpoint")}
           />
           <Select
             label="Target"
+            data-testid="field-target"
             data={names(targets.data)}
             value={values.target || null}
             onChange={(v) => set("target", v ?? "")}
             searchable
+            selectFirstOptionOnChange
             error={fieldError("target")}
           />
           <TagsInput
@@ -262,6 +273,11 @@ export function ResourceForm({
         </>
       )}
       {problem && !problemField && <ErrorAlert error={problem} />}
+      {Object.keys(errors).length > 1 && (
+        <Text size="sm" c="red" data-testid="form-error-count">
+          {Object.keys(errors).length} fields need a fix.
+        </Text>
+      )}
       {error && !error.problem && <ErrorAlert error={error} />}
       {op && (
         <Group gap="xs" data-testid="form-op-state">
@@ -279,8 +295,21 @@ export function ResourceForm({
         <Button variant="default" onClick={onDone} data-testid="form-close">
           {op ? "Close" : "Cancel"}
         </Button>
-        <Button onClick={submit} loading={queue.isPending || busy} data-testid="form-submit">
-          {resource ? "Save changes" : `Create ${kindLabels[kind].one.toLowerCase()}`}
+        {/* Once queued, the write is safe: the button says so instead of spinning while the
+            control plane is away (the state line above says what happens next). */}
+        <Button
+          onClick={submit}
+          loading={queue.isPending}
+          disabled={busy}
+          data-testid="form-submit"
+        >
+          {op?.state === "pending"
+            ? "Queued"
+            : op?.state === "sending"
+              ? "Sending…"
+              : resource
+                ? "Save changes"
+                : `Create ${kindLabels[kind].one.toLowerCase()}`}
         </Button>
       </Group>
     </Stack>

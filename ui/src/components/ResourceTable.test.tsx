@@ -1,5 +1,6 @@
 import { fireEvent, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
+import { emptyText } from "../pages/ResourcesPage";
 import { renderUi, resource } from "../test/render";
 import { ResourceTable } from "./ResourceTable";
 
@@ -51,5 +52,33 @@ describe("ResourceTable", () => {
     expect(within(row).getByTestId("pending-badge")).toHaveTextContent("Needs attention · edit");
     fireEvent.click(row);
     expect(onOpen).toHaveBeenCalledWith(items[2]);
+  });
+});
+
+describe("emptyText", () => {
+  // A never-fetched control plane said "Nothing here yet.", like one with no endpoints.
+  it("tells 'not loaded yet' from 'none on the control plane'", () => {
+    const base = {
+      profile: "offline-cp",
+      online: false,
+      last_sync_at: null,
+      pending: 0,
+      needs_attention: 0,
+      syncing: false,
+      round_done: 0,
+      round_total: 0,
+      offline_reason: "connection refused",
+    };
+    expect(emptyText("endpoint", "offline-cp", base)).toBe(
+      "Not loaded yet: offline-cp has not answered (connection refused). The list fills once it does.",
+    );
+    expect(
+      emptyText("target", "sandbox", {
+        ...base,
+        profile: "sandbox",
+        online: true,
+        last_sync_at: 1,
+      }),
+    ).toBe("No targets on sandbox yet.");
   });
 });

@@ -2,7 +2,7 @@ import { Badge, Box, Group, Text, TextInput, UnstyledButton } from "@mantine/cor
 import { IconChevronDown, IconChevronUp, IconSearch } from "@tabler/icons-react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
-import type { ResourceView } from "../ipc/bindings";
+import type { Kind, ResourceView } from "../ipc/bindings";
 import { relativeTime } from "../lib/format";
 import { enabled, summary } from "../lib/kinds";
 import { PendingBadge } from "./PendingBadge";
@@ -10,15 +10,19 @@ import { PendingBadge } from "./PendingBadge";
 type SortKey = "name" | "summary" | "version" | "updated";
 type Sort = { key: SortKey; desc: boolean };
 
-const columns: { key: SortKey | null; label: string; width: string }[] = [
-  { key: "name", label: "Name", width: "minmax(160px, 1.2fr)" },
-  { key: "summary", label: "Spec", width: "minmax(180px, 2fr)" },
-  { key: null, label: "State", width: "110px" },
-  { key: "version", label: "Version", width: "80px" },
-  { key: "updated", label: "Updated", width: "110px" },
-  { key: null, label: "Write", width: "minmax(210px, 1.3fr)" },
+type Column = { key: SortKey | null; label: string; width: string; kinds?: Kind[] };
+
+// Minimum widths add up to what fits at 1024 px (the main area is ~780 px there), so the Write
+// badge ("Confirmed · enable") is never cut; the State column exists for endpoints only.
+const allColumns: Column[] = [
+  { key: "name", label: "Name", width: "minmax(120px, 1.2fr)" },
+  { key: "summary", label: "Spec", width: "minmax(120px, 2fr)" },
+  { key: null, label: "State", width: "96px", kinds: ["endpoint"] },
+  { key: "version", label: "Version", width: "76px" },
+  { key: "updated", label: "Updated", width: "92px" },
+  { key: null, label: "Write", width: "minmax(196px, 1.2fr)" },
 ];
-const template = columns.map((c) => c.width).join(" ");
+const columnsOf = (kind: Kind) => allColumns.filter((c) => !c.kinds || c.kinds.includes(kind));
 const ROW_HEIGHT = 40;
 
 function compare(a: ResourceView, b: ResourceView, key: SortKey): number {
@@ -45,14 +49,21 @@ export function filterResources(items: ResourceView[], filter: string): Resource
 }
 
 export function ResourceTable({
+  kind = "endpoint",
   items,
   onOpen,
   filterRef,
+  emptyText = "Nothing here yet.",
 }: {
+  kind?: Kind;
   items: ResourceView[];
   onOpen: (resource: ResourceView) => void;
   filterRef?: React.Ref<HTMLInputElement>;
+  /** What an empty list means: none on the control plane, or not loaded yet. */
+  emptyText?: string;
 }) {
+  const columns = columnsOf(kind);
+  const template = columns.map((c) => c.width).join(" ");
   const [filter, setFilter] = useState("");
   const [sort, setSort] = useState<Sort>({ key: "name", desc: false });
   const rows = useMemo(() => {
@@ -132,8 +143,8 @@ export function ResourceTable({
         data-testid="resource-rows"
       >
         {rows.length === 0 && (
-          <Text c="dimmed" p="md">
-            {items.length === 0 ? "Nothing here yet." : "No rows match the filter."}
+          <Text c="dimmed" p="md" data-testid="table-empty">
+            {items.length === 0 ? emptyText : "No rows match the filter."}
           </Text>
         )}
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
@@ -167,13 +178,15 @@ export function ResourceTable({
                 <Text size="sm" c="dimmed" truncate>
                   {summary(resource)}
                 </Text>
-                <div>
-                  {on === null ? null : (
-                    <Badge size="sm" variant="dot" color={on ? "green" : "gray"}>
-                      {on ? "enabled" : "disabled"}
-                    </Badge>
-                  )}
-                </div>
+                {kind === "endpoint" && (
+                  <div>
+                    {on === null ? null : (
+                      <Badge size="sm" variant="dot" color={on ? "green" : "gray"}>
+                        {on ? "enabled" : "disabled"}
+                      </Badge>
+                    )}
+                  </div>
+                )}
                 <Text size="sm">{resource.version || "—"}</Text>
                 <Text size="sm" c="dimmed">
                   {resource.updated_at ? relativeTime(resource.updated_at) : "—"}

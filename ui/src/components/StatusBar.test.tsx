@@ -1,10 +1,10 @@
 import { emit } from "@tauri-apps/api/event";
-import { act, screen } from "@testing-library/react";
+import { act, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { SyncStatus } from "../ipc/bindings";
 import { CORE_EVENT } from "../ipc/bindings";
 import { useCoreEvents } from "../lib/events";
-import { mockCommands, renderUi } from "../test/render";
+import { mockCommands, renderUi, sandboxProfile } from "../test/render";
 import { StatusBar } from "./StatusBar";
 
 const status: SyncStatus = {
@@ -30,8 +30,9 @@ describe("StatusBar", () => {
       sync_status: () => status,
       check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
       overview: () => null as never,
+      list_profiles: () => [sandboxProfile({ name: "prod", sandbox: false })],
     });
-    renderUi(<Live />);
+    renderUi(<Live />, [sandboxProfile({ name: "prod", sandbox: false })]);
     expect(await screen.findByText("Online")).toBeInTheDocument();
     await act(() =>
       emit(CORE_EVENT, {
@@ -43,7 +44,7 @@ describe("StatusBar", () => {
       }),
     );
     expect(await screen.findByText(/Offline — working from the local copy/)).toBeInTheDocument();
-    expect(screen.getByTestId("status-pending")).toHaveTextContent("2 pending");
+    expect(screen.getByTestId("status-pending")).toHaveTextContent("2 pending for prod");
     await act(() =>
       emit(CORE_EVENT, {
         type: "sync",
@@ -56,5 +57,23 @@ describe("StatusBar", () => {
     );
     expect(await screen.findByText("Syncing 1/2")).toBeInTheDocument();
     expect(screen.getByTestId("status-online")).toHaveAttribute("data-online", "true");
+  });
+
+  // The first sync ran while the first screen loaded, before the UI listened for its event:
+  // "Last sync: never" stayed until something else re-read the status.
+  it("re-reads the status once it listens, so a sync announced earlier is not missed", async () => {
+    let reads = 0;
+    mockCommands({
+      sync_status: () => {
+        reads += 1;
+        return { ...status, last_sync_at: reads === 1 ? null : Date.now() - 4_000 };
+      },
+      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      list_profiles: () => [sandboxProfile({ name: "prod", sandbox: false })],
+    });
+    renderUi(<Live />, [sandboxProfile({ name: "prod", sandbox: false })]);
+    await waitFor(() =>
+      expect(screen.getByTestId("status-last-sync")).toHaveTextContent("4 s ago"),
+    );
   });
 });

@@ -153,9 +153,11 @@ origin: Origin, };
 
 export type Overview = { profile: string, endpoints: number, targets: number, flows: number, disabled_endpoints: number, pending: number, needs_attention: number, 
 /**
- * `null` when the control plane does not report it (or is unreachable).
+ * The latest actions a person took on this profile (sync runs and cache refreshes left
+ * out). The DLQ size is not here: it comes from the control plane (`dlq_stats`), so this
+ * answer never waits for the network.
  */
-dlq_size: number | null, recent: Array<AuditEntry>, };
+recent: Array<AuditEntry>, };
 
 export type PendingWrite = { op_id: number, operation: Operation, state: OpState, 
 /**
@@ -183,13 +185,19 @@ pending: number,
  */
 needs_attention: number, };
 
+export type RedeliveryView = { target: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, error_class: FailureClass | null, last_status_code: number | null, };
+
 export type ReplayCountsView = { total: number, succeeded: number, failed: number, pending: number, cancelled: number, skipped: number, };
 
 export type ReplayItemView = { original_delivery_id: string, delivery_id: string | null, 
 /**
  * `pending`, `succeeded`, `failed`, `cancelled`, `skipped`.
  */
-status: string, reason: string | null, };
+status: string, reason: string | null, 
+/**
+ * Where the re-delivery stands (pending and failed items, the first ones only).
+ */
+redelivery: RedeliveryView | null, };
 
 export type ReplaySelectionInput = { "by": "ids", delivery_ids: Array<string>, } | { "by": "filter", filter: DlqFilterInput, };
 

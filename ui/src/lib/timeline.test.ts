@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AttemptView, DeliveryView } from "../ipc/bindings";
-import { buildTimeline, formatDelay } from "./timeline";
+import { buildTimeline, formatDelay, plannedWords } from "./timeline";
 
 const schedule = [0, 10_000, 60_000, 600_000, 3_600_000];
 const t0 = Date.parse("2026-11-29T10:00:00Z");
@@ -144,5 +144,15 @@ describe("attempt timeline", () => {
 
   it("words delays like the schedule", () => {
     expect(schedule.map(formatDelay)).toEqual(["immediately", "10 s", "1 min", "10 min", "1 h"]);
+  });
+});
+
+describe("plannedWords", () => {
+  // A planned delay read as an exact time made on-time attempts look wrong: each attempt
+  // runs within ±20 % of its slot, so it reads "about".
+  it("reads the schedule's delays as slots with their jitter window", () => {
+    expect(plannedWords(1, 0)).toBe("on arrival");
+    expect(plannedWords(3, 10_000)).toBe("about 10 s after the previous (±20 %)");
+    expect(plannedWords(2, 0)).toBe("right after the previous");
   });
 });

@@ -120,3 +120,12 @@ export function formatDelay(ms: number): string {
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
   return `${Math.round(ms / 3_600_000)} h`;
 }
+
+/** The schedule's delay is a slot with ±20 % jitter around it, not an exact time: say "about". */
+export function plannedWords(number: number, delayMs: number): string {
+  if (number === 1)
+    return delayMs === 0 ? "on arrival" : `about ${formatDelay(delayMs)} after arrival (±20 %)`;
+  return delayMs === 0
+    ? "right after the previous"
+    : `about ${formatDelay(delayMs)} after the previous (±20 %)`;
+}

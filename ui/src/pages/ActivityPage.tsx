@@ -2,6 +2,7 @@ import { Badge, Checkbox, Group, Stack, Table, Text, TextInput, Title } from "@m
 import { IconSearch } from "@tabler/icons-react";
 import { useMemo, useState } from "react";
 import { useAudit } from "../ipc/queries";
+import { actionLabel, detailText, outcomeColor, outcomeLabel } from "../lib/activity";
 import { shortTime } from "../lib/format";
 
 /** The local audit log: every action taken from this console and how it ended. */
@@ -14,7 +15,7 @@ export function ActivityPage() {
     return (audit.data ?? []).filter((entry) => {
       if (!refreshes && entry.action === "cache.refresh") return false;
       const text =
-        `${entry.actor} ${entry.profile ?? ""} ${entry.action} ${entry.resource ?? ""} ${entry.outcome} ${entry.detail ?? ""}`.toLowerCase();
+        `${entry.actor} ${entry.profile ?? ""} ${entry.action} ${actionLabel(entry)} ${entry.resource ?? ""} ${entry.outcome} ${entry.detail ?? ""}`.toLowerCase();
       return words.every((w) => text.includes(w));
     });
   }, [audit.data, filter, refreshes]);
@@ -53,15 +54,15 @@ export function ActivityPage() {
               <Table.Td>{shortTime(entry.at)}</Table.Td>
               <Table.Td>{entry.actor}</Table.Td>
               <Table.Td>{entry.profile ?? ""}</Table.Td>
-              <Table.Td>{entry.action}</Table.Td>
+              <Table.Td title={entry.action}>{actionLabel(entry)}</Table.Td>
               <Table.Td>{entry.resource ?? ""}</Table.Td>
               <Table.Td>
-                <Badge variant="light" color={entry.outcome === "ok" ? "green" : "orange"}>
-                  {entry.outcome}
+                <Badge variant="light" color={outcomeColor(entry.outcome)}>
+                  {outcomeLabel(entry.outcome)}
                 </Badge>
-                {entry.detail && (
+                {detailText(entry) && (
                   <Text size="xs" c="dimmed">
-                    {entry.detail}
+                    {detailText(entry)}
                   </Text>
                 )}
               </Table.Td>

@@ -75,3 +75,64 @@ describe("DlqPage", () => {
     );
   });
 });
+
+describe("DlqPage filters and empty states", () => {
+  const names = (kind: string, list: string[]) =>
+    list.map((name) => ({
+      kind: kind as "endpoint",
+      name,
+      version: 1,
+      updated_at: null,
+      spec: {},
+      status: {},
+      pending: null,
+    }));
+
+  // The filters needed the exact name and a near miss showed a blank table, with replay on.
+  it("offers the known names, explains an empty result, and disables replay at zero", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    mockCommands({
+      dlq_stats: ({ filter }) => ({ total: filter?.target ? 0 : 47, groups: [] }),
+      dlq_page: ({ filter }) => ({
+        items: filter.target ? [] : [entry(1, "legacy-erp")],
+        next_cursor: null,
+      }),
+      list_resources: ({ kind }) =>
+        names(kind, kind === "target" ? ["legacy-erp", "warehouse"] : ["payments"]),
+    });
+    renderUi(<DlqPage />);
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("1 shown"));
+    const target = screen.getByTestId("filter-target");
+    fireEvent.focus(target);
+    fireEvent.change(target, { target: { value: "legacy" } });
+    // The known target is offered as you type.
+    expect(await screen.findByRole("option", { name: "legacy-erp" })).toBeInTheDocument();
+    // The near miss is explained, and replaying nothing is not offered.
+    await waitFor(() =>
+      expect(screen.getByTestId("dlq-empty")).toHaveTextContent(
+        "No dead deliveries match target = 'legacy': no target has that exact name (did you mean legacy-erp?).",
+      ),
+    );
+    expect(screen.getByTestId("replay-filter")).toBeDisabled();
+  });
+
+  it("keeps every row one line high: cells cut long names with an ellipsis", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    const long = "inventory-events-from-the-eu-central-warehouse-cluster-number-7";
+    mockCommands({
+      dlq_stats: () => ({ total: 1, groups: [] }),
+      dlq_page: () => ({ items: [{ ...entry(1, long), flow: long }], next_cursor: null }),
+      list_resources: () => [],
+    });
+    renderUi(<DlqPage />);
+    const cell = await screen.findByTestId("dlq-target");
+    expect(cell).toHaveAttribute("title", long);
+    expect(cell).toHaveStyle({
+      whiteSpace: "nowrap",
+      overflow: "hidden",
+      textOverflow: "ellipsis",
+    });
+  });
+});

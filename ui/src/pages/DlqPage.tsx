@@ -1,23 +1,12 @@
 // The DLQ explorer: filters kept in the URL, a virtualized table over cursor pages fetched as
 // you scroll (DlqTable), a "by cause" matrix, charts, entry detail, event lookup, and replay.
-import {
-  Alert,
-  Badge,
-  Button,
-  Group,
-  Select,
-  Stack,
-  Table,
-  Tabs,
-  Text,
-  TextInput,
-  Title,
-} from "@mantine/core";
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { Alert, Badge, Button, Group, Stack, Table, Tabs, Text, Title } from "@mantine/core";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { DlqCharts } from "../components/dlq/Charts";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
 import { DlqTable } from "../components/dlq/DlqTable";
 import { EventLookup } from "../components/dlq/EventLookup";
+import { emptyReason, FilterBar, useKnownNames } from "../components/dlq/FilterBar";
 import { ReplayDialog } from "../components/dlq/ReplayDialog";
 import { StaleNote, serverWait } from "../components/StaleNote";
 import type { DlqFilterInput, FailureClass, ReplaySelectionInput } from "../ipc/bindings";
@@ -26,7 +15,6 @@ import { useActiveProfile } from "../ipc/queries";
 import {
   causeMatrix,
   type DlqView,
-  failureClasses,
   isFilterEmpty,
   matchesText,
   queryToView,
@@ -39,70 +27,6 @@ function initialView(): DlqView {
   if (window.location.hash.startsWith(HASH))
     return queryToView(window.location.hash.slice(HASH.length));
   return queryToView(localStorage.getItem("dlq-view") ?? "");
-}
-
-const toMs = (local: string) => (local ? Date.parse(local) : Number.NaN);
-const toLocal = (ms: number | null) =>
-  ms === null
-    ? ""
-    : new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-
-export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: DlqView) => void }) {
-  const set = (patch: Partial<DlqFilterInput>) =>
-    onChange({ ...view, filter: { ...view.filter, ...patch } });
-  const text = (key: "endpoint" | "target" | "flow") => (
-    <TextInput
-      w={130}
-      placeholder={key}
-      aria-label={key}
-      value={view.filter[key] ?? ""}
-      onChange={(e) => set({ [key]: e.currentTarget.value || null })}
-      data-testid={`filter-${key}`}
-    />
-  );
-  return (
-    <Group gap="xs" wrap="wrap">
-      {text("endpoint")}
-      {text("target")}
-      {text("flow")}
-      <Select
-        w={130}
-        placeholder="error class"
-        aria-label="error class"
-        clearable
-        data={failureClasses}
-        value={view.filter.error_class}
-        onChange={(v) => set({ error_class: (v as FailureClass) ?? null })}
-        data-testid="filter-error-class"
-      />
-      <TextInput
-        type="datetime-local"
-        aria-label="since"
-        value={toLocal(view.filter.since)}
-        onChange={(e) => {
-          const ms = toMs(e.currentTarget.value);
-          set({ since: Number.isNaN(ms) ? null : ms });
-        }}
-      />
-      <TextInput
-        type="datetime-local"
-        aria-label="until"
-        value={toLocal(view.filter.until)}
-        onChange={(e) => {
-          const ms = toMs(e.currentTarget.value);
-          set({ until: Number.isNaN(ms) ? null : ms });
-        }}
-      />
-      <TextInput
-        w={200}
-        placeholder="event type / id (loaded rows)"
-        aria-label="text"
-        value={view.text}
-        onChange={(e) => onChange({ ...view, text: e.currentTarget.value })}
-        data-testid="filter-text"
-      />
-    </Group>
-  );
 }
 
 export function CauseMatrixView({
@@ -148,24 +72,54 @@ export function CauseMatrixView({
   );
 }
 
-export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) => void }) {
+/** The rows ticked for a replay; kept by the app so they survive leaving the page. */
+export type DlqSelection = {
+  selected: Set<string>;
+  setSelected: (update: (current: Set<string>) => Set<string>) => void;
+};
+
+function useLocalSelection(): DlqSelection {
+  const [selected, set] = useState<Set<string>>(new Set());
+  return { selected, setSelected: set };
+}
+
+export function DlqPage({
+  onReplayStarted,
+  selection,
+}: {
+  onReplayStarted?: (id: string) => void;
+  selection?: DlqSelection;
+}) {
   const [view, setView] = useState<DlqView>(initialView);
   const [tab, setTab] = useState<string | null>("entries");
   const [open, setOpen] = useState<string | null>(null);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const local = useLocalSelection();
+  const { selected, setSelected } = selection ?? local;
   const [replay, setReplay] = useState<ReplaySelectionInput | null>(null);
   const profile = useActiveProfile();
   const total = useDlqStats("error_class", 5000);
+  // The server's exact count for the filter (the whole DLQ's when there is none).
+  const filtered = isFilterEmpty(view.filter) ? null : view.filter;
+  const matching = useDlqStats("error_class", 5000, filtered);
   const pages = useDlqPages(view.filter);
   // Replaying needs the control plane (a dry-run count, then the session): say why it waits.
   const waits = serverWait(profile, pages, total);
+  const known = {
+    endpoint: useKnownNames("endpoint"),
+    target: useKnownNames("target"),
+    flow: useKnownNames("flow"),
+  };
 
+  // A changed filter is another set of rows: the ticks on the old ones go. (Not on mount: the
+  // ticks survive a visit to Replays and back.)
+  const shown = useRef(viewToQuery(view));
   useEffect(() => {
     const q = viewToQuery(view);
     localStorage.setItem("dlq-view", q);
     window.history.replaceState(null, "", `${HASH}${q}`);
-    setSelected(new Set());
-  }, [view]);
+    if (q !== shown.current) setSelected(() => new Set());
+    shown.current = q;
+  }, [view, setSelected]);
 
   const loaded = useMemo(() => pages.data?.pages.flatMap((p) => p.items) ?? [], [pages.data]);
   const rows = useMemo(() => loaded.filter((e) => matchesText(e, view.text)), [loaded, view.text]);
@@ -177,9 +131,15 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
         else n.add(id);
         return n;
       }),
-    [],
+    [setSelected],
   );
   const oldestFirst = useMemo(() => [...rows].reverse().map((r) => r.delivery_id), [rows]);
+  const matchCount = matching.data?.total;
+  // The list is a snapshot; the count is live. Say when they differ (new dead deliveries, or
+  // some replayed away) instead of showing two numbers that disagree.
+  const changed =
+    matchCount !== undefined && !pages.hasNextPage && pages.data && matchCount !== loaded.length;
+  const nothing = matchCount === 0 || (pages.data && !pages.hasNextPage && loaded.length === 0);
 
   return (
     <Stack style={{ flex: 1, minHeight: 0 }} gap="sm">
@@ -208,7 +168,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
         </Button>
         <Button
           variant="light"
-          disabled={waits !== null}
+          disabled={waits !== null || !!nothing}
           data-testid="replay-filter"
           onClick={() => setReplay({ by: "filter", filter: view.filter })}
         >
@@ -227,7 +187,19 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
         <Text size="sm" c="dimmed" data-testid="dlq-loaded">
           {rows.length} shown
           {pages.hasNextPage ? ` of ${loaded.length}+ loaded (more as you scroll)` : ""}
+          {matchCount !== undefined && filtered ? ` · ${matchCount} match the filter` : ""}
         </Text>
+        {changed && (
+          <Button
+            size="xs"
+            variant="light"
+            color="orange"
+            onClick={() => pages.refetch()}
+            data-testid="dlq-changed"
+          >
+            The DLQ changed: {matchCount} now {filtered ? "match" : "in it"} — load them
+          </Button>
+        )}
       </Group>
       {waits && (
         <Text size="sm" c="dimmed" data-testid="replay-waits">
@@ -266,6 +238,11 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
             selected={selected}
             onToggle={toggle}
             onOpen={setOpen}
+            empty={
+              pages.isError
+                ? `Not loaded: ${profile ?? "the control plane"} has not answered.`
+                : emptyReason(view.filter, known, profile)
+            }
           />
         </Tabs.Panel>
         <Tabs.Panel value="causes">
@@ -282,7 +259,9 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
             />
           )}
         </Tabs.Panel>
-        <Tabs.Panel value="charts">{tab === "charts" && <DlqCharts />}</Tabs.Panel>
+        <Tabs.Panel value="charts">
+          {tab === "charts" && <DlqCharts filter={filtered} text={view.text} />}
+        </Tabs.Panel>
       </Tabs>
       <DeliveryDetail id={open} onClose={() => setOpen(null)} />
       {replay && (

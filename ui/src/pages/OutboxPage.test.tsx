@@ -1,4 +1,4 @@
-import { fireEvent, screen, within } from "@testing-library/react";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { mockCommands, outboxEntry, renderUi } from "../test/render";
 import { nextTry, OutboxPage } from "./OutboxPage";
@@ -62,9 +62,60 @@ describe("OutboxPage", () => {
   it("says when nothing waits", async () => {
     mockCommands({ list_outbox: () => [outboxEntry({ state: "done" })] });
     renderUi(<OutboxPage />);
-    expect(await screen.findByTestId("outbox-empty")).toHaveTextContent(
-      "every change is confirmed",
+    await waitFor(() =>
+      expect(screen.getByTestId("outbox-summary")).toHaveTextContent(
+        "Nothing waiting for sandbox: every change is confirmed.",
+      ),
     );
+  });
+
+  // The outbox used to list the active profile's writes only and said "every change is
+  // confirmed" while two waited for another control plane.
+  it("shows the writes waiting for every control plane, with a Control plane column", async () => {
+    mockCommands({
+      list_outbox: () => [
+        outboxEntry({ id: 7, profile: "offline-cp", name: "offline-ep", operation: "create" }),
+        outboxEntry({ id: 8, profile: "offline-cp", name: "offline-ep", operation: "disable" }),
+        outboxEntry({ id: 9, profile: "sandbox", state: "done" }),
+      ],
+    });
+    renderUi(<OutboxPage />);
+    await waitFor(() =>
+      expect(screen.getByTestId("outbox-summary")).toHaveTextContent(
+        "Nothing waiting for sandbox; 2 waiting for offline-cp.",
+      ),
+    );
+    for (const id of [7, 8]) {
+      const row = screen.getByTestId(`outbox-${id}`);
+      expect(within(row).getByTestId("outbox-profile")).toHaveTextContent("offline-cp");
+      expect(within(row).getByTestId("next-try")).toHaveTextContent("when offline-cp is active");
+    }
+  });
+
+  it("says why Retry now does not send while the control plane is unreachable", async () => {
+    mockCommands({
+      list_outbox: () => [outboxEntry({ id: 3, attempts: 0 })],
+      sync_status: () => ({
+        profile: "sandbox",
+        online: false,
+        last_sync_at: null,
+        pending: 1,
+        needs_attention: 0,
+        syncing: false,
+        round_done: 0,
+        round_total: 0,
+        offline_reason: "connection refused",
+      }),
+      retry_now: () => null,
+    });
+    renderUi(<OutboxPage />);
+    const row = await screen.findByTestId("outbox-3");
+    await waitFor(() =>
+      expect(within(row).getByTestId("next-try")).toHaveTextContent("when sandbox answers"),
+    );
+    fireEvent.click(within(row).getByTestId("retry-now"));
+    expect(await screen.findByText("sandbox is unreachable")).toBeInTheDocument();
+    expect(screen.getByText(/connection refused\. Nothing is lost/)).toBeInTheDocument();
   });
 });
 

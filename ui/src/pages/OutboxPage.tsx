@@ -13,38 +13,69 @@ import { IconSearch } from "@tabler/icons-react";
 import { Fragment, useMemo, useState } from "react";
 import { AttentionActions } from "../components/AttentionActions";
 import { StateBadge } from "../components/PendingBadge";
-import type { OutboxEntry } from "../ipc/bindings";
-import { useOpAudit, useOutbox } from "../ipc/queries";
+import type { OutboxEntry, SyncStatus } from "../ipc/bindings";
+import { useActiveProfile, useOpAudit, useOutbox, useSyncStatus } from "../ipc/queries";
 import { kindLabels, operationLabels, relativeTime, shortTime } from "../lib/format";
 import { useNow } from "../lib/useNow";
 
 type Show = "live" | "attention" | "all";
 
-/** Seconds until the next retry, or what it is waiting for. */
-export function nextTry(entry: OutboxEntry, now: number): string {
+const live = (entry: OutboxEntry) =>
+  entry.state === "pending" || entry.state === "sending" || entry.state === "needs_attention";
+
+/**
+ * When the next attempt happens, or what it waits for: only the active control plane is sent
+ * to, and nothing is sent while it does not answer.
+ */
+export function nextTry(
+  entry: OutboxEntry,
+  now: number,
+  active?: string,
+  status?: SyncStatus,
+): string {
   if (entry.state === "sending") return "sending now";
   if (entry.state !== "pending") return "—";
+  if (active !== undefined && entry.profile !== active) return `when ${entry.profile} is active`;
+  if (status?.profile === entry.profile && status.online === false)
+    return `when ${entry.profile} answers`;
   if (entry.next_attempt_at === null || entry.next_attempt_at <= now) return "due now";
   return relativeTime(entry.next_attempt_at, now);
 }
 
+/** "Nothing waiting for sandbox; 2 waiting for offline-cp." */
+export function waitingSummary(entries: OutboxEntry[], active: string | undefined): string {
+  const counts = new Map<string, number>();
+  for (const e of entries) if (live(e)) counts.set(e.profile, (counts.get(e.profile) ?? 0) + 1);
+  const mine = active ? (counts.get(active) ?? 0) : 0;
+  const others = [...counts].filter(([p]) => p !== active).map(([p, n]) => `${n} waiting for ${p}`);
+  const head =
+    mine === 0
+      ? `Nothing waiting for ${active ?? "this control plane"}`
+      : `${mine} waiting for ${active}`;
+  return others.length ? `${head}; ${others.join(", ")}.` : `${head}: every change is confirmed.`;
+}
+
 export function OutboxPage() {
   const outbox = useOutbox();
+  const active = useActiveProfile();
+  const status = useSyncStatus();
   const now = useNow();
   const [show, setShow] = useState<Show>("live");
+  const [plane, setPlane] = useState<string>("all");
   const [filter, setFilter] = useState("");
   const [expanded, setExpanded] = useState<number | null>(null);
   const rows = useMemo(() => {
     const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
     return (outbox.data ?? []).filter((entry) => {
-      if (show === "live" && !["pending", "sending", "needs_attention"].includes(entry.state))
-        return false;
+      if (plane !== "all" && entry.profile !== plane) return false;
+      if (show === "live" && !live(entry)) return false;
       if (show === "attention" && entry.state !== "needs_attention") return false;
       const text =
-        `${entry.kind} ${entry.name} ${entry.operation} ${entry.idempotency_key} ${entry.state}`.toLowerCase();
+        `${entry.profile} ${entry.kind} ${entry.name} ${entry.operation} ${entry.idempotency_key} ${entry.state}`.toLowerCase();
       return words.every((w) => text.includes(w));
     });
-  }, [outbox.data, show, filter]);
+  }, [outbox.data, show, filter, plane]);
+  const planes = [...new Set((outbox.data ?? []).map((e) => e.profile))].sort();
 
   return (
     <Stack gap="sm">
@@ -58,6 +89,14 @@ export function OutboxPage() {
             onChange={(e) => setFilter(e.currentTarget.value)}
             aria-label="Filter outbox"
           />
+          {planes.length > 1 && (
+            <SegmentedControl
+              value={plane}
+              onChange={setPlane}
+              data={[{ value: "all", label: "Every control plane" }, ...planes]}
+              data-testid="outbox-plane"
+            />
+          )}
           <SegmentedControl
             value={show}
             onChange={(v) => setShow(v as Show)}
@@ -70,12 +109,17 @@ export function OutboxPage() {
         </Group>
       </Group>
       <Text size="sm" c="dimmed">
-        Every change made in this console is queued here with its own idempotency key, and sent
-        until the control plane confirms it exactly once.
+        Every change made in this console, for every control plane, is queued here with its own
+        idempotency key and sent until its control plane confirms it exactly once. Changes are sent
+        to the active control plane ({active ?? "…"}) while it answers.
+      </Text>
+      <Text size="sm" fw={500} data-testid="outbox-summary">
+        {outbox.data ? waitingSummary(outbox.data, active) : "…"}
       </Text>
       <Table striped highlightOnHover data-testid="outbox-table">
         <Table.Thead>
           <Table.Tr>
+            <Table.Th>Control plane</Table.Th>
             <Table.Th>Change</Table.Th>
             <Table.Th>State</Table.Th>
             <Table.Th>Idempotency key</Table.Th>
@@ -93,6 +137,11 @@ export function OutboxPage() {
                 onClick={() => setExpanded(expanded === entry.id ? null : entry.id)}
                 style={{ cursor: "pointer" }}
               >
+                <Table.Td data-testid="outbox-profile">
+                  <Text size="sm" fw={entry.profile === active ? 600 : undefined}>
+                    {entry.profile}
+                  </Text>
+                </Table.Td>
                 <Table.Td>
                   <Text size="sm">
                     {operationLabels[entry.operation]} {kindLabels[entry.kind].one.toLowerCase()}{" "}
@@ -104,7 +153,7 @@ export function OutboxPage() {
                     </Text>
                   )}
                 </Table.Td>
-                <Table.Td style={{ whiteSpace: "nowrap" }}>
+                <Table.Td style={{ whiteSpace: "nowrap", minWidth: 150 }}>
                   <StateBadge state={entry.state} />
                 </Table.Td>
                 <Table.Td>
@@ -113,15 +162,24 @@ export function OutboxPage() {
                   </Tooltip>
                 </Table.Td>
                 <Table.Td>{entry.attempts}</Table.Td>
-                <Table.Td data-testid="next-try">{nextTry(entry, now)}</Table.Td>
+                <Table.Td data-testid="next-try">
+                  {nextTry(entry, now, active, status.data)}
+                </Table.Td>
                 <Table.Td>{relativeTime(entry.created_at, now)}</Table.Td>
                 <Table.Td onClick={(e) => e.stopPropagation()}>
-                  <AttentionActions id={entry.id} state={entry.state} error={entry.error} />
+                  <AttentionActions
+                    id={entry.id}
+                    state={entry.state}
+                    error={entry.error}
+                    profile={entry.profile}
+                    kind={entry.kind}
+                    name={entry.name}
+                  />
                 </Table.Td>
               </Table.Tr>
               {expanded === entry.id && (
                 <Table.Tr>
-                  <Table.Td colSpan={7}>
+                  <Table.Td colSpan={8}>
                     <Attempts entry={entry} />
                   </Table.Td>
                 </Table.Tr>
@@ -132,7 +190,7 @@ export function OutboxPage() {
       </Table>
       {rows.length === 0 && (
         <Text c="dimmed" size="sm" data-testid="outbox-empty">
-          {show === "live" ? "Nothing waiting: every change is confirmed." : "Nothing here."}
+          {filter || plane !== "all" ? "No change matches the filter." : "Nothing here."}
         </Text>
       )}
     </Stack>

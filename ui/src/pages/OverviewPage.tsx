@@ -1,6 +1,9 @@
-import { Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
+import { Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
 import type { ReactNode } from "react";
-import { useOverview } from "../ipc/queries";
+import type { IpcError } from "../ipc/bindings";
+import { useDlqStats } from "../ipc/dlqQueries";
+import { useActiveProfile, useOverview } from "../ipc/queries";
+import { actionLabel, outcomeColor, outcomeLabel } from "../lib/activity";
 import { relativeTime } from "../lib/format";
 import { useNow } from "../lib/useNow";
 
@@ -9,22 +12,24 @@ function Stat({
   value,
   hint,
   testid,
+  color,
 }: {
   label: string;
   value: ReactNode;
   hint?: string;
   testid: string;
+  color?: string;
 }) {
   return (
     <Card withBorder padding="md" data-testid={testid}>
       <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
         {label}
       </Text>
-      <Text size="xl" fw={700} mt={4}>
+      <Text size="xl" fw={700} mt={4} c={color}>
         {value}
       </Text>
       {hint && (
-        <Text size="xs" c="dimmed" mt={2}>
+        <Text size="xs" c="dimmed" mt={2} data-testid={`${testid}-hint`}>
           {hint}
         </Text>
       )}
@@ -32,10 +37,52 @@ function Stat({
   );
 }
 
+/**
+ * The DLQ size as the control plane counts it (the DLQ page's badge reads the same query).
+ * When the control plane does not answer, the last count is shown with its age; it is absent
+ * only when it cannot be known, and the hint says why.
+ */
+export function dlqTile(
+  stats: {
+    data?: { total: number };
+    isError: boolean;
+    error: Pick<IpcError, "message"> | null;
+    dataUpdatedAt: number;
+  },
+  profile: string | undefined,
+  now: number,
+): { value: ReactNode; hint: string; color?: string } {
+  const who = profile ?? "the control plane";
+  if (stats.data && !stats.isError)
+    return {
+      value: stats.data.total,
+      hint: stats.data.total === 0 ? "empty" : "dead deliveries (exact)",
+      color: stats.data.total > 0 ? "red" : undefined,
+    };
+  if (stats.data)
+    return {
+      value: stats.data.total,
+      hint: `last fetched ${relativeTime(stats.dataUpdatedAt, now)}; ${who} does not answer`,
+      color: "dimmed",
+    };
+  if (stats.isError)
+    return {
+      value: "—",
+      hint:
+        (stats.error as Partial<IpcError> | null)?.code === "not_found"
+          ? `${who} does not report its DLQ`
+          : `unknown: ${who} does not answer (${stats.error?.message ?? "no answer"})`,
+    };
+  return { value: "…", hint: "asking the control plane" };
+}
+
 export function OverviewPage() {
+  const profile = useActiveProfile();
   const overview = useOverview();
+  const dlq = useDlqStats("error_class", 5000);
   const now = useNow(5000);
   const o = overview.data;
+  const tile = dlqTile(dlq, profile, now);
   return (
     <Stack gap="md">
       <Group justify="space-between">
@@ -59,11 +106,17 @@ export function OverviewPage() {
           hint="in the local outbox"
           testid="stat-pending"
         />
-        <Stat label="Needs attention" value={o?.needs_attention ?? "…"} testid="stat-attention" />
+        <Stat
+          label="Needs attention"
+          value={o?.needs_attention ?? "…"}
+          color={o?.needs_attention ? "red" : undefined}
+          testid="stat-attention"
+        />
         <Stat
           label="DLQ"
-          value={o ? (o.dlq_size ?? "—") : "…"}
-          hint={o && o.dlq_size === null ? "not reported by this control plane" : "dead deliveries"}
+          value={tile.value}
+          hint={tile.hint}
+          color={tile.color}
           testid="stat-dlq"
         />
       </SimpleGrid>
@@ -76,7 +129,7 @@ export function OverviewPage() {
             Nothing yet. Changes made in this console appear here.
           </Text>
         )}
-        <Table>
+        <Table data-testid="recent-activity">
           <Table.Tbody>
             {(o?.recent ?? []).map((entry) => (
               <Table.Tr key={entry.id}>
@@ -86,15 +139,17 @@ export function OverviewPage() {
                   </Text>
                 </Table.Td>
                 <Table.Td>
-                  <Text size="sm">{entry.action}</Text>
+                  <Text size="sm" title={entry.action}>
+                    {actionLabel(entry)}
+                  </Text>
                 </Table.Td>
                 <Table.Td>
                   <Text size="sm">{entry.resource ?? ""}</Text>
                 </Table.Td>
                 <Table.Td>
-                  <Text size="sm" c={entry.outcome === "ok" ? "green" : "orange"}>
-                    {entry.outcome}
-                  </Text>
+                  <Badge variant="light" color={outcomeColor(entry.outcome)}>
+                    {outcomeLabel(entry.outcome)}
+                  </Badge>
                 </Table.Td>
               </Table.Tr>
             ))}

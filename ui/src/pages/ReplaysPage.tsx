@@ -1,4 +1,5 @@
-// Replay sessions: list and detail with live progress, per-item results, cancel, and a warning
+// Replay sessions: list and detail with live progress (succeeded and failed apart), per-item
+// attempts, cancel, what failed and why, "Replay the rest" after a trial batch, and a warning
 // when new failures reach the DLQ while a replay runs.
 import {
   Alert,
@@ -11,10 +12,11 @@ import {
   Table,
   Text,
   Title,
+  Tooltip,
 } from "@mantine/core";
-import { useEffect, useRef, useState } from "react";
+import { useState } from "react";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
-import { WriteBadge } from "../components/dlq/ReplayDialog";
+import { ReplayDialog, WriteBadge } from "../components/dlq/ReplayDialog";
 import { StaleNote } from "../components/StaleNote";
 import type { ReplaySessionView } from "../ipc/bindings";
 import {
@@ -25,59 +27,134 @@ import {
   useReplayWrites,
 } from "../ipc/dlqQueries";
 import { useActiveProfile } from "../ipc/queries";
+import { emptyFilter } from "../lib/dlq";
+import {
+  failureSummary,
+  itemProgress,
+  progressOf,
+  replayOutcome,
+  restFilter,
+  trialPlan,
+} from "../lib/replay";
+import { useNow } from "../lib/useNow";
 
-/** Finished / total, rate (items per second since first seen) and time left. */
-export function progressOf(
-  s: ReplaySessionView,
-  sample: { at: number; done: number } | null,
-  now = Date.now(),
-) {
+const itemColor: Record<string, string | undefined> = {
+  succeeded: "green",
+  failed: "red",
+  cancelled: "dimmed",
+  skipped: "dimmed",
+};
+
+/** Succeeded in green, failed in red, cancelled in grey; what is left stays empty. */
+export function ReplayBar({ s }: { s: ReplaySessionView }) {
+  const p = progressOf(s);
   const c = s.counts;
-  const done = c.succeeded + c.failed + c.cancelled;
-  const pct = c.total === 0 ? 100 : Math.round((done / c.total) * 100);
-  const seconds = sample ? (now - sample.at) / 1000 : 0;
-  const rate = sample && seconds >= 1 ? (done - sample.done) / seconds : null;
-  const left = rate && rate > 0 ? Math.ceil(c.pending / rate) : null;
-  return { done, pct, rate, left };
+  return (
+    <Progress.Root size="xl" data-testid="replay-progress">
+      <Tooltip label={`${c.succeeded} succeeded`}>
+        <Progress.Section value={p.sections.succeeded} color="green" data-testid="bar-succeeded" />
+      </Tooltip>
+      <Tooltip label={`${c.failed} failed`}>
+        <Progress.Section value={p.sections.failed} color="red" data-testid="bar-failed" />
+      </Tooltip>
+      <Tooltip label={`${c.cancelled} cancelled`}>
+        <Progress.Section value={p.sections.cancelled} color="gray" />
+      </Tooltip>
+    </Progress.Root>
+  );
 }
 
-export function ReplayDetail({ id }: { id: string }) {
-  const running = useRef(true);
-  const session = useReplay(id, running.current ? 1000 : false);
-  const dlq = useDlqStats("error_class", 2000);
-  const cancel = useCancelReplay();
-  const [open, setOpen] = useState<string | null>(null);
-  const first = useRef<{ at: number; done: number } | null>(null);
-  const dlqAtStart = useRef<number | null>(null);
+/** The trial's "Replay the rest", unless the rest already started. */
+function RestOfTrial({
+  s,
+  known,
+  onStarted,
+}: {
+  s: ReplaySessionView;
+  known: string[];
+  onStarted: (id: string) => void;
+}) {
+  const profile = useActiveProfile();
+  const [open, setOpen] = useState(false);
+  const plan = trialPlan(profile, s.id);
+  if (!plan || s.status === "running") return null;
+  if (known.includes(plan.restSessionId))
+    return (
+      <Text size="sm" data-testid="rest-started">
+        The rest runs as{" "}
+        <Text
+          span
+          td="underline"
+          style={{ cursor: "pointer" }}
+          onClick={() => onStarted(plan.restSessionId)}
+        >
+          {plan.restSessionId}
+        </Text>
+        .
+      </Text>
+    );
+  const selection = { by: "filter" as const, filter: restFilter(plan, s.created_at) };
+  return (
+    <>
+      <Group>
+        <Button onClick={() => setOpen(true)} data-testid="open-replay-rest">
+          Replay the rest…
+        </Button>
+      </Group>
+      {open && (
+        <ReplayDialog
+          opened
+          onClose={() => setOpen(false)}
+          selection={selection}
+          trialCandidates={[]}
+          restOf={{ sessionId: plan.restSessionId }}
+          onStarted={(id) => {
+            setOpen(false);
+            onStarted(id);
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+export function ReplayDetail({
+  id,
+  known,
+  onSelect,
+}: {
+  id: string;
+  known: string[];
+  onSelect: (id: string) => void;
+}) {
+  const [running, setRunning] = useState(true);
+  const session = useReplay(id, running ? 1000 : false);
   const s = session.data;
-  running.current = !s || s.status === "running";
-  useEffect(() => {
-    if (s && first.current === null) {
-      const c = s.counts;
-      first.current = { at: Date.now(), done: c.succeeded + c.failed + c.cancelled };
-    }
-  }, [s]);
-  if (dlq.data && dlqAtStart.current === null) dlqAtStart.current = dlq.data.total;
+  // Dead deliveries since the session began, minus its own failures: live traffic's new
+  // failures (counted by the server, so the figure survives leaving the page).
+  const since = useDlqStats(
+    "error_class",
+    running ? 2000 : undefined,
+    s ? { ...emptyFilter(), since: s.created_at } : null,
+  );
+  const cancel = useCancelReplay();
+  const now = useNow();
+  const [open, setOpen] = useState<string | null>(null);
+  if (s && running !== (s.status === "running")) setRunning(s.status === "running");
   // An unreachable control plane is said once, by the page's list; a known session stays.
   if (session.isError && !s) return null;
   if (!s) return <Text>Loading…</Text>;
-  const p = progressOf(s, first.current);
-  // Re-deliveries of this session that die again are counted as failed; anything beyond that
-  // growth is new failures from live traffic.
-  const grew =
-    dlq.data && dlqAtStart.current !== null
-      ? dlq.data.total - dlqAtStart.current - s.counts.failed
-      : 0;
+  const p = progressOf(s, now);
+  const outcome = replayOutcome(s);
+  const failures = failureSummary(s);
+  const grew = s && since.data ? since.data.total - s.counts.failed : 0;
   return (
     <Stack data-testid="replay-detail">
       <Group justify="space-between">
         <Group gap="xs">
           <Title order={4}>{s.id}</Title>
-          <Badge
-            data-testid="replay-status"
-            color={s.status === "completed" ? "green" : s.status === "cancelled" ? "gray" : "blue"}
-          >
-            {s.status}
+          <Badge data-testid="replay-status" data-status={s.status} color={outcome.color}>
+            {outcome.label}
           </Badge>
           <WriteBadge sessionId={s.id} />
         </Group>
@@ -99,31 +176,36 @@ export function ReplayDetail({ id }: { id: string }) {
       </Text>
       {grew > 0 && s.status === "running" && (
         <Alert color="orange" data-testid="new-failures">
-          {grew} new {grew === 1 ? "failure" : "failures"} reached the DLQ while this replay runs.
+          {grew} new {grew === 1 ? "failure" : "failures"} reached the DLQ since this replay
+          started.
         </Alert>
       )}
-      <Progress
-        value={p.pct}
-        size="xl"
-        animated={s.status === "running"}
-        data-testid="replay-progress"
-      />
+      <ReplayBar s={s} />
       <SimpleGrid cols={6}>
         {(["total", "succeeded", "failed", "pending", "cancelled", "skipped"] as const).map((k) => (
           <Stack key={k} gap={0}>
             <Text size="xs" c="dimmed">
               {k}
             </Text>
-            <Text fw={700} data-testid={`count-${k}`}>
+            <Text fw={700} data-testid={`count-${k}`} c={itemColor[k]}>
               {s.counts[k]}
             </Text>
           </Stack>
         ))}
       </SimpleGrid>
-      <Text size="sm" data-testid="replay-rate">
-        {p.rate !== null ? `${p.rate.toFixed(1)} per second` : "measuring rate…"}
-        {p.left !== null ? `, about ${p.left} s left` : ""}
-      </Text>
+      {failures && (
+        <Alert color="red" data-testid="replay-failures">
+          {failures}
+        </Alert>
+      )}
+      {s.status === "running" && (
+        <Text size="sm" data-testid="replay-rate">
+          {p.rate !== null ? `${p.rate.toFixed(1)} finished per second on average` : "starting…"}
+          {p.left !== null ? `, about ${p.left} s left` : ""}. Each re-delivery follows the normal
+          retry schedule: a failing target holds its items for several attempts.
+        </Text>
+      )}
+      <RestOfTrial s={s} known={known} onStarted={onSelect} />
       <Table>
         <Table.Thead>
           <Table.Tr>
@@ -134,7 +216,7 @@ export function ReplayDetail({ id }: { id: string }) {
         </Table.Thead>
         <Table.Tbody>
           {s.items.slice(0, 500).map((i) => (
-            <Table.Tr key={i.original_delivery_id}>
+            <Table.Tr key={i.original_delivery_id} data-testid="replay-item">
               <Table.Td
                 style={{ cursor: "pointer", textDecoration: "underline" }}
                 onClick={() => setOpen(i.original_delivery_id)}
@@ -148,8 +230,9 @@ export function ReplayDetail({ id }: { id: string }) {
                 {i.delivery_id ?? "-"}
               </Table.Td>
               <Table.Td>
-                {i.status}
-                {i.reason ? ` (${i.reason})` : ""}
+                <Text size="sm" c={itemColor[i.status]} data-testid="replay-item-result">
+                  {itemProgress(i, now)}
+                </Text>
               </Table.Td>
             </Table.Tr>
           ))}
@@ -176,6 +259,7 @@ export function ReplaysPage({
   const sessions = useReplays();
   const writes = useReplayWrites();
   const queued = (writes.data ?? []).filter((w) => w.state !== "confirmed");
+  const known = (sessions.data ?? []).map((s) => s.id);
   return (
     <Stack style={{ overflow: "auto" }}>
       <Title order={3}>Replay sessions</Title>
@@ -206,25 +290,37 @@ export function ReplaysPage({
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
-          {(sessions.data ?? []).map((s) => (
-            <Table.Tr
-              key={s.id}
-              onClick={() => onSelect(s.id)}
-              style={{ cursor: "pointer" }}
-              data-testid="replay-row"
-            >
-              <Table.Td>{s.id}</Table.Td>
-              <Table.Td>{new Date(s.created_at).toLocaleString()}</Table.Td>
-              <Table.Td>{s.selection}</Table.Td>
-              <Table.Td>{s.status}</Table.Td>
-              <Table.Td>
-                {s.counts.succeeded + s.counts.failed + s.counts.cancelled}/{s.counts.total}
-              </Table.Td>
-            </Table.Tr>
-          ))}
+          {(sessions.data ?? []).map((s) => {
+            const outcome = replayOutcome(s);
+            return (
+              <Table.Tr
+                key={s.id}
+                onClick={() => onSelect(s.id)}
+                style={{ cursor: "pointer" }}
+                data-testid="replay-row"
+              >
+                <Table.Td>{s.id}</Table.Td>
+                <Table.Td>{new Date(s.created_at).toLocaleString()}</Table.Td>
+                <Table.Td>{s.selection}</Table.Td>
+                <Table.Td>
+                  <Badge variant="light" color={outcome.color}>
+                    {outcome.label}
+                  </Badge>
+                </Table.Td>
+                <Table.Td>
+                  {s.counts.succeeded + s.counts.failed + s.counts.cancelled}/{s.counts.total}
+                </Table.Td>
+              </Table.Tr>
+            );
+          })}
         </Table.Tbody>
       </Table>
-      {selected && <ReplayDetail key={selected} id={selected} />}
+      {sessions.data?.length === 0 && (
+        <Text size="sm" c="dimmed">
+          No replay sessions on {profile} yet. Start one from the DLQ.
+        </Text>
+      )}
+      {selected && <ReplayDetail key={selected} id={selected} known={known} onSelect={onSelect} />}
     </Stack>
   );
 }

@@ -5,9 +5,27 @@ import { ErrorAlert } from "../components/ErrorAlert";
 import { ResourceDrawer } from "../components/ResourceDrawer";
 import { ResourceForm } from "../components/ResourceForm";
 import { ResourceTable } from "../components/ResourceTable";
-import type { IpcError, Kind } from "../ipc/bindings";
-import { useResources, useSyncNow } from "../ipc/queries";
+import type { IpcError, Kind, SyncStatus } from "../ipc/bindings";
+import { useActiveProfile, useResources, useSyncNow, useSyncStatus } from "../ipc/queries";
 import { kindLabels } from "../lib/format";
+import { useSendNotice } from "../lib/sendNotice";
+
+/** What an empty list means: nothing on the control plane, or never fetched from it. */
+export function emptyText(
+  kind: Kind,
+  profile: string | undefined,
+  status: SyncStatus | undefined,
+): string {
+  const who = profile ?? "the control plane";
+  const many = kindLabels[kind].many.toLowerCase();
+  const mine = status && status.profile === profile ? status : undefined;
+  if (mine?.last_sync_at == null) {
+    if (mine?.online === false)
+      return `Not loaded yet: ${who} has not answered${mine.offline_reason ? ` (${mine.offline_reason})` : ""}. The list fills once it does.`;
+    return `Loading the ${many} of ${who}…`;
+  }
+  return `No ${many} on ${who} yet.`;
+}
 
 export type ResourcesPageHandle = {
   create: () => void;
@@ -22,6 +40,9 @@ export const ResourcesPage = forwardRef<
 >(function ResourcesPage({ kind, initialOpen = null }, ref) {
   const resources = useResources(kind);
   const syncNow = useSyncNow();
+  const profile = useActiveProfile();
+  const status = useSyncStatus();
+  const notice = useSendNotice();
   const [creating, setCreating] = useState(false);
   const [open, setOpen] = useState<string | null>(initialOpen);
   const filterRef = useRef<HTMLInputElement>(null);
@@ -39,8 +60,12 @@ export const ResourcesPage = forwardRef<
           <Button
             variant="default"
             leftSection={<IconRefresh size={16} />}
-            onClick={() => syncNow.mutate()}
+            onClick={() => {
+              syncNow.mutate();
+              notice();
+            }}
             loading={syncNow.isPending}
+            data-testid="sync-now"
           >
             Sync
           </Button>
@@ -55,6 +80,8 @@ export const ResourcesPage = forwardRef<
       </Group>
       {resources.isError && <ErrorAlert error={resources.error as unknown as IpcError} />}
       <ResourceTable
+        kind={kind}
+        emptyText={emptyText(kind, profile, status.data)}
         items={resources.data ?? []}
         onOpen={(resource) => setOpen(resource.name)}
         filterRef={filterRef}

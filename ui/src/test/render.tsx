@@ -1,4 +1,5 @@
 import { MantineProvider } from "@mantine/core";
+import { Notifications } from "@mantine/notifications";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { render } from "@testing-library/react";
@@ -58,6 +59,7 @@ export function renderUi(ui: ReactNode, profiles: ProfileView[] = [sandboxProfil
   client.setQueryDefaults(keys.profiles, { staleTime: Number.POSITIVE_INFINITY });
   const rendered = render(
     <MantineProvider>
+      <Notifications />
       <QueryClientProvider client={client}>{ui}</QueryClientProvider>
     </MantineProvider>,
   );

@@ -1,67 +1,71 @@
-// Light SVG-free bar charts (no chart dependency): DLQ volume per hour and by error class.
-import { Box, Group, Stack, Text, Tooltip } from "@mantine/core";
+// DLQ charts (Mantine charts over Recharts): volume per hour over the last 24 h on a time axis,
+// and the split by error class, both for the active filter, with units, tooltips and legends.
+import { BarChart } from "@mantine/charts";
+import { Alert, Group, Stack, Text } from "@mantine/core";
+import type { DlqFilterInput } from "../../ipc/bindings";
 import { useDlqStats } from "../../ipc/dlqQueries";
 import { hourlySeries } from "../../lib/dlq";
+import { filterWords } from "./ReplayDialog";
 
-function Bars({
-  data,
-  label,
-}: {
-  data: { key: string; count: number; title: string }[];
-  label: string;
-}) {
-  const max = Math.max(1, ...data.map((d) => d.count));
+const hourLabel = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+
+export function DlqCharts({ filter, text }: { filter: DlqFilterInput | null; text: string }) {
+  const hours = useDlqStats("hour", 10_000, filter);
+  const classes = useDlqStats("error_class", 10_000, filter);
+  const series = hourlySeries(hours.data?.groups ?? []).map((s) => ({
+    hour: hourLabel.format(s.hour),
+    "Dead deliveries": s.count,
+  }));
+  const byClass = (classes.data?.groups ?? []).map((g) => ({
+    class: g.key,
+    "Dead deliveries": g.count,
+  }));
+  const scope = filter ? `matching ${filterWords(filter)}` : "the whole DLQ";
   return (
-    <Stack gap={4}>
-      <Text fw={500}>{label}</Text>
-      <Group gap={2} align="end" h={120} wrap="nowrap">
-        {data.map((d) => (
-          <Tooltip key={d.key} label={`${d.title}: ${d.count}`}>
-            <Box
-              style={{
-                flex: 1,
-                minWidth: 4,
-                height: `${(d.count / max) * 100}%`,
-                minHeight: d.count ? 2 : 0,
-              }}
-              bg="red.6"
-            />
-          </Tooltip>
-        ))}
+    <Stack data-testid="dlq-charts" gap="lg" pt="sm">
+      {(hours.isError || classes.isError) && (
+        <Alert color="red">{(hours.error ?? classes.error)?.message}</Alert>
+      )}
+      <Group justify="space-between">
+        <Text size="sm" c="dimmed" data-testid="charts-scope">
+          Counts from the server, {scope}
+          {text.trim() ? " (the text filter applies to the loaded rows only, not here)" : ""}.
+        </Text>
+        <Text size="sm" fw={500}>
+          Total: {classes.data?.total ?? "…"}
+        </Text>
       </Group>
-    </Stack>
-  );
-}
-
-export function DlqCharts() {
-  const hours = useDlqStats("hour", 10_000);
-  const classes = useDlqStats("error_class", 10_000);
-  const series = hourlySeries(hours.data?.groups ?? []);
-  return (
-    <Stack data-testid="dlq-charts">
-      <Bars
-        label="DLQ volume, last 24 h (per hour)"
-        data={series.map((s) => ({
-          key: String(s.hour),
-          count: s.count,
-          title: new Date(s.hour).toLocaleString(),
-        }))}
-      />
+      <Stack gap={4}>
+        <Text fw={500}>Dead deliveries per hour, last 24 h</Text>
+        <BarChart
+          h={220}
+          data={series}
+          dataKey="hour"
+          series={[{ name: "Dead deliveries", color: "red.6" }]}
+          withLegend
+          legendProps={{ verticalAlign: "top", height: 30 }}
+          xAxisLabel="Hour it died (local time)"
+          yAxisLabel="Dead deliveries"
+          tickLine="y"
+          tooltipAnimationDuration={100}
+          data-testid="chart-hourly"
+        />
+      </Stack>
       <Stack gap={4}>
         <Text fw={500}>By error class</Text>
-        {(classes.data?.groups ?? []).map((g) => (
-          <Group key={g.key} gap="xs" wrap="nowrap">
-            <Text w={90} size="sm">
-              {g.key}
-            </Text>
-            <Box
-              h={14}
-              bg="red.6"
-              style={{ width: `${(g.count / Math.max(1, classes.data?.total ?? 1)) * 100}%` }}
-            />
-            <Text size="sm">{g.count}</Text>
-          </Group>
-        ))}
+        <BarChart
+          h={Math.max(120, 40 * byClass.length + 60)}
+          data={byClass}
+          dataKey="class"
+          orientation="vertical"
+          series={[{ name: "Dead deliveries", color: "orange.6" }]}
+          withLegend
+          legendProps={{ verticalAlign: "top", height: 30 }}
+          xAxisLabel="Dead deliveries"
+          yAxisProps={{ width: 90 }}
+          withBarValueLabel
+          data-testid="chart-classes"
+        />
       </Stack>
     </Stack>
   );

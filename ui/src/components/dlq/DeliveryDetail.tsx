@@ -13,10 +13,11 @@ import {
   Table,
   Text,
   Title,
+  Tooltip,
 } from "@mantine/core";
 import type { DeliveryView } from "../../ipc/bindings";
 import { useDelivery, useEvent, useSchedule } from "../../ipc/dlqQueries";
-import { buildTimeline, formatDelay, type TimelineRow } from "../../lib/timeline";
+import { buildTimeline, plannedWords, type TimelineRow } from "../../lib/timeline";
 
 const time = (ms: number) => new Date(ms).toLocaleString();
 
@@ -45,7 +46,15 @@ function HopTable({ rows, hop }: { rows: TimelineRow[]; hop: string }) {
       <Table.Thead>
         <Table.Tr>
           <Table.Th>#</Table.Th>
-          <Table.Th>Planned</Table.Th>
+          <Table.Th>
+            <Tooltip
+              multiline
+              w={320}
+              label="Each retry waits about the schedule's delay after the previous attempt, within ±20 % (jitter), so attempts are near their slot but not exactly on it."
+            >
+              <span>Planned</span>
+            </Tooltip>
+          </Table.Th>
           <Table.Th>Ran at</Table.Th>
           <Table.Th>Took</Table.Th>
           <Table.Th>Answer</Table.Th>
@@ -55,9 +64,7 @@ function HopTable({ rows, hop }: { rows: TimelineRow[]; hop: string }) {
         {rows.map((r) => (
           <Table.Tr key={r.number} data-testid={`timeline-${hop}-row-${r.number}`}>
             <Table.Td>{r.number}</Table.Td>
-            <Table.Td>
-              {formatDelay(r.planned_delay_ms)} {r.number > 1 ? "after the previous" : "on arrival"}
-            </Table.Td>
+            <Table.Td>{plannedWords(r.number, r.planned_delay_ms)}</Table.Td>
             <Table.Td>
               {r.attempt ? (
                 time(r.attempt.started_at)

@@ -4,11 +4,20 @@
 // the table, and rows are memoized so those that stay in view are not rendered again.
 import { Checkbox, Text, UnstyledButton } from "@mantine/core";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, useEffect, useRef } from "react";
+import { memo, type ReactNode, useEffect, useRef } from "react";
 import type { DlqEntryView } from "../../ipc/bindings";
 
 const ROW = 34;
-const COLS = "32px 190px 1.3fr 1fr 1fr 1fr 90px 60px";
+// minmax(0, …): a long name never widens its column past its share, it is cut with an
+// ellipsis (the whole name in the cell's tooltip), so every row stays one line of ROW px.
+const COLS =
+  "32px minmax(0, 170px) minmax(0, 1.3fr) minmax(0, 1fr) minmax(0, 1fr) minmax(0, 1fr) minmax(0, 80px) 52px";
+const cell = {
+  overflow: "hidden",
+  textOverflow: "ellipsis",
+  whiteSpace: "nowrap",
+  minWidth: 0,
+} as const;
 // One formatter for every row (`Date.toLocaleString` builds a new one per call, which showed
 // up in the scroll benchmark); same fields as `toLocaleString()`.
 const deadAt = new Intl.DateTimeFormat(undefined, {
@@ -56,15 +65,27 @@ const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpe
         onClick={(ev) => ev.stopPropagation()}
         onChange={() => onToggle(e.delivery_id)}
       />
-      <span>{deadAt.format(e.dead_at)}</span>
-      <UnstyledButton fz={13} onClick={() => onOpen(e.delivery_id)} data-testid="dlq-open">
+      <span style={cell}>{deadAt.format(e.dead_at)}</span>
+      <UnstyledButton
+        fz={13}
+        onClick={() => onOpen(e.delivery_id)}
+        data-testid="dlq-open"
+        title={e.event_type}
+        style={cell}
+      >
         {e.event_type}
       </UnstyledButton>
-      <span>{e.endpoint}</span>
-      <span>{e.flow}</span>
-      <span data-testid="dlq-target">{e.target}</span>
-      <span>{e.error_class}</span>
-      <span>{e.last_status_code ?? "-"}</span>
+      <span style={cell} title={e.endpoint}>
+        {e.endpoint}
+      </span>
+      <span style={cell} title={e.flow}>
+        {e.flow}
+      </span>
+      <span style={cell} title={e.target} data-testid="dlq-target">
+        {e.target}
+      </span>
+      <span style={cell}>{e.error_class}</span>
+      <span style={cell}>{e.last_status_code ?? "-"}</span>
     </div>
   );
 });
@@ -79,6 +100,8 @@ export type DlqTableProps = {
   selected: Set<string>;
   onToggle: (id: string) => void;
   onOpen: (id: string) => void;
+  /** Shown instead of rows when there are none (why the view is empty). */
+  empty?: ReactNode;
 };
 
 export function DlqTable({
@@ -89,6 +112,7 @@ export function DlqTable({
   selected,
   onToggle,
   onOpen,
+  empty,
 }: DlqTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
@@ -115,7 +139,9 @@ export function DlqTable({
         }}
       >
         {header.map((h, i) => (
-          <span key={h || i}>{h}</span>
+          <span key={h || i} style={cell}>
+            {h}
+          </span>
         ))}
       </div>
       <div
@@ -123,6 +149,11 @@ export function DlqTable({
         style={{ flex: 1, minHeight: 200, overflow: "auto" }}
         data-testid="dlq-scroll"
       >
+        {rows.length === 0 && !hasNextPage && empty && (
+          <Text size="sm" c="dimmed" p="md" data-testid="dlq-empty">
+            {empty}
+          </Text>
+        )}
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
           {items.map((v) => {
             const e = rows[v.index];

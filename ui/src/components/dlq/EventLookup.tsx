@@ -58,8 +58,13 @@ function EventCard({ event, onDelivery }: { event: EventView; onDelivery: (id: s
                 <Table.Td>
                   {d.flow} → {d.target}
                 </Table.Td>
-                <Table.Td>
-                  <Badge color={stateColor[d.state] ?? "gray"} data-testid="found-state">
+                <Table.Td style={{ whiteSpace: "nowrap" }}>
+                  {/* Never cut: a narrow modal once showed "D…" for dead. */}
+                  <Badge
+                    color={stateColor[d.state] ?? "gray"}
+                    data-testid="found-state"
+                    styles={{ root: { overflow: "visible" }, label: { overflow: "visible" } }}
+                  >
                     {d.state}
                   </Badge>
                 </Table.Td>

@@ -1,5 +1,5 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ReplayStartInput, ReplayWriteView } from "../../ipc/bindings";
 import { mockCommands, renderUi } from "../../test/render";
 import { ReplayDialog } from "./ReplayDialog";
@@ -26,6 +26,7 @@ describe("ReplayDialog", () => {
         return w;
       },
       list_replay_writes: () => writes,
+      dlq_causes: () => [{ error_class: "http_5xx", target: "crm", count: 42 }],
     });
     renderUi(
       <ReplayDialog
@@ -46,7 +47,10 @@ describe("ReplayDialog", () => {
         onStarted={() => {}}
       />,
     );
-    expect(await screen.findByText(/42 dead deliveries would be replayed/)).toBeInTheDocument();
+    expect(
+      await screen.findByText(/42 dead deliveries match target = crm; they would be replayed/),
+    ).toBeInTheDocument();
+    expect(await screen.findByTestId("replay-breakdown")).toHaveTextContent("crm");
     const button = await screen.findByTestId("replay-start");
     await waitFor(() => expect(button).not.toBeDisabled());
     fireEvent.click(button);
@@ -67,16 +71,30 @@ describe("ReplayDialog", () => {
     });
   });
 
-  it("runs a trial batch of the first N, then the rest by filter, with the rate limit", async () => {
+  // The trial used to navigate away at once, losing the dialog and its "Replay the rest".
+  it("runs a trial batch of the first N, stays open, then replays the rest of the filter", async () => {
     const started: ReplayStartInput[] = [];
+    const trialCreated = Date.now() - 30_000;
+    const onStarted = vi.fn();
     mockCommands({
       new_replay_id: () => "rpl_x",
       replay_dry_run: () => 5,
+      dlq_causes: () => [],
       start_replay: ({ input }) => {
         started.push(input);
         return write(input, "confirmed");
       },
       list_replay_writes: () => [],
+      get_replay: ({ id }) => ({
+        id,
+        status: "completed",
+        selection: "2 selected deliveries",
+        rate_per_s: 3,
+        created_at: trialCreated,
+        cancelled_at: null,
+        counts: { total: 2, succeeded: 2, failed: 0, pending: 0, cancelled: 0, skipped: 0 },
+        items: [],
+      }),
     });
     const filter = {
       endpoint: null,
@@ -92,7 +110,7 @@ describe("ReplayDialog", () => {
         onClose={() => {}}
         selection={{ by: "filter", filter }}
         trialCandidates={["dlv_a", "dlv_b", "dlv_c", "dlv_d", "dlv_e"]}
-        onStarted={() => {}}
+        onStarted={onStarted}
       />,
     );
     await screen.findByText(/5 dead deliveries/);
@@ -102,8 +120,11 @@ describe("ReplayDialog", () => {
     const trial = await screen.findByTestId("replay-start-trial");
     await waitFor(() => expect(trial).not.toBeDisabled());
     fireEvent.click(trial);
-    const rest = await screen.findByTestId("replay-start");
-    expect(rest).toHaveTextContent("Replay the rest");
+    // The dialog stays, follows the trial, and offers the rest once it is done.
+    expect(await screen.findByTestId("trial-status")).toHaveTextContent("completed");
+    expect(onStarted).not.toHaveBeenCalled();
+    const rest = await screen.findByTestId("replay-rest");
+    await waitFor(() => expect(rest).toHaveTextContent("Replay the rest (5)"));
     fireEvent.click(rest);
     await waitFor(() => expect(started).toHaveLength(2));
     expect(started[0]).toEqual({
@@ -111,10 +132,57 @@ describe("ReplayDialog", () => {
       selection: { by: "ids", delivery_ids: ["dlv_a", "dlv_b"] },
       rate_per_s: 3,
     });
+    // The rest: the same filter, dead before the trial began (its own re-deliveries that die
+    // again are not replayed twice).
     expect(started[1]).toEqual({
       session_id: "rpl_x",
-      selection: { by: "filter", filter },
+      selection: { by: "filter", filter: { ...filter, until: trialCreated } },
       rate_per_s: 3,
     });
+    await waitFor(() => expect(onStarted).toHaveBeenCalledWith("rpl_x"));
+  });
+
+  it("asks for a second yes before replaying the whole DLQ, and can be cancelled", async () => {
+    const onClose = vi.fn();
+    mockCommands({
+      new_replay_id: () => "rpl_all",
+      replay_dry_run: () => 64,
+      dlq_causes: () => [
+        { error_class: "timeout", target: "warehouse", count: 40 },
+        { error_class: "http_5xx", target: "legacy-erp", count: 24 },
+      ],
+      list_replay_writes: () => [],
+    });
+    renderUi(
+      <ReplayDialog
+        opened
+        onClose={onClose}
+        selection={{
+          by: "filter",
+          filter: {
+            endpoint: null,
+            target: null,
+            flow: null,
+            error_class: null,
+            since: null,
+            until: null,
+          },
+        }}
+        trialCandidates={[]}
+        onStarted={() => {}}
+      />,
+    );
+    expect(
+      await screen.findByText(
+        "Every dead delivery in the DLQ would be replayed, oldest first: 64.",
+      ),
+    ).toBeInTheDocument();
+    expect(await screen.findByTestId("replay-breakdown")).toHaveTextContent("warehouse");
+    const startButton = screen.getByTestId("replay-start");
+    expect(startButton).toBeDisabled();
+    fireEvent.click(screen.getByTestId("replay-confirm-all"));
+    await waitFor(() => expect(startButton).not.toBeDisabled());
+    fireEvent.click(screen.getByTestId("replay-cancel-dialog"));
+    expect(onClose).toHaveBeenCalled();
   });
 });

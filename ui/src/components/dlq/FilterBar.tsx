@@ -1,0 +1,162 @@
+// The DLQ explorer's filters. Endpoint, target and flow offer the names the local copy knows
+// (the server matches exact names); the dates are labelled, look empty when unset, and have
+// quick ranges.
+import { Autocomplete, Button, Group, Select, TextInput } from "@mantine/core";
+import { useState } from "react";
+import type { DlqFilterInput, FailureClass, Kind } from "../../ipc/bindings";
+import { useResources } from "../../ipc/queries";
+import { type DlqView, failureClasses } from "../../lib/dlq";
+
+const toMs = (local: string) => (local ? Date.parse(local) : Number.NaN);
+const toLocal = (ms: number | null) =>
+  ms === null
+    ? ""
+    : new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+
+/** The names of one kind in the local copy, for the filters' suggestions. */
+export function useKnownNames(kind: Kind): string[] {
+  const resources = useResources(kind);
+  return (resources.data ?? []).map((r) => r.name).sort();
+}
+
+/** A date-time field that shows its label and "any" when unset, not a greyed-out date. */
+function DateField({
+  label,
+  value,
+  onChange,
+  testid,
+}: {
+  label: string;
+  value: number | null;
+  onChange: (ms: number | null) => void;
+  testid: string;
+}) {
+  const [focused, setFocused] = useState(false);
+  return (
+    <TextInput
+      w={200}
+      size="xs"
+      label={label}
+      type={focused || value !== null ? "datetime-local" : "text"}
+      placeholder="any"
+      value={toLocal(value)}
+      onFocus={() => setFocused(true)}
+      onBlur={() => setFocused(false)}
+      onChange={(e) => {
+        const ms = toMs(e.currentTarget.value);
+        onChange(Number.isNaN(ms) ? null : ms);
+      }}
+      data-testid={testid}
+    />
+  );
+}
+
+const ranges: { label: string; ms: number }[] = [
+  { label: "15 min", ms: 15 * 60_000 },
+  { label: "1 h", ms: 3_600_000 },
+  { label: "24 h", ms: 24 * 3_600_000 },
+];
+
+export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: DlqView) => void }) {
+  const set = (patch: Partial<DlqFilterInput>) =>
+    onChange({ ...view, filter: { ...view.filter, ...patch } });
+  const names: Record<"endpoint" | "target" | "flow", string[]> = {
+    endpoint: useKnownNames("endpoint"),
+    target: useKnownNames("target"),
+    flow: useKnownNames("flow"),
+  };
+  const text = (key: "endpoint" | "target" | "flow") => (
+    <Autocomplete
+      w={150}
+      size="xs"
+      label={key[0].toUpperCase() + key.slice(1)}
+      placeholder="any"
+      aria-label={key}
+      data={names[key]}
+      limit={20}
+      value={view.filter[key] ?? ""}
+      onChange={(v) => set({ [key]: v.trim() || null })}
+      clearable
+      data-testid={`filter-${key}`}
+    />
+  );
+  return (
+    <Group gap="xs" wrap="wrap" align="end">
+      {text("endpoint")}
+      {text("target")}
+      {text("flow")}
+      <Select
+        w={130}
+        size="xs"
+        label="Error class"
+        placeholder="any"
+        aria-label="error class"
+        clearable
+        data={failureClasses}
+        value={view.filter.error_class}
+        onChange={(v) => set({ error_class: (v as FailureClass) ?? null })}
+        data-testid="filter-error-class"
+      />
+      <DateField
+        label="Dead since"
+        value={view.filter.since}
+        onChange={(since) => set({ since })}
+        testid="filter-since"
+      />
+      <DateField
+        label="Dead until"
+        value={view.filter.until}
+        onChange={(until) => set({ until })}
+        testid="filter-until"
+      />
+      <Group gap={4} wrap="nowrap">
+        {ranges.map((r) => (
+          <Button
+            key={r.label}
+            size="xs"
+            variant="default"
+            onClick={() => set({ since: Date.now() - r.ms, until: null })}
+            data-testid={`range-${r.label.replace(" ", "")}`}
+          >
+            {r.label}
+          </Button>
+        ))}
+      </Group>
+      <TextInput
+        w={190}
+        size="xs"
+        label="Event type or id"
+        placeholder="in the loaded rows"
+        aria-label="text"
+        value={view.text}
+        onChange={(e) => onChange({ ...view, text: e.currentTarget.value })}
+        data-testid="filter-text"
+      />
+    </Group>
+  );
+}
+
+/**
+ * Why a filtered DLQ view is empty, in words: names that no resource has are called out (the
+ * server matches exact names), with the known names that contain what was typed.
+ */
+export function emptyReason(
+  filter: DlqFilterInput,
+  known: Record<"endpoint" | "target" | "flow", string[]>,
+  profile: string | undefined,
+): string {
+  const set = (["endpoint", "target", "flow"] as const).filter((k) => filter[k]);
+  const unknown = set.filter((k) => known[k].length > 0 && !known[k].includes(filter[k] ?? ""));
+  if (unknown.length) {
+    const k = unknown[0];
+    const typed = filter[k] ?? "";
+    const near = known[k].filter((n) => n.includes(typed)).slice(0, 3);
+    return `No dead deliveries match ${k} = '${typed}': no ${k} has that exact name${
+      near.length ? ` (did you mean ${near.join(", ")}?)` : ""
+    }.`;
+  }
+  const any = set.length || filter.error_class || filter.since !== null || filter.until !== null;
+  return any
+    ? "No dead deliveries match this filter."
+    : `The DLQ of ${profile ?? "this control plane"} is empty: every delivery succeeded or is still being retried.`;
+}

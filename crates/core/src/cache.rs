@@ -3,12 +3,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use sqlx::Row;
+use sqlx::{Row, Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
 
 use crate::Console;
+use crate::audit::Audit;
 use crate::error::{CoreError, Result};
-use crate::outbox::recompute_local;
+use crate::local::{self, apply_op};
+use crate::outbox::live_ops_of;
 use crate::types::*;
 
 impl Console {
@@ -205,23 +207,16 @@ impl Console {
         for (kind, name) in existing {
             if !seen.contains(&(kind.clone(), name.clone())) {
                 let kind = ResourceKind::parse(&kind)
-                    .ok_or_else(|| CoreError::Storage("unknown kind in cache".into()))?;
+                    .ok_or_else(|| CoreError::storage("unknown kind in cache"))?;
                 upsert_server(&mut tx, profile, kind, &name, None, now).await?;
             }
         }
         let total = seen.len();
-        crate::audit::record(
-            &mut tx,
-            now,
-            &self.inner.opts.actor,
-            Some(profile),
-            "cache.refresh",
-            None,
-            None,
-            "ok",
-            Some(&format!("{total} resources")),
-        )
-        .await?;
+        Audit::new(now, &self.inner.opts.actor, "cache.refresh", "ok")
+            .profile(profile)
+            .detail(format!("{total} resources"))
+            .record(&mut tx)
+            .await?;
         tx.commit().await?;
         self.emit(Event::Connectivity {
             profile: profile.to_owned(),
@@ -265,7 +260,7 @@ fn worst(a: SyncState, b: SyncState) -> SyncState {
 
 /// Sets a resource's server state (None = absent on the server) and rebuilds its local view.
 pub(crate) async fn upsert_server(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    tx: &mut Transaction<'_, Sqlite>,
     profile: &str,
     kind: ResourceKind,
     name: &str,
@@ -285,4 +280,135 @@ pub(crate) async fn upsert_server(
     .execute(&mut **tx)
     .await?;
     recompute_local(tx, profile, kind, name).await
+}
+
+/// A cache row as stored.
+pub(crate) struct CacheRow {
+    pub server: Option<Resource>,
+}
+
+pub(crate) async fn cache_row(
+    tx: &mut Transaction<'_, Sqlite>,
+    profile: &str,
+    kind: ResourceKind,
+    name: &str,
+) -> Result<CacheRow> {
+    let row =
+        sqlx::query("SELECT server_json FROM cache WHERE profile = ? AND kind = ? AND name = ?")
+            .bind(profile)
+            .bind(kind.as_str())
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?;
+    Ok(match row {
+        None => CacheRow { server: None },
+        Some(r) => {
+            let server: Option<String> = r.get("server_json");
+            CacheRow {
+                server: server.and_then(|s| serde_json::from_str(&s).ok()),
+            }
+        }
+    })
+}
+
+/// Writes the local view of a resource (keeping its server state).
+pub(crate) async fn write_local(
+    tx: &mut Transaction<'_, Sqlite>,
+    profile: &str,
+    kind: ResourceKind,
+    name: &str,
+    local: Option<&LocalView>,
+) -> Result<()> {
+    let json = local.map(|l| serde_json::to_string(l).expect("view serializes"));
+    sqlx::query(
+        "INSERT INTO cache (profile, kind, name, local_json, local_deleted) VALUES (?1, ?2, ?3, ?4, ?5) \
+         ON CONFLICT (profile, kind, name) DO UPDATE SET local_json = ?4, local_deleted = ?5",
+    )
+    .bind(profile)
+    .bind(kind.as_str())
+    .bind(name)
+    .bind(json)
+    .bind(local.is_none() as i64)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Rebuilds a resource's local view: its server state with the live ops folded in.
+/// An op that no longer applies (e.g. its target vanished) is skipped in the view.
+pub(crate) async fn recompute_local(
+    tx: &mut Transaction<'_, Sqlite>,
+    profile: &str,
+    kind: ResourceKind,
+    name: &str,
+) -> Result<()> {
+    let row = cache_row(tx, profile, kind, name).await?;
+    let ops = live_ops_of(tx, profile, kind, name).await?;
+    let mut view = row.server.as_ref().map(local::view_of);
+    for op in &ops {
+        if let Ok(next) = apply_op(kind, name, view.as_ref(), op.op, &op.body) {
+            view = next;
+        }
+    }
+    if row.server.is_none() && ops.is_empty() {
+        sqlx::query("DELETE FROM cache WHERE profile = ? AND kind = ? AND name = ?")
+            .bind(profile)
+            .bind(kind.as_str())
+            .bind(name)
+            .execute(&mut **tx)
+            .await?;
+        return Ok(());
+    }
+    write_local(tx, profile, kind, name, view.as_ref()).await
+}
+
+/// The cache change of a confirmed op (`resource`: the server's answer, `None` for a
+/// delete): the server's answer is the newest truth for this resource, unless a refresh
+/// already brought something newer.
+pub(crate) async fn settle(
+    tx: &mut Transaction<'_, Sqlite>,
+    op: &OutboxOp,
+    resource: Option<&Resource>,
+    now: i64,
+) -> Result<()> {
+    let state = sqlx::query(
+        "SELECT c.server_version, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile AND o.kind = c.kind \
+         AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) AS more \
+         FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?",
+    )
+    .bind(&op.profile)
+    .bind(op.kind.as_str())
+    .bind(&op.name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let cached: Option<i64> = state.as_ref().and_then(|r| r.get("server_version"));
+    let more_queued = state.as_ref().is_some_and(|r| r.get::<i64, _>("more") != 0);
+    match (resource, op.op) {
+        // The common case: nothing else queued for this resource, so the local view is
+        // the server's answer. One statement.
+        (Some(r), _) if !more_queued && cached.is_none_or(|v| r.version >= v) => {
+            sqlx::query(
+                "INSERT INTO cache (profile, kind, name, server_json, server_version, refreshed_at, local_json, local_deleted) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0) ON CONFLICT (profile, kind, name) DO UPDATE SET \
+                 server_json = ?4, server_version = ?5, refreshed_at = ?6, local_json = ?7, local_deleted = 0",
+            )
+            .bind(&op.profile)
+            .bind(op.kind.as_str())
+            .bind(&op.name)
+            .bind(serde_json::to_string(r).expect("resource serializes"))
+            .bind(r.version)
+            .bind(now)
+            .bind(serde_json::to_string(&local::view_of(r)).expect("view serializes"))
+            .execute(&mut **tx)
+            .await?;
+            Ok(())
+        }
+        (Some(r), _) if cached.is_none_or(|v| r.version >= v) => {
+            upsert_server(tx, &op.profile, op.kind, &op.name, Some(r), now).await
+        }
+        (None, OpKind::Delete) => {
+            upsert_server(tx, &op.profile, op.kind, &op.name, None, now).await
+        }
+        _ => recompute_local(tx, &op.profile, op.kind, &op.name).await,
+    }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use sqlx::{Row, SqlitePool};
 use tokio::sync::broadcast;
 
+use crate::audit::Audit;
 use crate::client::ApiClient;
 use crate::clock::{Clock, RandomSource, SystemClock, ThreadRandom};
 use crate::error::{CoreError, Result};
@@ -157,18 +158,11 @@ impl Console {
             .bind(&input.name)
             .execute(&mut *tx)
             .await?;
-        crate::audit::record(
-            &mut tx,
-            now,
-            &self.inner.opts.actor,
-            Some(&input.name),
-            "profile.add",
-            None,
-            None,
-            "ok",
-            Some(&input.url),
-        )
-        .await?;
+        Audit::new(now, &self.inner.opts.actor, "profile.add", "ok")
+            .profile(&input.name)
+            .detail(input.url.as_str())
+            .record(&mut tx)
+            .await?;
         tx.commit().await?;
         self.profile(&input.name).await
     }
@@ -222,18 +216,11 @@ impl Console {
             (None, Some(_)) => "token replaced".to_owned(),
             (None, None) => "no change".to_owned(),
         };
-        crate::audit::insert(
-            &self.inner.writer,
-            self.now(),
-            &self.inner.opts.actor,
-            Some(name),
-            "profile.edit",
-            None,
-            None,
-            "ok",
-            Some(&detail),
-        )
-        .await?;
+        Audit::new(self.now(), &self.inner.opts.actor, "profile.edit", "ok")
+            .profile(name)
+            .detail(detail)
+            .insert(&self.inner.writer)
+            .await?;
         self.profile(name).await
     }
 
@@ -265,18 +252,10 @@ impl Console {
             .bind(name)
             .execute(&mut *tx)
             .await?;
-        crate::audit::record(
-            &mut tx,
-            now,
-            &self.inner.opts.actor,
-            Some(name),
-            "profile.remove",
-            None,
-            None,
-            "ok",
-            None,
-        )
-        .await?;
+        Audit::new(now, &self.inner.opts.actor, "profile.remove", "ok")
+            .profile(name)
+            .record(&mut tx)
+            .await?;
         tx.commit().await?;
         self.inner.secrets.remove(name)?;
         Ok(())

@@ -83,6 +83,10 @@ impl CoreError {
         }
     }
 
+    pub fn storage(message: impl Into<String>) -> Self {
+        Self::Storage(message.into())
+    }
+
     pub fn not_found(what: impl Into<String>) -> Self {
         Self::NotFound { what: what.into() }
     }

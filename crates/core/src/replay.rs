@@ -19,6 +19,7 @@ use sqlx::sqlite::SqliteRow;
 use switchyard_protocol::replay::{ReplayDryRun, ReplayRequest, ReplaySelection};
 
 use crate::Console;
+use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
 use crate::retry::{AttemptOutcome, classify_status, parse_retry_after};
@@ -78,7 +79,7 @@ const COLUMNS: &str = "id, profile, action, session_id, body, idempotency_key, s
 
 fn op_from_row(r: &SqliteRow) -> Result<ReplayOp> {
     let corrupt =
-        |what: &str| CoreError::Storage(format!("replay outbox row has an unknown {what}"));
+        |what: &str| CoreError::storage(format!("replay outbox row has an unknown {what}"));
     let parse = |col: &str| -> Option<Value> {
         r.get::<Option<String>, _>(col)
             .and_then(|s| serde_json::from_str(&s).ok())
@@ -229,18 +230,12 @@ impl Console {
             _ => CoreError::from(e),
         })?;
         if inserted.rows_affected() == 1 {
-            crate::audit::record(
-                &mut tx,
-                now,
-                &self.inner.opts.actor,
-                Some(profile),
-                &format!("replay.{action_text}"),
-                None,
-                Some(&format!("replay/{session_id}")),
-                "queued",
-                None,
-            )
-            .await?;
+            let action = format!("replay.{action_text}");
+            Audit::new(now, &self.inner.opts.actor, &action, "queued")
+                .profile(profile)
+                .resource(format!("replay/{session_id}"))
+                .record(&mut tx)
+                .await?;
         }
         let row = sqlx::query(&format!(
             "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?"
@@ -484,21 +479,15 @@ impl Console {
             return self.replay_op(op.id).await;
         };
         if state != "pending" {
-            crate::audit::record(
-                &mut tx,
-                now,
-                &self.inner.opts.actor,
-                Some(profile),
-                match op.action {
-                    ReplayAction::Start => "replay.start",
-                    ReplayAction::Cancel => "replay.cancel",
-                },
-                None,
-                Some(&format!("replay/{}", op.session_id)),
-                state,
-                error.as_ref().map(|e| e.message.as_str()),
-            )
-            .await?;
+            let action = match op.action {
+                ReplayAction::Start => "replay.start",
+                ReplayAction::Cancel => "replay.cancel",
+            };
+            let mut entry = Audit::new(now, &self.inner.opts.actor, action, state)
+                .profile(profile)
+                .resource(format!("replay/{}", op.session_id));
+            entry.detail = error.as_ref().map(|e| e.message.clone());
+            entry.record(&mut tx).await?;
         }
         tx.commit().await?;
         let op = op_from_row(&row)?;

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::{QueryBuilder, Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
 
 use crate::Console;
@@ -29,7 +29,7 @@ impl Console {
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
-        let rows = sqlx::query(
+        let rows: Vec<(ResourceKind, String)> = sqlx::query_as(
             "SELECT kind, name FROM cache WHERE profile = ? AND name LIKE ? ESCAPE '\\' \
              ORDER BY name, kind LIMIT ?",
         )
@@ -38,38 +38,30 @@ impl Console {
         .bind(limit)
         .fetch_all(&self.inner.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .filter_map(|r| {
-                let kind = ResourceKind::parse(r.get::<&str, _>("kind"))?;
-                Some((kind, r.get("name")))
-            })
-            .collect())
+        Ok(rows)
     }
 
     /// How many resources of each kind the cache holds (including local creations and
     /// deletions, as the lists show them), and how many endpoints are disabled.
     pub async fn resource_counts(&self, profile: &str) -> Result<ResourceCounts> {
-        let rows = sqlx::query(
-            "SELECT kind, COUNT(*) AS n, SUM(CASE WHEN COALESCE(json_extract(local_json, '$.enabled'), \
-             json_extract(server_json, '$.status.enabled')) = 0 THEN 1 ELSE 0 END) AS disabled \
+        let rows: Vec<(ResourceKind, i64, i64)> = sqlx::query_as(
+            "SELECT kind, COUNT(*), SUM(CASE WHEN COALESCE(json_extract(local_json, '$.enabled'), \
+             json_extract(server_json, '$.status.enabled')) = 0 THEN 1 ELSE 0 END) \
              FROM cache WHERE profile = ? GROUP BY kind",
         )
         .bind(profile)
         .fetch_all(&self.inner.pool)
         .await?;
         let mut counts = ResourceCounts::default();
-        for r in rows {
-            let n = u32::try_from(r.get::<i64, _>("n")).unwrap_or(u32::MAX);
-            match ResourceKind::parse(r.get::<&str, _>("kind")) {
-                Some(ResourceKind::Endpoint) => {
+        for (kind, n, disabled) in rows {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            match kind {
+                ResourceKind::Endpoint => {
                     counts.endpoints = n;
-                    counts.disabled_endpoints =
-                        u32::try_from(r.get::<i64, _>("disabled")).unwrap_or(0);
+                    counts.disabled_endpoints = u32::try_from(disabled).unwrap_or(0);
                 }
-                Some(ResourceKind::Target) => counts.targets = n,
-                Some(ResourceKind::Flow) => counts.flows = n,
-                None => {}
+                ResourceKind::Target => counts.targets = n,
+                ResourceKind::Flow => counts.flows = n,
             }
         }
         Ok(counts)
@@ -104,55 +96,52 @@ impl Console {
         kind: ResourceKind,
         name: Option<&str>,
     ) -> Result<Vec<CachedResource>> {
-        let rows = sqlx::query(
-            "SELECT name, server_json, local_json, local_deleted, refreshed_at FROM cache \
-             WHERE profile = ? AND kind = ? AND (?3 IS NULL OR name = ?3) ORDER BY name",
-        )
-        .bind(profile)
-        .bind(kind.as_str())
-        .bind(name)
-        .fetch_all(&self.inner.pool)
-        .await?;
-        let ops = sqlx::query(
-            "SELECT id, name, state FROM outbox WHERE profile = ? AND kind = ? AND (?3 IS NULL OR name = ?3) \
-             AND state IN ('pending','sending','needs_attention') ORDER BY seq, id",
-        )
-        .bind(profile)
-        .bind(kind.as_str())
-        .bind(name)
-        .fetch_all(&self.inner.pool)
-        .await?;
+        let mut sql = QueryBuilder::<Sqlite>::new(
+            "SELECT name, server_json, local_json, refreshed_at FROM cache WHERE profile = ",
+        );
+        sql.push_bind(profile).push(" AND kind = ").push_bind(kind);
+        if let Some(name) = name {
+            sql.push(" AND name = ").push_bind(name);
+        }
+        sql.push(" ORDER BY name");
+        let rows: Vec<CacheView> = sql.build_query_as().fetch_all(&self.inner.pool).await?;
+        let mut sql =
+            QueryBuilder::<Sqlite>::new("SELECT id, name, state FROM outbox WHERE profile = ");
+        sql.push_bind(profile).push(" AND kind = ").push_bind(kind);
+        if let Some(name) = name {
+            sql.push(" AND name = ").push_bind(name);
+        }
+        sql.push(" AND state IN ('pending','sending','needs_attention') ORDER BY seq, id");
+        let ops: Vec<(i64, String, OpState)> =
+            sql.build_query_as().fetch_all(&self.inner.pool).await?;
         let mut by_name: HashMap<String, (Vec<i64>, SyncState)> = HashMap::new();
-        for r in ops {
+        for (id, name, state) in ops {
             let entry = by_name
-                .entry(r.get("name"))
+                .entry(name)
                 .or_insert((Vec::new(), SyncState::Synced));
-            entry.0.push(r.get("id"));
-            let state = match r.get::<String, _>("state").as_str() {
-                "needs_attention" => SyncState::NeedsAttention,
-                "sending" => SyncState::Sending,
+            entry.0.push(id);
+            let state = match state {
+                OpState::NeedsAttention => SyncState::NeedsAttention,
+                OpState::Sending => SyncState::Sending,
                 _ => SyncState::Pending,
             };
             entry.1 = worst(entry.1, state);
         }
         Ok(rows
-            .iter()
+            .into_iter()
             .map(|r| {
-                let name: String = r.get("name");
-                let server: Option<String> = r.get("server_json");
-                let local: Option<String> = r.get("local_json");
                 let (pending_ops, sync_state) = by_name
-                    .remove(&name)
+                    .remove(&r.name)
                     .unwrap_or((Vec::new(), SyncState::Synced));
                 CachedResource {
                     profile: profile.to_owned(),
                     kind,
-                    name,
-                    server: server.and_then(|s| serde_json::from_str(&s).ok()),
-                    local: local.and_then(|s| serde_json::from_str(&s).ok()),
+                    name: r.name,
+                    server: r.server_json.and_then(|s| serde_json::from_str(&s).ok()),
+                    local: r.local_json.and_then(|s| serde_json::from_str(&s).ok()),
                     sync_state,
                     pending_ops,
-                    refreshed_at: r.get("refreshed_at"),
+                    refreshed_at: r.refreshed_at,
                 }
             })
             .collect())
@@ -166,7 +155,7 @@ impl Console {
     pub async fn refresh(&self, profile: &str) -> Result<RefreshReport> {
         let client = self.client(profile).await?;
         let now = self.now();
-        let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut seen: HashSet<(ResourceKind, String)> = HashSet::new();
         for kind in ResourceKind::ALL {
             let mut cursor: Option<String> = None;
             loop {
@@ -185,7 +174,7 @@ impl Console {
                 };
                 let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
                 for r in &page.items {
-                    seen.insert((r.kind.as_str().to_owned(), r.name.clone()));
+                    seen.insert((r.kind, r.name.clone()));
                     upsert_server(&mut tx, profile, r.kind, &r.name, Some(r), now).await?;
                 }
                 tx.commit().await?;
@@ -196,18 +185,13 @@ impl Console {
             }
         }
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let existing: Vec<(String, String)> =
-            sqlx::query("SELECT kind, name FROM cache WHERE profile = ?")
+        let existing: Vec<(ResourceKind, String)> =
+            sqlx::query_as("SELECT kind, name FROM cache WHERE profile = ?")
                 .bind(profile)
                 .fetch_all(&mut *tx)
-                .await?
-                .iter()
-                .map(|r| (r.get("kind"), r.get("name")))
-                .collect();
+                .await?;
         for (kind, name) in existing {
-            if !seen.contains(&(kind.clone(), name.clone())) {
-                let kind = ResourceKind::parse(&kind)
-                    .ok_or_else(|| CoreError::storage("unknown kind in cache"))?;
+            if !seen.contains(&(kind, name.clone())) {
                 upsert_server(&mut tx, profile, kind, &name, None, now).await?;
             }
         }
@@ -248,6 +232,15 @@ impl Console {
     }
 }
 
+/// A cache row as listed.
+#[derive(sqlx::FromRow)]
+struct CacheView {
+    name: String,
+    server_json: Option<String>,
+    local_json: Option<String>,
+    refreshed_at: Option<i64>,
+}
+
 fn worst(a: SyncState, b: SyncState) -> SyncState {
     let rank = |s| match s {
         SyncState::Synced => 0,
@@ -272,7 +265,7 @@ pub(crate) async fn upsert_server(
          ON CONFLICT (profile, kind, name) DO UPDATE SET server_json = ?4, server_version = ?5, refreshed_at = ?6",
     )
     .bind(profile)
-    .bind(kind.as_str())
+    .bind(kind)
     .bind(name)
     .bind(server.map(|s| serde_json::to_string(s).expect("resource serializes")))
     .bind(server.map(|s| s.version))
@@ -293,21 +286,16 @@ pub(crate) async fn cache_row(
     kind: ResourceKind,
     name: &str,
 ) -> Result<CacheRow> {
-    let row =
-        sqlx::query("SELECT server_json FROM cache WHERE profile = ? AND kind = ? AND name = ?")
-            .bind(profile)
-            .bind(kind.as_str())
-            .bind(name)
-            .fetch_optional(&mut **tx)
-            .await?;
-    Ok(match row {
-        None => CacheRow { server: None },
-        Some(r) => {
-            let server: Option<String> = r.get("server_json");
-            CacheRow {
-                server: server.and_then(|s| serde_json::from_str(&s).ok()),
-            }
-        }
+    let server: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT server_json FROM cache WHERE profile = ? AND kind = ? AND name = ?",
+    )
+    .bind(profile)
+    .bind(kind)
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(CacheRow {
+        server: server.flatten().and_then(|s| serde_json::from_str(&s).ok()),
     })
 }
 
@@ -325,7 +313,7 @@ pub(crate) async fn write_local(
          ON CONFLICT (profile, kind, name) DO UPDATE SET local_json = ?4, local_deleted = ?5",
     )
     .bind(profile)
-    .bind(kind.as_str())
+    .bind(kind)
     .bind(name)
     .bind(json)
     .bind(local.is_none() as i64)
@@ -353,7 +341,7 @@ pub(crate) async fn recompute_local(
     if row.server.is_none() && ops.is_empty() {
         sqlx::query("DELETE FROM cache WHERE profile = ? AND kind = ? AND name = ?")
             .bind(profile)
-            .bind(kind.as_str())
+            .bind(kind)
             .bind(name)
             .execute(&mut **tx)
             .await?;
@@ -371,18 +359,18 @@ pub(crate) async fn settle(
     resource: Option<&Resource>,
     now: i64,
 ) -> Result<()> {
-    let state = sqlx::query(
+    let state: Option<(Option<i64>, bool)> = sqlx::query_as(
         "SELECT c.server_version, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile AND o.kind = c.kind \
-         AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) AS more \
+         AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) \
          FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?",
     )
     .bind(&op.profile)
-    .bind(op.kind.as_str())
+    .bind(op.kind)
     .bind(&op.name)
     .fetch_optional(&mut **tx)
     .await?;
-    let cached: Option<i64> = state.as_ref().and_then(|r| r.get("server_version"));
-    let more_queued = state.as_ref().is_some_and(|r| r.get::<i64, _>("more") != 0);
+    let cached = state.and_then(|(version, _)| version);
+    let more_queued = state.is_some_and(|(_, more)| more);
     match (resource, op.op) {
         // The common case: nothing else queued for this resource, so the local view is
         // the server's answer. One statement.
@@ -393,7 +381,7 @@ pub(crate) async fn settle(
                  server_json = ?4, server_version = ?5, refreshed_at = ?6, local_json = ?7, local_deleted = 0",
             )
             .bind(&op.profile)
-            .bind(op.kind.as_str())
+            .bind(op.kind)
             .bind(&op.name)
             .bind(serde_json::to_string(r).expect("resource serializes"))
             .bind(r.version)

@@ -2,10 +2,10 @@
 //! and commit the outbox row with the optimistic cache change and the audit entry in one
 //! `BEGIN IMMEDIATE` transaction. Works offline.
 
-use sqlx::{Row, Sqlite, Transaction};
+use sqlx::{Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
 
-use super::{OP_COLUMNS, op_from_row};
+use super::{OP_COLUMNS, OpRow};
 use crate::Console;
 use crate::audit::Audit;
 use crate::error::{CoreError, Result};
@@ -109,26 +109,21 @@ async fn current(
     kind: ResourceKind,
     name: &str,
 ) -> Result<Current> {
-    let row = sqlx::query(
+    let row: Option<(Option<String>, Option<String>, bool)> = sqlx::query_as(
         "SELECT c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile \
-         AND o.kind = c.kind AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) AS queued \
+         AND o.kind = c.kind AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) \
          FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?",
     )
     .bind(profile)
-    .bind(kind.as_str())
+    .bind(kind)
     .bind(name)
     .fetch_optional(&mut **tx)
     .await?;
+    let (server, local, queued) = row.unwrap_or_default();
     Ok(Current {
-        server: row
-            .as_ref()
-            .and_then(|r| r.get::<Option<String>, _>("server_json"))
-            .and_then(|s| serde_json::from_str(&s).ok()),
-        local: row
-            .as_ref()
-            .and_then(|r| r.get::<Option<String>, _>("local_json"))
-            .and_then(|s| serde_json::from_str(&s).ok()),
-        queued: row.as_ref().is_some_and(|r| r.get::<i64, _>("queued") != 0),
+        server: server.and_then(|s| serde_json::from_str(&s).ok()),
+        local: local.and_then(|s| serde_json::from_str(&s).ok()),
+        queued,
     })
 }
 
@@ -201,14 +196,14 @@ impl Console {
         // now exists is still the same write. The write lock is held, and the INSERT below
         // is guarded by the UNIQUE key as well.
         if opts.idempotency_key.is_some() {
-            let existing = sqlx::query(&format!(
+            let existing: Option<OpRow> = sqlx::query_as(&format!(
                 "SELECT {OP_COLUMNS} FROM outbox WHERE idempotency_key = ?"
             ))
             .bind(&key)
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(row) = existing {
-                return same_write(op_from_row(&row)?, profile, &prepared, &key);
+                return same_write(row.try_into()?, profile, &prepared, &key);
             }
         }
         let current = current(&mut tx, profile, kind, name).await?;
@@ -283,16 +278,16 @@ impl Console {
     ) -> Result<i64> {
         let after = local::after_keys(op.kind, op.op, result);
         let body_text = (!op.body.is_null()).then(|| op.body.to_string());
-        let inserted = sqlx::query(
+        let inserted: Option<i64> = sqlx::query_scalar(
             "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
              chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin) \
              VALUES (COALESCE(?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
-             'pending', ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id, seq",
+             'pending', ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id",
         )
         .bind(replaces.map(|r| r.seq))
         .bind(&op.profile)
-        .bind(op.op.as_str())
-        .bind(op.kind.as_str())
+        .bind(op.op)
+        .bind(op.kind)
         .bind(&op.name)
         .bind(&body_text)
         .bind(current.local.as_ref().map(|c| serde_json::to_string(c).expect("view serializes")))
@@ -318,10 +313,9 @@ impl Console {
                 CoreError::not_found(format!("profile {:?}", op.profile))
             }
             _ => CoreError::from(e),
-        })?
-        .ok_or_else(|| CoreError::KeyReused {
-            key: op.idempotency_key.clone(),
         })?;
-        Ok(inserted.get("id"))
+        inserted.ok_or_else(|| CoreError::KeyReused {
+            key: op.idempotency_key.clone(),
+        })
     }
 }

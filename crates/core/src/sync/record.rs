@@ -2,18 +2,62 @@
 //! claim, and each attempt's outcome (with the cache change and the audit entry in the same
 //! transaction). Every write after a claim is conditional on the claim's lease epoch.
 
-use sqlx::Row;
-use switchyard_protocol::Resource;
+use switchyard_protocol::{Resource, ResourceKind};
 
 use super::attempt::{Claimed, Finished, Run};
 use crate::Console;
 use crate::audit::Audit;
-use crate::error::{CoreError, Result};
+use crate::error::Result;
 use crate::lease::owner_is_dead;
-use crate::outbox::{OP_COLUMNS, op_from_row};
+use crate::outbox::{OP_COLUMNS, OpRow};
 use crate::retry::{AttemptOutcome, Next, next_after};
 use crate::schedule::LiveOp;
 use crate::types::*;
+
+/// What the planner needs of a live op, as stored.
+#[derive(sqlx::FromRow)]
+struct LiveRow {
+    id: i64,
+    seq: i64,
+    kind: ResourceKind,
+    name: String,
+    after_keys: String,
+    state: OpState,
+    next_attempt_at: i64,
+    lease_until: Option<i64>,
+    lease_owner: Option<String>,
+    lease_epoch: i64,
+}
+
+impl LiveRow {
+    fn into_live(self, my_boot: &str) -> LiveOp {
+        LiveOp {
+            id: self.id,
+            seq: self.seq,
+            kind: self.kind,
+            owner_dead: self
+                .lease_owner
+                .as_deref()
+                .is_some_and(|o| owner_is_dead(o, my_boot)),
+            name: self.name,
+            after: serde_json::from_str(&self.after_keys).unwrap_or_default(),
+            state: self.state,
+            next_attempt_at: self.next_attempt_at,
+            lease_until: self.lease_until,
+            lease_epoch: self.lease_epoch,
+        }
+    }
+}
+
+/// A claimed row: the op, and whether an earlier claim already sent it.
+#[derive(sqlx::FromRow)]
+struct ClaimedRow {
+    #[sqlx(flatten)]
+    op: OpRow,
+    sent_before: bool,
+}
+
+const LIVE_COLUMNS: &str = "id, seq, kind, name, after_keys, state, next_attempt_at, lease_until, lease_owner, lease_epoch";
 
 impl Console {
     /// Re-reads one op after its attempt, keeping the in-memory live list current.
@@ -23,22 +67,15 @@ impl Console {
         id: i64,
         my_boot: &str,
     ) -> Result<()> {
-        let row = sqlx::query(
-            "SELECT state, next_attempt_at, lease_until, lease_owner, lease_epoch FROM outbox WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_optional(&self.inner.pool)
-        .await?;
-        let state = row.as_ref().and_then(|r| OpState::parse(r.get("state")));
-        match (row, state) {
-            (Some(r), Some(state)) if state.is_live() => {
+        let row: Option<LiveRow> =
+            sqlx::query_as(&format!("SELECT {LIVE_COLUMNS} FROM outbox WHERE id = ?"))
+                .bind(id)
+                .fetch_optional(&self.inner.pool)
+                .await?;
+        match row {
+            Some(r) if r.state.is_live() => {
                 if let Some(op) = live.iter_mut().find(|o| o.id == id) {
-                    let owner: Option<String> = r.get("lease_owner");
-                    op.state = state;
-                    op.next_attempt_at = r.get("next_attempt_at");
-                    op.lease_until = r.get("lease_until");
-                    op.owner_dead = owner.as_deref().is_some_and(|o| owner_is_dead(o, my_boot));
-                    op.lease_epoch = r.get("lease_epoch");
+                    *op = r.into_live(my_boot);
                 }
             }
             _ => live.retain(|o| o.id != id),
@@ -47,33 +84,14 @@ impl Console {
     }
 
     pub(super) async fn load_live(&self, profile: &str, my_boot: &str) -> Result<Vec<LiveOp>> {
-        let rows = sqlx::query(
-            "SELECT id, seq, kind, name, after_keys, state, next_attempt_at, lease_until, lease_owner, lease_epoch \
-             FROM outbox WHERE profile = ? AND state IN ('pending','sending','needs_attention') ORDER BY seq, id",
-        )
+        let rows: Vec<LiveRow> = sqlx::query_as(&format!(
+            "SELECT {LIVE_COLUMNS} FROM outbox WHERE profile = ? \
+             AND state IN ('pending','sending','needs_attention') ORDER BY seq, id"
+        ))
         .bind(profile)
         .fetch_all(&self.inner.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                let owner: Option<String> = r.get("lease_owner");
-                let after: String = r.get("after_keys");
-                Ok(LiveOp {
-                    id: r.get("id"),
-                    seq: r.get("seq"),
-                    kind: switchyard_protocol::ResourceKind::parse(r.get("kind"))
-                        .ok_or_else(|| CoreError::storage("unknown kind in outbox"))?,
-                    name: r.get("name"),
-                    after: serde_json::from_str(&after).unwrap_or_default(),
-                    state: OpState::parse(r.get("state"))
-                        .ok_or_else(|| CoreError::storage("unknown state in outbox"))?,
-                    next_attempt_at: r.get("next_attempt_at"),
-                    lease_until: r.get("lease_until"),
-                    owner_dead: owner.as_deref().is_some_and(|o| owner_is_dead(o, my_boot)),
-                    lease_epoch: r.get("lease_epoch"),
-                })
-            })
-            .collect()
+        Ok(rows.into_iter().map(|r| r.into_live(my_boot)).collect())
     }
 
     /// Claims an op for this process: one conditional UPDATE on the epoch we saw, so two
@@ -86,7 +104,7 @@ impl Console {
         // produced, else the cached server version; it is fixed here, before the first send.
         // `first_sent_at` is set on the first claim: a value equal to `now` means "never
         // sent before", which the retention check treats as fresh.
-        let claimed = sqlx::query(&format!(
+        let claimed: Option<ClaimedRow> = sqlx::query_as(&format!(
             "UPDATE outbox SET state = 'sending', lease_owner = ?1, lease_until = ?2, lease_epoch = lease_epoch + 1, \
              attempts = attempts + 1, updated_at = ?3, first_sent_at = COALESCE(first_sent_at, ?3), \
              if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE COALESCE( \
@@ -108,13 +126,11 @@ impl Console {
         let Some(claimed) = claimed else {
             return Ok(None);
         };
-        let op = op_from_row(&claimed)?;
-        let epoch = claimed.get("lease_epoch");
-        let sent_before = claimed.get::<i64, _>("sent_before") != 0;
+        let epoch = claimed.op.lease_epoch;
         Ok(Some(Claimed {
-            op,
+            op: claimed.op.try_into()?,
             epoch,
-            sent_before,
+            sent_before: claimed.sent_before,
         }))
     }
 }
@@ -249,7 +265,7 @@ impl Run {
             "UPDATE outbox SET state = ?, next_attempt_at = ?, failures = ?, last_error = ?, lease_owner = NULL, lease_until = NULL, \
              updated_at = ? WHERE id = ? AND lease_epoch = ? AND state = 'sending'",
         )
-        .bind(state.as_str())
+        .bind(state)
         .bind(next_at)
         .bind(failures_now)
         .bind(&error_json)

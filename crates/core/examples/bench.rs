@@ -59,7 +59,10 @@ async fn main() -> anyhow::Result<()> {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "console bench: {rounds} rounds per figure, load average at start: {}",
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     bench_enqueue(dir.path(), rounds).await?;
 

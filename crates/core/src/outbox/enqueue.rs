@@ -1,8 +1,14 @@
 //! Queuing a write: validate it, fix its idempotency key (minted here once, or the caller's),
 //! and commit the outbox row with the optimistic cache change and the audit entry in one
-//! `BEGIN IMMEDIATE` transaction. Works offline.
+//! transaction. Works offline.
+//!
+//! The row is one INSERT; triggers write the cache change and the audit entry in the same
+//! statement (migrations 0002 and 0004). A plain write (fresh key, no op replaced) reads
+//! the cache row first, outside any transaction, and then commits that INSERT on its own,
+//! guarded by the cache row it read: if another write got in between, the guard stops it
+//! and the write takes the transactional path (read and insert under `BEGIN IMMEDIATE`).
 
-use sqlx::{Sqlite, Transaction};
+use sqlx::{QueryBuilder, Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
 
 use super::{OP_COLUMNS, OpRow};
@@ -20,13 +26,43 @@ pub(crate) struct Replaces {
     pub if_match: Option<i64>,
 }
 
+/// A cache row as read (absent: `None`), kept verbatim to guard the INSERT with.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+struct Snapshot {
+    server_version: Option<i64>,
+    server_json: Option<String>,
+    local_json: Option<String>,
+    /// Earlier writes to the resource are still queued.
+    queued: bool,
+}
+
 /// What the cache says about a resource when a write to it is queued.
 struct Current {
     server: Option<Resource>,
     local: Option<LocalView>,
-    /// Earlier writes to it are still queued.
     queued: bool,
+    /// The row it was read from.
+    snapshot: Option<Snapshot>,
 }
+
+impl Current {
+    fn of(snapshot: Option<Snapshot>) -> Self {
+        fn parse<T: serde::de::DeserializeOwned>(text: &Option<String>) -> Option<T> {
+            text.as_deref().and_then(|s| serde_json::from_str(s).ok())
+        }
+        Self {
+            server: snapshot.as_ref().and_then(|s| parse(&s.server_json)),
+            local: snapshot.as_ref().and_then(|s| parse(&s.local_json)),
+            queued: snapshot.as_ref().is_some_and(|s| s.queued),
+            snapshot,
+        }
+    }
+}
+
+const SNAPSHOT: &str = "SELECT c.server_version, c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o \
+    WHERE o.profile = c.profile AND o.kind = c.kind AND o.name = c.name \
+    AND o.state IN ('pending', 'sending', 'needs_attention')) AS queued \
+    FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?";
 
 /// The `If-Match` a new op carries, and whether it is already fixed or chained to the
 /// version its predecessor will produce (fixed at first send).
@@ -103,28 +139,22 @@ fn if_match_for(
 
 /// The cache row of a resource (every live op keeps one, so it also tells whether writes
 /// are queued).
-async fn current(
-    tx: &mut Transaction<'_, Sqlite>,
+async fn current<'e, E>(
+    executor: E,
     profile: &str,
     kind: ResourceKind,
     name: &str,
-) -> Result<Current> {
-    let row: Option<(Option<String>, Option<String>, bool)> = sqlx::query_as(
-        "SELECT c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile \
-         AND o.kind = c.kind AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) \
-         FROM cache c WHERE c.profile = ? AND c.kind = ? AND c.name = ?",
-    )
-    .bind(profile)
-    .bind(kind)
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let (server, local, queued) = row.unwrap_or_default();
-    Ok(Current {
-        server: server.and_then(|s| serde_json::from_str(&s).ok()),
-        local: local.and_then(|s| serde_json::from_str(&s).ok()),
-        queued,
-    })
+) -> Result<Current>
+where
+    E: sqlx::Executor<'e, Database = Sqlite>,
+{
+    let snapshot: Option<Snapshot> = sqlx::query_as(SNAPSHOT)
+        .bind(profile)
+        .bind(kind)
+        .bind(name)
+        .fetch_optional(executor)
+        .await?;
+    Ok(Current::of(snapshot))
 }
 
 /// Marks the op a retry-as-new replaces as superseded (only while it still needs attention).
@@ -184,7 +214,31 @@ impl Console {
         opts: &EnqueueOptions,
     ) -> Result<Enqueued> {
         let prepared = prepare(&write)?;
-        let now = self.now();
+        if replaces.is_none() && opts.idempotency_key.is_none() {
+            let current = current(&self.inner.pool, profile, prepared.kind, &prepared.name).await?;
+            let key = uuid::Uuid::new_v4().to_string();
+            let draft = self.draft(profile, &prepared, key, None, opts, &current)?;
+            if let Some(id) = self
+                .insert_op(&self.inner.writer, &draft, &current, true)
+                .await?
+            {
+                return Ok(self.queued(draft.op, id).await);
+            }
+            // Another write to this resource got in between: read again under the lock.
+        }
+        self.enqueue_locked(profile, &prepared, replaces, opts)
+            .await
+    }
+
+    /// The transactional path: the key check, the cache read and the INSERT under
+    /// `BEGIN IMMEDIATE`.
+    async fn enqueue_locked(
+        &self,
+        profile: &str,
+        prepared: &Prepared,
+        replaces: Option<Replaces>,
+        opts: &EnqueueOptions,
+    ) -> Result<Enqueued> {
         let key = match &opts.idempotency_key {
             Some(key) => key.clone(),
             None => uuid::Uuid::new_v4().to_string(),
@@ -203,10 +257,48 @@ impl Console {
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(row) = existing {
-                return same_write(row.try_into()?, profile, &prepared, &key);
+                return same_write(row.try_into()?, profile, prepared, &key);
             }
         }
-        let current = current(&mut tx, profile, kind, name).await?;
+        let current = current(&mut *tx, profile, kind, name).await?;
+        let draft = self.draft(profile, prepared, key, replaces, opts, &current)?;
+        let id = self
+            .insert_op(&mut *tx, &draft, &current, false)
+            .await?
+            .ok_or_else(|| CoreError::KeyReused {
+                key: draft.op.idempotency_key.clone(),
+            })?;
+        if let Some(Replaces { old_id, .. }) = replaces {
+            Audit::new(
+                draft.op.created_at,
+                &self.inner.opts.actor,
+                "op.retry_as_new",
+                "ok",
+            )
+            .profile(profile)
+            .op(id)
+            .resource(format!("{kind}/{name}"))
+            .detail(prepared.op.as_str())
+            .record(&mut tx)
+            .await?;
+            supersede(&mut tx, old_id, id, draft.op.created_at).await?;
+        }
+        tx.commit().await?;
+        Ok(self.queued(draft.op, id).await)
+    }
+
+    /// The op a write becomes against the cache's current state (validated by applying it
+    /// to the local view).
+    fn draft(
+        &self,
+        profile: &str,
+        prepared: &Prepared,
+        key: String,
+        replaces: Option<Replaces>,
+        opts: &EnqueueOptions,
+        current: &Current,
+    ) -> Result<Draft> {
+        let (kind, name) = (prepared.kind, prepared.name.as_str());
         let result = apply_op(
             kind,
             name,
@@ -214,7 +306,8 @@ impl Console {
             prepared.op,
             &prepared.body,
         )?;
-        let if_match = if_match_for(prepared.op, replaces, opts.if_match, &current);
+        let if_match = if_match_for(prepared.op, replaces, opts.if_match, current);
+        let now = self.now();
         let op = OutboxOp {
             id: 0,
             profile: profile.to_owned(),
@@ -236,86 +329,128 @@ impl Console {
             replaced_by: None,
             origin: opts.origin.clone(),
         };
-        let id = self
-            .insert_op(&mut tx, &op, &current, &if_match, replaces, result.as_ref())
-            .await?;
-        // The cache change and the audit entry are written by triggers (migration 0002).
-        if let Some(Replaces { old_id, .. }) = replaces {
-            Audit::new(now, &self.inner.opts.actor, "op.retry_as_new", "ok")
-                .profile(profile)
-                .op(id)
-                .resource(format!("{kind}/{name}"))
-                .detail(prepared.op.as_str())
-                .record(&mut tx)
-                .await?;
-            supersede(&mut tx, old_id, id, now).await?;
-        }
-        tx.commit().await?;
+        Ok(Draft {
+            op,
+            if_match,
+            seq: replaces.map(|r| r.seq),
+            result,
+        })
+    }
+
+    /// A queued op, announced.
+    async fn queued(&self, op: OutboxOp, id: i64) -> Enqueued {
         let op = OutboxOp { id, ..op };
         self.emit(Event::OpTransition {
-            profile: profile.to_owned(),
+            profile: op.profile.clone(),
             op_id: id,
             from: None,
             to: OpState::Pending,
         });
-        self.emit_counts(profile).await;
-        Ok(Enqueued {
+        self.emit_counts(&op.profile).await;
+        Enqueued {
             op,
             replayed: false,
-        })
+        }
     }
 
-    /// The INSERT of a new op (one statement; triggers write the cache change and the audit
-    /// entry). Returns its id.
-    async fn insert_op(
+    /// The INSERT of a new op: one statement; triggers write the cache change and the audit
+    /// entry. `guarded`: only while the cache row is still the one `current` was read from
+    /// (`None`: another write got in between). Without the guard, `None` means the key is
+    /// taken.
+    async fn insert_op<'e, E>(
         &self,
-        tx: &mut Transaction<'_, Sqlite>,
-        op: &OutboxOp,
+        executor: E,
+        draft: &Draft,
         current: &Current,
-        if_match: &IfMatch,
-        replaces: Option<Replaces>,
-        result: Option<&LocalView>,
-    ) -> Result<i64> {
-        let after = local::after_keys(op.kind, op.op, result);
-        let body_text = (!op.body.is_null()).then(|| op.body.to_string());
-        let inserted: Option<i64> = sqlx::query_scalar(
+        guarded: bool,
+    ) -> Result<Option<i64>>
+    where
+        E: sqlx::Executor<'e, Database = Sqlite>,
+    {
+        let op = &draft.op;
+        let after = local::after_keys(op.kind, op.op, draft.result.as_ref());
+        let mut sql = QueryBuilder::<Sqlite>::new(
             "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
              chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin) \
-             VALUES (COALESCE(?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
-             'pending', ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id",
-        )
-        .bind(replaces.map(|r| r.seq))
-        .bind(&op.profile)
-        .bind(op.op)
-        .bind(op.kind)
-        .bind(&op.name)
-        .bind(&body_text)
-        .bind(current.local.as_ref().map(|c| serde_json::to_string(c).expect("view serializes")))
-        .bind(op.base_version)
-        .bind(if_match.version)
-        .bind(if_match.fixed as i64)
-        .bind(if_match.chained as i64)
-        .bind(serde_json::to_string(&after).expect("keys serialize"))
-        .bind(&op.idempotency_key)
-        .bind(op.created_at)
-        .bind(op.created_at)
-        .bind(op.created_at)
-        .bind(op.origin.actor(&self.inner.opts.actor))
-        .bind(serde_json::to_string(&result).expect("view serializes"))
-        .bind(
-            (op.origin != Origin::Console)
-                .then(|| serde_json::to_string(&op.origin).expect("origin serializes")),
-        )
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
-                CoreError::not_found(format!("profile {:?}", op.profile))
-            }
-            _ => CoreError::from(e),
-        })?;
-        inserted.ok_or_else(|| CoreError::KeyReused {
-            key: op.idempotency_key.clone(),
-        })
+             SELECT COALESCE(",
+        );
+        sql.push_bind(draft.seq).push(
+            ", (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1))",
+        );
+        let mut values = sql.separated(", ");
+        values.push_unseparated(", ");
+        values
+            .push_bind(&op.profile)
+            .push_bind(op.op)
+            .push_bind(op.kind)
+            .push_bind(&op.name)
+            .push_bind((!op.body.is_null()).then(|| op.body.to_string()))
+            .push_bind(current.snapshot.as_ref().and_then(|s| s.local_json.clone()))
+            .push_bind(op.base_version)
+            .push_bind(draft.if_match.version)
+            .push_bind(draft.if_match.fixed)
+            .push_bind(draft.if_match.chained)
+            .push_bind(serde_json::to_string(&after).expect("keys serialize"))
+            .push_bind(&op.idempotency_key)
+            .push("'pending'")
+            .push_bind(op.created_at)
+            .push_bind(op.created_at)
+            .push_bind(op.created_at)
+            .push_bind(op.origin.actor(&self.inner.opts.actor))
+            .push_bind(serde_json::to_string(&draft.result).expect("view serializes"))
+            .push_bind(
+                (op.origin != Origin::Console)
+                    .then(|| serde_json::to_string(&op.origin).expect("origin serializes")),
+            );
+        sql.push(" WHERE ");
+        match (guarded, &current.snapshot) {
+            (false, _) => sql.push("1"),
+            (true, None) => sql
+                .push("NOT EXISTS (SELECT 1 FROM cache c WHERE c.profile = ")
+                .push_bind(&op.profile)
+                .push(" AND c.kind = ")
+                .push_bind(op.kind)
+                .push(" AND c.name = ")
+                .push_bind(&op.name)
+                .push(")"),
+            (true, Some(snap)) => sql
+                .push("(SELECT (c.server_version, c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o \
+                       WHERE o.profile = c.profile AND o.kind = c.kind AND o.name = c.name \
+                       AND o.state IN ('pending', 'sending', 'needs_attention'))) IS (")
+                .push_bind(snap.server_version)
+                .push(", ")
+                .push_bind(&snap.server_json)
+                .push(", ")
+                .push_bind(&snap.local_json)
+                .push(", ")
+                .push_bind(snap.queued)
+                .push(") FROM cache c WHERE c.profile = ")
+                .push_bind(&op.profile)
+                .push(" AND c.kind = ")
+                .push_bind(op.kind)
+                .push(" AND c.name = ")
+                .push_bind(&op.name)
+                .push(")"),
+        };
+        sql.push(" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id");
+        sql.build_query_scalar()
+            .fetch_optional(executor)
+            .await
+            .map_err(|e| match &e {
+                sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
+                    CoreError::not_found(format!("profile {:?}", op.profile))
+                }
+                _ => CoreError::from(e),
+            })
     }
+}
+
+/// A write ready to insert.
+struct Draft {
+    op: OutboxOp,
+    if_match: IfMatch,
+    /// The place in the order (a retry-as-new keeps the one of the op it replaces).
+    seq: Option<i64>,
+    /// The local view after this op (`None`: deleted locally).
+    result: Option<LocalView>,
 }

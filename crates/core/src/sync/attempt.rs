@@ -1,5 +1,6 @@
-//! One attempt of one claimed operation: (maybe) check live state, send it once, classify
-//! the answer and record the outcome (see `record`).
+//! One attempt of one claimed operation: (maybe) check live state, send it once, and
+//! classify the answer. Nothing here writes: the run records every attempt's outcome (see
+//! `record`), several at once in one transaction.
 
 use serde_json::Value;
 use switchyard_protocol::{Problem, Resource};
@@ -12,24 +13,36 @@ use crate::retry::{AttemptOutcome, RetryBudget, classify_status, parse_retry_aft
 use crate::types::*;
 
 /// An op this process has claimed: its lease epoch fences every later write.
+#[derive(Debug)]
 pub(super) struct Claimed {
     pub op: OutboxOp,
     pub epoch: i64,
     /// An earlier claim already sent (or may have sent) it.
     pub sent_before: bool,
+    /// Transient failures in a row before this attempt.
+    pub failures: i64,
 }
 
-/// What one attempt task reports back.
-pub(super) enum Finished {
-    Done,
-    Retry,
-    NeedsAttention,
-    /// 401: the op is back to pending untouched; stop the run.
-    Unauthorized,
-    /// Another process took the lease over; our result was dropped (it resends the same key).
-    LostLease,
-    /// The attempt could not start (local error); the op is back to pending.
-    Aborted(String),
+/// How an attempt ended, before it is recorded.
+#[derive(Debug)]
+pub(super) enum Outcome {
+    /// The server confirmed it (`resource`: its answer; `None` for a delete).
+    Done {
+        resource: Option<Resource>,
+        status: u16,
+    },
+    /// It failed: the retry rules decide what follows.
+    Failed {
+        outcome: AttemptOutcome,
+        error: OpError,
+    },
+}
+
+/// A finished attempt, waiting to be recorded.
+#[derive(Debug)]
+pub(super) struct Attempted {
+    pub claimed: Claimed,
+    pub outcome: Outcome,
 }
 
 /// What every attempt of one run shares.
@@ -40,12 +53,29 @@ pub(super) struct Run {
     retention_ms: tokio::sync::Mutex<Option<i64>>,
 }
 
-fn rejected_token(problem: Option<Problem>) -> OpError {
-    OpError {
-        status: Some(401),
-        problem,
-        message: "the control plane rejected the token".into(),
-        transient: false,
+fn rejected_token(problem: Option<Problem>) -> Outcome {
+    Outcome::Failed {
+        outcome: AttemptOutcome::Unauthorized,
+        error: OpError {
+            status: Some(401),
+            problem,
+            message: "the control plane rejected the token".into(),
+            transient: false,
+        },
+    }
+}
+
+fn transient(message: String) -> Outcome {
+    Outcome::Failed {
+        outcome: AttemptOutcome::Transient {
+            retry_after_ms: None,
+        },
+        error: OpError {
+            status: None,
+            problem: None,
+            message,
+            transient: true,
+        },
     }
 }
 
@@ -71,35 +101,27 @@ impl Run {
         Ok(r)
     }
 
-    /// One attempt: (maybe) verify live state, send once, record the outcome.
-    pub async fn attempt(&self, claimed: Claimed) -> Finished {
-        let Claimed {
-            op,
-            epoch,
-            sent_before,
-        } = claimed;
+    /// One attempt: (maybe) verify live state, send once, classify the answer.
+    pub async fn attempt(&self, claimed: Claimed) -> Attempted {
+        let outcome = self.outcome_of(&claimed).await;
+        Attempted { claimed, outcome }
+    }
+
+    async fn outcome_of(&self, claimed: &Claimed) -> Outcome {
+        let op = &claimed.op;
         // An op first sent longer ago than the server keeps keys may have executed and been
         // forgotten: check live state instead of replaying blindly.
-        if let Some(first) = op.first_sent_at.filter(|_| sent_before) {
+        if let Some(first) = op.first_sent_at.filter(|_| claimed.sent_before) {
             let retention = match self.retention_ms().await {
                 Ok(r) => r,
-                Err(CoreError::Unauthorized { .. }) => {
-                    return self
-                        .record_outcome(
-                            &op,
-                            epoch,
-                            AttemptOutcome::Unauthorized,
-                            rejected_token(None),
-                        )
-                        .await;
-                }
-                Err(e) => return self.record_transient(&op, epoch, None, e.to_string()).await,
+                Err(CoreError::Unauthorized { .. }) => return rejected_token(None),
+                Err(e) => return transient(e.to_string()),
             };
             if self.console.now() - first > retention {
-                match self.verify_old(&op, epoch).await {
-                    Ok(Some(f)) => return f,
+                match self.verify_old(op).await {
+                    Ok(Some(outcome)) => return outcome,
                     Ok(None) => {}
-                    Err(e) => return self.record_transient(&op, epoch, None, e.to_string()).await,
+                    Err(e) => return transient(e.to_string()),
                 }
             }
         }
@@ -115,13 +137,13 @@ impl Run {
             )
             .await;
         match result {
-            SendResult::Transport(msg) => self.record_transient(&op, epoch, None, msg).await,
-            SendResult::Answered(answer) => self.answered(&op, epoch, answer).await,
+            SendResult::Transport(msg) => transient(msg),
+            SendResult::Answered(answer) => self.classify(answer),
         }
     }
 
-    /// Classifies the server's answer and records it.
-    async fn answered(&self, op: &OutboxOp, epoch: i64, answer: Answer) -> Finished {
+    /// Classifies the server's answer.
+    fn classify(&self, answer: Answer) -> Outcome {
         let problem: Option<Problem> = answer
             .body
             .as_ref()
@@ -133,53 +155,56 @@ impl Run {
             .as_deref()
             .and_then(|v| parse_retry_after(v, self.console.now()));
         let outcome = classify_status(answer.status, code, retry_after);
-        let message = |problem: &Option<Problem>| match problem {
-            Some(p) => p.to_string(),
-            None => format!("HTTP {}", answer.status),
-        };
         match outcome {
-            AttemptOutcome::Success => {
-                let resource: Option<Resource> = answer
+            AttemptOutcome::Success => Outcome::Done {
+                resource: answer
                     .body
-                    .as_ref()
-                    .and_then(|b| serde_json::from_value(strip_shown_once(b.clone())).ok());
-                self.record_done(op, epoch, resource, answer.status).await
-            }
-            AttemptOutcome::Unauthorized => {
-                self.record_outcome(op, epoch, outcome, rejected_token(problem))
-                    .await
-            }
+                    .and_then(|b| serde_json::from_value(strip_shown_once(b)).ok()),
+                status: answer.status,
+            },
+            AttemptOutcome::Unauthorized => rejected_token(problem),
             AttemptOutcome::Transient { .. } | AttemptOutcome::Permanent => {
-                let error = OpError {
-                    status: Some(answer.status),
-                    message: message(&problem),
-                    problem,
-                    transient: matches!(outcome, AttemptOutcome::Transient { .. }),
+                let message = match &problem {
+                    Some(p) => p.to_string(),
+                    None => format!("HTTP {}", answer.status),
                 };
-                self.record_outcome(op, epoch, outcome, error).await
+                Outcome::Failed {
+                    error: OpError {
+                        status: Some(answer.status),
+                        problem,
+                        message,
+                        transient: matches!(outcome, AttemptOutcome::Transient { .. }),
+                    },
+                    outcome,
+                }
             }
         }
     }
 
     /// For an op older than key retention: `Some(..)` when live state decides it.
-    async fn verify_old(&self, op: &OutboxOp, epoch: i64) -> Result<Option<Finished>> {
+    async fn verify_old(&self, op: &OutboxOp) -> Result<Option<Outcome>> {
         let live = self.client.get(op.kind, &op.name).await?;
         let base = self.console.op_base(op.id).await?;
-        match effect_visible(op.op, &op.body, op.if_match, base.as_ref(), live.as_ref()) {
-            Some(true) => Ok(Some(self.record_done(op, epoch, live, 200).await)),
-            Some(false) => Ok(None),
-            None => Ok(Some(
-                self.record_outcome(op, epoch, AttemptOutcome::Permanent, OpError {
-                    status: None,
-                    problem: None,
-                    message: "first sent longer ago than the server remembers idempotency keys, and the live state \
-                              cannot tell whether it was applied; compare and retry as new or discard"
-                        .into(),
-                    transient: false,
-                })
-                .await,
-            )),
-        }
+        Ok(
+            match effect_visible(op.op, &op.body, op.if_match, base.as_ref(), live.as_ref()) {
+                Some(true) => Some(Outcome::Done {
+                    resource: live,
+                    status: 200,
+                }),
+                Some(false) => None,
+                None => Some(Outcome::Failed {
+                    outcome: AttemptOutcome::Permanent,
+                    error: OpError {
+                        status: None,
+                        problem: None,
+                        message: "first sent longer ago than the server remembers idempotency keys, and the live \
+                                  state cannot tell whether it was applied; compare and retry as new or discard"
+                            .into(),
+                        transient: false,
+                    },
+                }),
+            },
+        )
     }
 }
 

@@ -1,10 +1,16 @@
 //! What the sync engine reads and writes in SQLite: the live ops it plans with, the fenced
-//! claim, and each attempt's outcome (with the cache change and the audit entry in the same
-//! transaction). Every write after a claim is conditional on the claim's lease epoch.
+//! claims, and the attempts' outcomes. Outcomes and the next claims are written together in
+//! one transaction per turn of the run (group commit), with set-based statements: one UPDATE
+//! for every confirmed op, one multi-row upsert for their cache rows, one multi-row INSERT
+//! for their audit entries, one UPDATE claiming the next ops. Every write after a claim is
+//! conditional on the claim's lease epoch, so a stale holder's write changes nothing.
 
+use std::collections::HashMap;
+
+use sqlx::{QueryBuilder, Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
 
-use super::attempt::{Claimed, Finished, Run};
+use super::attempt::{Attempted, Claimed, Outcome, Run};
 use crate::Console;
 use crate::audit::Audit;
 use crate::error::Result;
@@ -49,40 +55,42 @@ impl LiveRow {
     }
 }
 
-/// A claimed row: the op, and whether an earlier claim already sent it.
+/// A claimed row: the op, whether an earlier claim already sent it, its failures so far.
 #[derive(sqlx::FromRow)]
 struct ClaimedRow {
     #[sqlx(flatten)]
     op: OpRow,
     sent_before: bool,
+    failures: i64,
+}
+
+/// How recording an attempt left its op.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Finished {
+    Done,
+    /// Back to pending, due at `at` (same key).
+    Retry {
+        at: i64,
+    },
+    NeedsAttention,
+    /// 401: the op is back to pending untouched (due now); the run stops.
+    Unauthorized {
+        at: i64,
+    },
+    /// Another process took the lease over; our result was dropped (it resends the same key).
+    LostLease,
+}
+
+/// One recorded attempt: the op, its claim's epoch, and how it ended.
+pub(super) struct Recorded {
+    pub id: i64,
+    pub epoch: i64,
+    pub finished: Finished,
 }
 
 const LIVE_COLUMNS: &str = "id, seq, kind, name, after_keys, state, next_attempt_at, lease_until, lease_owner, lease_epoch";
 
 impl Console {
-    /// Re-reads one op after its attempt, keeping the in-memory live list current.
-    pub(super) async fn refresh_live(
-        &self,
-        live: &mut Vec<LiveOp>,
-        id: i64,
-        my_boot: &str,
-    ) -> Result<()> {
-        let row: Option<LiveRow> =
-            sqlx::query_as(&format!("SELECT {LIVE_COLUMNS} FROM outbox WHERE id = ?"))
-                .bind(id)
-                .fetch_optional(&self.inner.pool)
-                .await?;
-        match row {
-            Some(r) if r.state.is_live() => {
-                if let Some(op) = live.iter_mut().find(|o| o.id == id) {
-                    *op = r.into_live(my_boot);
-                }
-            }
-            _ => live.retain(|o| o.id != id),
-        }
-        Ok(())
-    }
-
     pub(super) async fn load_live(&self, profile: &str, my_boot: &str) -> Result<Vec<LiveOp>> {
         let rows: Vec<LiveRow> = sqlx::query_as(&format!(
             "SELECT {LIVE_COLUMNS} FROM outbox WHERE profile = ? \
@@ -94,165 +102,185 @@ impl Console {
         Ok(rows.into_iter().map(|r| r.into_live(my_boot)).collect())
     }
 
-    /// Claims an op for this process: one conditional UPDATE on the epoch we saw, so two
-    /// processes can never both win. Fixes `If-Match` before the first send.
-    pub(super) async fn claim(&self, id: i64, epoch: i64) -> Result<Option<Claimed>> {
+    /// Claims ops for this process: one conditional UPDATE, each op on the epoch we saw, so
+    /// two processes can never both win one. Fixes `If-Match` before the first send.
+    /// Returns the ops won (others were taken or changed meanwhile).
+    pub(super) async fn claim(
+        &self,
+        tx: &mut Transaction<'_, Sqlite>,
+        wanted: &[(i64, i64)],
+    ) -> Result<Vec<Claimed>> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
         let now = self.now();
         let lease_until = now + self.inner.opts.lease.as_millis() as i64;
-        // One statement, so it is atomic on its own. A chained op (queued behind earlier
-        // writes to the same resource) takes as If-Match the version the last of them
-        // produced, else the cached server version; it is fixed here, before the first send.
-        // `first_sent_at` is set on the first claim: a value equal to `now` means "never
-        // sent before", which the retention check treats as fresh.
-        let claimed: Option<ClaimedRow> = sqlx::query_as(&format!(
-            "UPDATE outbox SET state = 'sending', lease_owner = ?1, lease_until = ?2, lease_epoch = lease_epoch + 1, \
-             attempts = attempts + 1, updated_at = ?3, first_sent_at = COALESCE(first_sent_at, ?3), \
-             if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE COALESCE( \
+        // A chained op (queued behind earlier writes to the same resource) takes as If-Match
+        // the version the last of them produced, else the cached server version; it is fixed
+        // here, before the first send. `first_sent_at` is set on the first claim: a value
+        // equal to `now` means "never sent before", which the retention check treats as fresh.
+        let mut sql =
+            QueryBuilder::<Sqlite>::new("UPDATE outbox SET state = 'sending', lease_owner = ");
+        sql.push_bind(&self.inner.owner)
+            .push(", lease_until = ")
+            .push_bind(lease_until)
+            .push(", lease_epoch = lease_epoch + 1, attempts = attempts + 1, updated_at = ")
+            .push_bind(now)
+            .push(", first_sent_at = COALESCE(first_sent_at, ")
+            .push_bind(now)
+            .push(
+                "), if_match = CASE WHEN if_match_fixed = 1 THEN if_match ELSE COALESCE( \
                  (SELECT p.result_version FROM outbox p WHERE p.profile = outbox.profile AND p.kind = outbox.kind \
                   AND p.name = outbox.name AND p.seq < outbox.seq AND p.state = 'done' ORDER BY p.seq DESC, p.id DESC LIMIT 1), \
                  (SELECT c.server_version FROM cache c WHERE c.profile = outbox.profile AND c.kind = outbox.kind \
-                  AND c.name = outbox.name)) END, \
-             if_match_fixed = 1 \
-             WHERE id = ?4 AND lease_epoch = ?5 AND state IN ('pending', 'sending') \
-             RETURNING {OP_COLUMNS}, first_sent_at < ?3 AS sent_before"
+                  AND c.name = outbox.name)) END, if_match_fixed = 1 WHERE state IN ('pending', 'sending') AND id IN (",
+            );
+        let mut ids = sql.separated(", ");
+        for (id, _) in wanted {
+            ids.push_bind(*id);
+        }
+        sql.push(") AND lease_epoch = CASE id");
+        for (id, epoch) in wanted {
+            sql.push(" WHEN ")
+                .push_bind(*id)
+                .push(" THEN ")
+                .push_bind(*epoch);
+        }
+        sql.push(format!(
+            " END RETURNING {OP_COLUMNS}, failures, first_sent_at < "
         ))
-        .bind(&self.inner.owner)
-        .bind(lease_until)
-        .bind(now)
-        .bind(id)
-        .bind(epoch)
-        .fetch_optional(&self.inner.writer)
-        .await?;
-        let Some(claimed) = claimed else {
-            return Ok(None);
-        };
-        let epoch = claimed.op.lease_epoch;
-        Ok(Some(Claimed {
-            op: claimed.op.try_into()?,
-            epoch,
-            sent_before: claimed.sent_before,
-        }))
+        .push_bind(now)
+        .push(" AS sent_before");
+        let rows: Vec<ClaimedRow> = sql.build_query_as().fetch_all(&mut **tx).await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(Claimed {
+                    epoch: row.op.lease_epoch,
+                    sent_before: row.sent_before,
+                    failures: row.failures,
+                    op: row.op.try_into()?,
+                })
+            })
+            .collect()
+    }
+
+    /// Gives back claims this process will not send (the run stopped first): the ops are
+    /// pending again, as if never claimed by this run.
+    pub(super) async fn release(&self, claims: &[Claimed]) -> Result<()> {
+        if claims.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        for c in claims {
+            sqlx::query(
+                "UPDATE outbox SET state = 'pending', lease_owner = NULL, lease_until = NULL, attempts = attempts - 1, \
+                 first_sent_at = CASE WHEN ? THEN first_sent_at END WHERE id = ? AND lease_epoch = ? AND state = 'sending'",
+            )
+            .bind(c.sent_before)
+            .bind(c.op.id)
+            .bind(c.epoch)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 }
 
 impl Run {
-    pub(super) async fn record_transient(
+    /// Records finished attempts in the caller's transaction. Events and the retry budget's
+    /// successes follow once the caller has committed (see [`Run::announce`]).
+    pub(super) async fn record(
         &self,
-        op: &OutboxOp,
-        epoch: i64,
-        status: Option<u16>,
-        message: String,
-    ) -> Finished {
-        self.record_outcome(
-            op,
-            epoch,
-            AttemptOutcome::Transient {
-                retry_after_ms: None,
-            },
-            OpError {
-                status,
-                problem: None,
-                message,
-                transient: true,
-            },
-        )
-        .await
+        tx: &mut Transaction<'_, Sqlite>,
+        batch: &[Attempted],
+    ) -> Result<Vec<Recorded>> {
+        let now = self.console.now();
+        let mut recorded = Vec::with_capacity(batch.len());
+        let done: Vec<&Attempted> = batch
+            .iter()
+            .filter(|a| matches!(a.outcome, Outcome::Done { .. }))
+            .collect();
+        let confirmed = mark_done(tx, &done, now).await?;
+        let settled: Vec<&Attempted> = done
+            .into_iter()
+            .filter(|a| confirmed.contains(&a.claimed.op.id))
+            .collect();
+        settle_all(tx, &settled, now).await?;
+        audit_done(tx, &settled, now).await?;
+        for a in batch {
+            let claimed = &a.claimed;
+            let finished = match &a.outcome {
+                Outcome::Done { .. } if confirmed.contains(&claimed.op.id) => Finished::Done,
+                Outcome::Done { .. } => Finished::LostLease,
+                Outcome::Failed { outcome, error } => {
+                    self.record_failure(tx, claimed, outcome, error, now)
+                        .await?
+                }
+            };
+            recorded.push(Recorded {
+                id: claimed.op.id,
+                epoch: claimed.epoch,
+                finished,
+            });
+        }
+        Ok(recorded)
     }
 
-    pub(super) async fn record_done(
-        &self,
-        op: &OutboxOp,
-        epoch: i64,
-        resource: Option<Resource>,
-        status: u16,
-    ) -> Finished {
-        match self.try_record_done(op, epoch, resource, status).await {
-            Ok(f) => f,
-            Err(e) => Finished::Aborted(e.to_string()),
+    /// After the commit: the retry budget regains tokens for successes, subscribers see each
+    /// op's transition.
+    pub(super) fn announce(&self, batch: &[Attempted], recorded: &[Recorded]) {
+        let now = self.console.now();
+        for (a, r) in batch.iter().zip(recorded) {
+            let to = match r.finished {
+                Finished::Done => {
+                    self.budget.on_success(now);
+                    OpState::Done
+                }
+                Finished::Retry { .. } | Finished::Unauthorized { .. } => OpState::Pending,
+                Finished::NeedsAttention => OpState::NeedsAttention,
+                Finished::LostLease => continue,
+            };
+            self.console.emit(Event::OpTransition {
+                profile: a.claimed.op.profile.clone(),
+                op_id: r.id,
+                from: Some(OpState::Sending),
+                to,
+            });
         }
     }
 
-    async fn try_record_done(
+    async fn record_failure(
         &self,
-        op: &OutboxOp,
-        epoch: i64,
-        resource: Option<Resource>,
-        status: u16,
+        tx: &mut Transaction<'_, Sqlite>,
+        claimed: &Claimed,
+        outcome: &AttemptOutcome,
+        error: &OpError,
+        now: i64,
     ) -> Result<Finished> {
         let c = &self.console;
-        let now = c.now();
-        let mut tx = c.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let changed = sqlx::query(
-            "UPDATE outbox SET state = 'done', result_version = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL, \
-             updated_at = ? WHERE id = ? AND lease_epoch = ? AND state = 'sending'",
-        )
-        .bind(resource.as_ref().map(|r| r.version))
-        .bind(now)
-        .bind(op.id)
-        .bind(epoch)
-        .execute(&mut *tx)
-        .await?;
-        if changed.rows_affected() != 1 {
-            return Ok(Finished::LostLease);
-        }
-        crate::cache::settle(&mut tx, op, resource.as_ref(), now).await?;
-        Audit::new(now, "sync", "op.done", "ok")
-            .profile(&op.profile)
-            .op(op.id)
-            .resource(format!("{}/{}", op.kind, op.name))
-            .detail(format!("{} → HTTP {status}", op.op.as_str()))
-            .record(&mut tx)
-            .await?;
-        tx.commit().await?;
-        self.budget.on_success(now);
-        c.emit(Event::OpTransition {
-            profile: op.profile.clone(),
-            op_id: op.id,
-            from: Some(OpState::Sending),
-            to: OpState::Done,
-        });
-        Ok(Finished::Done)
-    }
-
-    pub(super) async fn record_outcome(
-        &self,
-        op: &OutboxOp,
-        epoch: i64,
-        outcome: AttemptOutcome,
-        error: OpError,
-    ) -> Finished {
-        match self.try_record_outcome(op, epoch, outcome, error).await {
-            Ok(f) => f,
-            Err(e) => Finished::Aborted(e.to_string()),
-        }
-    }
-
-    async fn try_record_outcome(
-        &self,
-        op: &OutboxOp,
-        epoch: i64,
-        outcome: AttemptOutcome,
-        error: OpError,
-    ) -> Result<Finished> {
-        let c = &self.console;
-        let now = c.now();
-        let failures: i64 = sqlx::query_scalar("SELECT failures FROM outbox WHERE id = ?")
-            .bind(op.id)
-            .fetch_one(&c.inner.pool)
-            .await?;
+        let failures = claimed.failures;
         let next = next_after(
-            &outcome,
+            outcome,
             failures as u32 + 1,
             &c.inner.opts.retry,
             &self.budget,
             now,
             c.inner.opts.rng.as_ref(),
         );
-        let error_json = serde_json::to_string(&error).expect("error serializes");
-        let mut tx = c.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (state, next_at, failures_now, finished) = match next {
-            Next::RetryAt { at_ms } => (OpState::Pending, at_ms, failures + 1, Finished::Retry),
-            Next::Hold => (OpState::Pending, now, failures, Finished::Unauthorized),
+            Next::RetryAt { at_ms } => (
+                OpState::Pending,
+                at_ms,
+                failures + 1,
+                Finished::Retry { at: at_ms },
+            ),
+            Next::Hold => (
+                OpState::Pending,
+                now,
+                failures,
+                Finished::Unauthorized { at: now },
+            ),
             Next::NeedsAttention { .. } => (
                 OpState::NeedsAttention,
                 now,
@@ -261,6 +289,7 @@ impl Run {
             ),
             Next::Done => unreachable!("failures are never done"),
         };
+        let op = &claimed.op;
         let changed = sqlx::query(
             "UPDATE outbox SET state = ?, next_attempt_at = ?, failures = ?, last_error = ?, lease_owner = NULL, lease_until = NULL, \
              updated_at = ? WHERE id = ? AND lease_epoch = ? AND state = 'sending'",
@@ -268,11 +297,11 @@ impl Run {
         .bind(state)
         .bind(next_at)
         .bind(failures_now)
-        .bind(&error_json)
+        .bind(serde_json::to_string(error).expect("error serializes"))
         .bind(now)
         .bind(op.id)
-        .bind(epoch)
-        .execute(&mut *tx)
+        .bind(claimed.epoch)
+        .execute(&mut **tx)
         .await?;
         if changed.rows_affected() != 1 {
             return Ok(Finished::LostLease);
@@ -283,16 +312,142 @@ impl Run {
                 .op(op.id)
                 .resource(format!("{}/{}", op.kind, op.name))
                 .detail(error.message.clone())
-                .record(&mut tx)
+                .record(tx)
                 .await?;
         }
-        tx.commit().await?;
-        c.emit(Event::OpTransition {
-            profile: op.profile.clone(),
-            op_id: op.id,
-            from: Some(OpState::Sending),
-            to: state,
-        });
         Ok(finished)
     }
+}
+
+fn resource_of(a: &Attempted) -> Option<&Resource> {
+    match &a.outcome {
+        Outcome::Done { resource, .. } => resource.as_ref(),
+        Outcome::Failed { .. } => None,
+    }
+}
+
+/// Marks confirmed ops done, each only while our claim still holds it. Returns the ids
+/// marked (the others lost their lease).
+async fn mark_done(
+    tx: &mut Transaction<'_, Sqlite>,
+    done: &[&Attempted],
+    now: i64,
+) -> Result<Vec<i64>> {
+    if done.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sql =
+        QueryBuilder::<Sqlite>::new("UPDATE outbox SET state = 'done', result_version = CASE id");
+    for a in done {
+        sql.push(" WHEN ")
+            .push_bind(a.claimed.op.id)
+            .push(" THEN ")
+            .push_bind(resource_of(a).map(|r| r.version));
+    }
+    sql.push(" END, last_error = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ")
+        .push_bind(now)
+        .push(" WHERE state = 'sending' AND id IN (");
+    let mut ids = sql.separated(", ");
+    for a in done {
+        ids.push_bind(a.claimed.op.id);
+    }
+    sql.push(") AND lease_epoch = CASE id");
+    for a in done {
+        sql.push(" WHEN ")
+            .push_bind(a.claimed.op.id)
+            .push(" THEN ")
+            .push_bind(a.claimed.epoch);
+    }
+    sql.push(" END RETURNING id");
+    Ok(sql.build_query_scalar().fetch_all(&mut **tx).await?)
+}
+
+/// The cache change of confirmed ops. The common case — the server answered with the
+/// resource, nothing else is queued for it, and no refresh brought a newer version — is one
+/// multi-row upsert for the whole batch; the rest go through [`crate::cache::settle`].
+async fn settle_all(tx: &mut Transaction<'_, Sqlite>, done: &[&Attempted], now: i64) -> Result<()> {
+    let Some(first) = done.first() else {
+        return Ok(());
+    };
+    let profile = &first.claimed.op.profile;
+    let mut sql = QueryBuilder::<Sqlite>::new(
+        "SELECT v.column1, v.column2, c.server_version, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile \
+         AND o.kind = c.kind AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) \
+         FROM (",
+    );
+    sql.push_values(done, |mut row, a| {
+        row.push_bind(a.claimed.op.kind)
+            .push_bind(&a.claimed.op.name);
+    });
+    sql.push(") AS v JOIN cache c ON c.profile = ")
+        .push_bind(profile)
+        .push(" AND c.kind = v.column1 AND c.name = v.column2");
+    let rows: Vec<(ResourceKind, String, Option<i64>, bool)> =
+        sql.build_query_as().fetch_all(&mut **tx).await?;
+    let cached: HashMap<(ResourceKind, &str), (Option<i64>, bool)> = rows
+        .iter()
+        .map(|(kind, name, version, more)| ((*kind, name.as_str()), (*version, *more)))
+        .collect();
+    let mut common: Vec<(&OutboxOp, &Resource)> = Vec::new();
+    for a in done {
+        let op = &a.claimed.op;
+        let (version, more) = cached
+            .get(&(op.kind, op.name.as_str()))
+            .copied()
+            .unwrap_or((None, false));
+        match resource_of(a) {
+            Some(r) if !more && version.is_none_or(|v| r.version >= v) => common.push((op, r)),
+            resource => crate::cache::settle(tx, op, resource, now).await?,
+        }
+    }
+    if common.is_empty() {
+        return Ok(());
+    }
+    let mut sql = QueryBuilder::<Sqlite>::new(
+        "INSERT INTO cache (profile, kind, name, server_json, server_version, refreshed_at, local_json, local_deleted) ",
+    );
+    sql.push_values(&common, |mut row, (op, r)| {
+        row.push_bind(&op.profile)
+            .push_bind(op.kind)
+            .push_bind(&op.name)
+            .push_bind(serde_json::to_string(r).expect("resource serializes"))
+            .push_bind(r.version)
+            .push_bind(now)
+            .push_bind(serde_json::to_string(&crate::local::view_of(r)).expect("view serializes"))
+            .push_bind(0);
+    });
+    sql.push(
+        " ON CONFLICT (profile, kind, name) DO UPDATE SET server_json = excluded.server_json, \
+         server_version = excluded.server_version, refreshed_at = excluded.refreshed_at, \
+         local_json = excluded.local_json, local_deleted = 0",
+    );
+    sql.build().execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// One audit entry per confirmed op, in one INSERT.
+async fn audit_done(tx: &mut Transaction<'_, Sqlite>, done: &[&Attempted], now: i64) -> Result<()> {
+    if done.is_empty() {
+        return Ok(());
+    }
+    let mut sql = QueryBuilder::<Sqlite>::new(
+        "INSERT INTO audit (at, actor, profile, action, op_id, resource, outcome, detail) ",
+    );
+    sql.push_values(done, |mut row, a| {
+        let op = &a.claimed.op;
+        let status = match a.outcome {
+            Outcome::Done { status, .. } => status,
+            Outcome::Failed { .. } => 0,
+        };
+        row.push_bind(now)
+            .push_bind("sync")
+            .push_bind(&op.profile)
+            .push_bind("op.done")
+            .push_bind(op.id)
+            .push_bind(format!("{}/{}", op.kind, op.name))
+            .push_bind("ok")
+            .push_bind(format!("{} → HTTP {status}", op.op.as_str()));
+    });
+    sql.build().execute(&mut **tx).await?;
+    Ok(())
 }

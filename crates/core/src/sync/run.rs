@@ -1,13 +1,19 @@
-//! One sync run: plan which ops may leave, claim them, start one attempt task per op, and
-//! account for each result, until nothing is due (or, with `until_drained`, nothing is left).
+//! One sync run: plan which ops may leave, claim them, send each in its own task, and record
+//! what came back, until nothing is due (or, with `until_drained`, nothing is left).
+//!
+//! The run is a pipeline, so SQLite work overlaps the network: each turn writes in ONE
+//! transaction every outcome that arrived since the last turn and the claims of the next
+//! ready ops (group commit). Up to `concurrency` ops are in flight, and as many more are
+//! claimed ahead, so a finished op's slot is refilled at once, before its outcome is written.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::task::{JoinError, JoinSet};
 
-use super::attempt::{Finished, Run};
+use super::attempt::{Attempted, Claimed, Run};
+use super::record::{Finished, Recorded};
 use crate::Console;
 use crate::audit::Audit;
 use crate::error::{CoreError, Result};
@@ -17,6 +23,8 @@ use crate::types::*;
 
 /// How long an idle engine waits before looking again at ops other processes hold.
 const IDLE_POLL_MS: i64 = 250;
+/// How often the live view is re-read while busy (other processes' changes).
+const RELOAD_EVERY: Duration = Duration::from_secs(1);
 
 fn counts_of(live: &[LiveOp]) -> PendingCounts {
     let mut c = PendingCounts::default();
@@ -33,8 +41,12 @@ fn counts_of(live: &[LiveOp]) -> PendingCounts {
 
 /// What one run knows and has decided so far.
 struct RunState {
-    /// Ops this process is sending now.
-    running: HashSet<i64>,
+    /// Ops claimed by this run and not yet recorded (queued, in flight, or finished).
+    held: HashSet<i64>,
+    /// Claimed, not yet started.
+    queued: VecDeque<Claimed>,
+    /// Finished, not yet recorded.
+    finished: Vec<Attempted>,
     progress: SyncProgress,
     /// The server refused the token: start nothing more.
     unauthorized: bool,
@@ -54,7 +66,9 @@ struct RunState {
 impl RunState {
     fn new(profile: &str, initial: PendingCounts) -> Self {
         Self {
-            running: HashSet::new(),
+            held: HashSet::new(),
+            queued: VecDeque::new(),
+            finished: Vec::new(),
             progress: SyncProgress {
                 profile: profile.to_owned(),
                 total: initial.pending + initial.sending,
@@ -78,38 +92,56 @@ impl RunState {
         self.unauthorized || self.fatal.is_some()
     }
 
-    /// Takes one finished attempt into account; returns the op to re-read, if any.
-    fn account(
-        &mut self,
-        console: &Console,
-        joined: std::result::Result<(i64, Finished), JoinError>,
-    ) -> Option<i64> {
-        let (id, finished) = match joined {
-            Ok(v) => v,
-            Err(e) => {
-                self.fatal = Some(CoreError::storage(format!("sync task failed: {e}")));
-                self.running.clear();
-                return None;
-            }
-        };
-        self.running.remove(&id);
-        match finished {
-            Finished::Done => {
-                self.progress.done += 1;
-                self.set_online(console, true, None);
-            }
-            Finished::NeedsAttention => {
-                self.progress.failed += 1;
-                self.set_online(console, true, None);
-            }
-            Finished::Retry => {
-                self.set_online(console, false, Some("transient failure; retrying".into()))
-            }
-            Finished::Unauthorized => self.unauthorized = true,
-            Finished::LostLease => {}
-            Finished::Aborted(msg) => self.fatal = Some(CoreError::storage(msg)),
+    fn joined(&mut self, joined: std::result::Result<Attempted, JoinError>) {
+        match joined {
+            Ok(a) => self.finished.push(a),
+            // The op stays claimed by this process; its lease runs out and it is sent again.
+            Err(e) => self.fatal = Some(CoreError::storage(format!("sync task failed: {e}"))),
         }
-        Some(id)
+    }
+
+    /// Takes recorded attempts into account: the live view, the counters, connectivity.
+    fn apply(&mut self, console: &Console, recorded: &[Recorded]) {
+        let mut gone: HashSet<i64> = HashSet::new();
+        for r in recorded {
+            self.held.remove(&r.id);
+            let (state, next) = match r.finished {
+                Finished::Done => {
+                    self.progress.done += 1;
+                    self.set_online(console, true, None);
+                    gone.insert(r.id);
+                    continue;
+                }
+                Finished::NeedsAttention => {
+                    self.progress.failed += 1;
+                    self.set_online(console, true, None);
+                    (OpState::NeedsAttention, None)
+                }
+                Finished::Retry { at } => {
+                    self.set_online(console, false, Some("transient failure; retrying".into()));
+                    (OpState::Pending, Some(at))
+                }
+                Finished::Unauthorized { at } => {
+                    self.unauthorized = true;
+                    (OpState::Pending, Some(at))
+                }
+                Finished::LostLease => {
+                    self.reload = true;
+                    continue;
+                }
+            };
+            if let Some(op) = self.live.iter_mut().find(|o| o.id == r.id) {
+                op.state = state;
+                op.next_attempt_at = next.unwrap_or(op.next_attempt_at);
+                op.lease_until = None;
+                op.owner_dead = false;
+                op.lease_epoch = r.epoch;
+            }
+        }
+        if !gone.is_empty() {
+            self.live.retain(|o| !gone.contains(&o.id));
+        }
+        self.progress.counts = counts_of(&self.live);
     }
 
     fn set_online(&mut self, console: &Console, online: bool, detail: Option<String>) {
@@ -123,7 +155,7 @@ impl RunState {
         }
     }
 
-    /// With nothing running: whether the run ends now.
+    /// With nothing in flight: whether the run ends now.
     fn should_stop(&self, p: &Plan, opts: &SyncOptions, past_deadline: bool) -> bool {
         let stop = self.halted()
             || past_deadline
@@ -152,20 +184,31 @@ impl Console {
             profile: profile.to_owned(),
             total: st.progress.total,
         });
-        let mut tasks: JoinSet<(i64, Finished)> = JoinSet::new();
+        let mut tasks: JoinSet<Attempted> = JoinSet::new();
         loop {
-            let fresh = st.reload || st.last_reload.elapsed() >= Duration::from_secs(1);
+            let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
+            let stopping = st.halted() || past_deadline;
+            if stopping && !st.queued.is_empty() {
+                let unsent: Vec<Claimed> = st.queued.drain(..).collect();
+                for c in &unsent {
+                    st.held.remove(&c.op.id);
+                }
+                self.release(&unsent).await?;
+            }
+            if !stopping {
+                self.start_queued(&mut st, &run, &mut tasks);
+            }
+            let fresh = st.reload || st.last_reload.elapsed() >= RELOAD_EVERY;
             if fresh {
                 st.live = self.load_live(profile, &my_boot).await?;
                 st.last_reload = Instant::now();
                 st.reload = false;
             }
-            let p = plan(&st.live, &st.running, self.now());
-            let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
-            if !st.halted() && !past_deadline {
-                self.start_ready(&p, &mut st, &run, &mut tasks).await?;
+            let p = plan(&st.live, &st.held, self.now());
+            if self.write_turn(&p, stopping, &mut st, &run).await {
+                continue;
             }
-            if st.running.is_empty() {
+            if tasks.is_empty() {
                 if !fresh {
                     st.reload = true;
                     continue;
@@ -179,77 +222,112 @@ impl Console {
                 st.reload = true;
                 continue;
             }
-            // Wait for one attempt to finish (or the deadline), then re-plan.
+            // Wait for an attempt to finish (or the deadline), then take every finished one.
             let joined = match deadline {
-                Some(d) => match tokio::time::timeout(
+                Some(d) => tokio::time::timeout(
                     d.saturating_duration_since(Instant::now()),
                     tasks.join_next(),
                 )
                 .await
-                {
-                    Ok(j) => j,
-                    Err(_) => {
-                        // Deadline: stop starting new attempts, let the in-flight ones finish.
-                        while let Some(j) = tasks.join_next().await {
-                            st.account(self, j);
-                        }
-                        break;
-                    }
-                },
-                None => tasks.join_next().await,
+                .ok(),
+                None => Some(tasks.join_next().await),
             };
-            if let Some(j) = joined {
-                if let Some(id) = st.account(self, j) {
-                    self.refresh_live(&mut st.live, id, &my_boot).await?;
+            match joined {
+                Some(Some(j)) => st.joined(j),
+                Some(None) => {}
+                None => {
+                    // Deadline: start nothing more, let the in-flight attempts finish.
+                    while let Some(j) = tasks.join_next().await {
+                        st.joined(j);
+                    }
                 }
-                st.progress.counts = counts_of(&st.live);
-                self.emit(Event::SyncProgress(st.progress.clone()));
-                self.emit(Event::PendingCount {
-                    profile: profile.to_owned(),
-                    counts: st.progress.counts,
-                });
+            }
+            while let Some(j) = tasks.try_join_next() {
+                st.joined(j);
             }
         }
         self.finish_run(profile, &opts, st, started).await
     }
 
-    /// Claims the ready ops (up to the concurrency limit) and starts an attempt for each.
-    async fn start_ready(
-        &self,
-        p: &Plan,
-        st: &mut RunState,
-        run: &Arc<Run>,
-        tasks: &mut JoinSet<(i64, Finished)>,
-    ) -> Result<()> {
-        for id in p.ready.iter().copied() {
-            if st.running.len() >= self.inner.opts.concurrency {
+    /// Starts queued claims while slots are free.
+    fn start_queued(&self, st: &mut RunState, run: &Arc<Run>, tasks: &mut JoinSet<Attempted>) {
+        while tasks.len() < self.inner.opts.concurrency {
+            let Some(claimed) = st.queued.pop_front() else {
                 break;
-            }
-            let epoch = st
-                .live
-                .iter()
-                .find(|o| o.id == id)
-                .map(|o| o.lease_epoch)
-                .unwrap_or(0);
-            let Some(claimed) = self.claim(id, epoch).await? else {
-                st.reload = true;
-                continue;
             };
-            st.running.insert(id);
             st.progress.attempts += 1;
             self.emit(Event::OpTransition {
                 profile: st.progress.profile.clone(),
-                op_id: id,
+                op_id: claimed.op.id,
                 from: Some(OpState::Pending),
                 to: OpState::Sending,
             });
             let run = run.clone();
-            tasks.spawn(async move {
-                let id = claimed.op.id;
-                (id, run.attempt(claimed).await)
-            });
+            tasks.spawn(async move { run.attempt(claimed).await });
         }
-        Ok(())
+    }
+
+    /// One write turn: records every finished attempt and claims the next ready ops (up to
+    /// `concurrency` in flight plus as many queued), in one transaction. `false` when there
+    /// was nothing to write.
+    async fn write_turn(&self, p: &Plan, stopping: bool, st: &mut RunState, run: &Run) -> bool {
+        let concurrency = self.inner.opts.concurrency;
+        let room = if stopping {
+            0
+        } else {
+            (2 * concurrency).saturating_sub(st.held.len().saturating_sub(st.finished.len()))
+        };
+        let ready: HashSet<i64> = p.ready.iter().take(room).copied().collect();
+        let wanted: Vec<(i64, i64)> = st
+            .live
+            .iter()
+            .filter(|o| ready.contains(&o.id))
+            .map(|o| (o.id, o.lease_epoch))
+            .collect();
+        if st.finished.is_empty() && wanted.is_empty() {
+            return false;
+        }
+        let batch = std::mem::take(&mut st.finished);
+        match self.record_and_claim(run, &batch, &wanted).await {
+            Ok((recorded, claimed)) => {
+                run.announce(&batch, &recorded);
+                st.apply(self, &recorded);
+                if claimed.len() < wanted.len() {
+                    st.reload = true;
+                }
+                st.held.extend(claimed.iter().map(|c| c.op.id));
+                st.queued.extend(claimed);
+                if !batch.is_empty() {
+                    self.emit(Event::SyncProgress(st.progress.clone()));
+                    self.emit(Event::PendingCount {
+                        profile: st.progress.profile.clone(),
+                        counts: st.progress.counts,
+                    });
+                }
+            }
+            // The ops stay claimed by this process; their leases run out and they are sent
+            // again (same keys) by the next run.
+            Err(e) => {
+                for a in &batch {
+                    st.held.remove(&a.claimed.op.id);
+                }
+                st.fatal = Some(e);
+            }
+        }
+        true
+    }
+
+    async fn record_and_claim(
+        &self,
+        run: &Run,
+        batch: &[Attempted],
+        wanted: &[(i64, i64)],
+    ) -> Result<(Vec<Recorded>, Vec<Claimed>)> {
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let recorded = run.record(&mut tx, batch).await?;
+        let claimed = self.claim(&mut tx, wanted).await?;
+        tx.commit().await?;
+        Ok((recorded, claimed))
     }
 
     /// Nothing running and nothing due: sleeps until the next op is due (backoff, another

@@ -82,7 +82,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn bench_enqueue(dir: &Path, rounds: usize) -> anyhow::Result<()> {
-    let raw_pool = sqlx::sqlite::SqlitePoolOptions::new()
+    let raw_pool = switchyard_core::sqlite_pool_options()
         .max_connections(1)
         .connect_with(switchyard_core::sqlite_connect_options(&dir.join("raw.db")))
         .await?;

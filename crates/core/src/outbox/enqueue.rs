@@ -454,3 +454,64 @@ struct Draft {
     /// The local view after this op (`None`: deleted locally).
     result: Option<LocalView>,
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::ConsoleOptions;
+
+    async fn guarded_insert(c: &Console, write: Write, current: &Current) -> Option<i64> {
+        let prepared = prepare(&write).unwrap();
+        let key = uuid::Uuid::new_v4().to_string();
+        let draft = c
+            .draft(
+                "p",
+                &prepared,
+                key,
+                None,
+                &EnqueueOptions::default(),
+                current,
+            )
+            .unwrap();
+        c.insert_op(&c.inner.writer, &draft, current, true)
+            .await
+            .unwrap()
+    }
+
+    /// The single-statement enqueue commits only while the cache row is the one it read.
+    #[tokio::test]
+    async fn the_guarded_insert_passes_an_unchanged_row_and_stops_a_changed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Console::open(ConsoleOptions::new(dir.path(), "test"))
+            .await
+            .unwrap();
+        c.register_sandbox("http://127.0.0.1:9", "t").await.unwrap();
+        sqlx::query("UPDATE profiles SET name = 'p'")
+            .execute(&c.inner.writer)
+            .await
+            .unwrap();
+        let kind = ResourceKind::Target;
+        let create = Write::Create {
+            kind,
+            name: "t".into(),
+            spec: json!({"url": "http://127.0.0.1:9/a"}),
+        };
+        let update = |h: &str| Write::Update {
+            kind,
+            name: "t".into(),
+            patch: json!({"headers": {h: "v"}}),
+        };
+        let absent = current(&c.inner.pool, "p", kind, "t").await.unwrap();
+        assert!(guarded_insert(&c, create.clone(), &absent).await.is_some());
+        // The row now exists: a write planned against its absence is stopped.
+        assert!(guarded_insert(&c, create, &absent).await.is_none());
+        let read = current(&c.inner.pool, "p", kind, "t").await.unwrap();
+        assert!(guarded_insert(&c, update("x-a"), &read).await.is_some());
+        // `read` is stale now (the first update changed the local view).
+        assert!(guarded_insert(&c, update("x-b"), &read).await.is_none());
+        let fresh = current(&c.inner.pool, "p", kind, "t").await.unwrap();
+        assert!(guarded_insert(&c, update("x-b"), &fresh).await.is_some());
+    }
+}

@@ -5,8 +5,6 @@
 //! for their audit entries, one UPDATE claiming the next ops. Every write after a claim is
 //! conditional on the claim's lease epoch, so a stale holder's write changes nothing.
 
-use std::collections::HashMap;
-
 use sqlx::{QueryBuilder, Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
 
@@ -364,64 +362,50 @@ async fn mark_done(
 
 /// The cache change of confirmed ops. The common case — the server answered with the
 /// resource, nothing else is queued for it, and no refresh brought a newer version — is one
-/// multi-row upsert for the whole batch; the rest go through [`crate::cache::settle`].
+/// multi-row upsert for the whole batch, whose conditions are checked by the statement
+/// itself; the rows it did not take (and deletes) go through [`crate::cache::settle`].
 async fn settle_all(tx: &mut Transaction<'_, Sqlite>, done: &[&Attempted], now: i64) -> Result<()> {
-    let Some(first) = done.first() else {
-        return Ok(());
-    };
-    let profile = &first.claimed.op.profile;
-    let mut sql = QueryBuilder::<Sqlite>::new(
-        "SELECT v.column1, v.column2, c.server_version, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile \
-         AND o.kind = c.kind AND o.name = c.name AND o.state IN ('pending', 'sending', 'needs_attention')) \
-         FROM (",
-    );
-    sql.push_values(done, |mut row, a| {
-        row.push_bind(a.claimed.op.kind)
-            .push_bind(&a.claimed.op.name);
-    });
-    sql.push(") AS v JOIN cache c ON c.profile = ")
-        .push_bind(profile)
-        .push(" AND c.kind = v.column1 AND c.name = v.column2");
-    let rows: Vec<(ResourceKind, String, Option<i64>, bool)> =
-        sql.build_query_as().fetch_all(&mut **tx).await?;
-    let cached: HashMap<(ResourceKind, &str), (Option<i64>, bool)> = rows
+    let answered: Vec<(&OutboxOp, &Resource)> = done
         .iter()
-        .map(|(kind, name, version, more)| ((*kind, name.as_str()), (*version, *more)))
+        .filter_map(|a| resource_of(a).map(|r| (&a.claimed.op, r)))
         .collect();
-    let mut common: Vec<(&OutboxOp, &Resource)> = Vec::new();
+    let mut taken: Vec<(ResourceKind, String)> = Vec::new();
+    if !answered.is_empty() {
+        let mut sql = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO cache (profile, kind, name, server_json, server_version, refreshed_at, local_json, local_deleted) ",
+        );
+        sql.push_values(&answered, |mut row, (op, r)| {
+            row.push_bind(&op.profile)
+                .push_bind(op.kind)
+                .push_bind(&op.name)
+                .push_bind(serde_json::to_string(r).expect("resource serializes"))
+                .push_bind(r.version)
+                .push_bind(now)
+                .push_bind(
+                    serde_json::to_string(&crate::local::view_of(r)).expect("view serializes"),
+                )
+                .push_bind(0);
+        });
+        // A new row needs no check: every live op keeps a cache row, so none is queued.
+        sql.push(
+            " ON CONFLICT (profile, kind, name) DO UPDATE SET server_json = excluded.server_json, \
+             server_version = excluded.server_version, refreshed_at = excluded.refreshed_at, \
+             local_json = excluded.local_json, local_deleted = 0 \
+             WHERE (cache.server_version IS NULL OR excluded.server_version >= cache.server_version) \
+             AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.profile = cache.profile AND o.kind = cache.kind \
+             AND o.name = cache.name AND o.state IN ('pending', 'sending', 'needs_attention')) \
+             RETURNING kind, name",
+        );
+        taken = sql.build_query_as().fetch_all(&mut **tx).await?;
+    }
     for a in done {
         let op = &a.claimed.op;
-        let (version, more) = cached
-            .get(&(op.kind, op.name.as_str()))
-            .copied()
-            .unwrap_or((None, false));
-        match resource_of(a) {
-            Some(r) if !more && version.is_none_or(|v| r.version >= v) => common.push((op, r)),
-            resource => crate::cache::settle(tx, op, resource, now).await?,
+        let took =
+            resource_of(a).is_some() && taken.iter().any(|(k, n)| *k == op.kind && *n == op.name);
+        if !took {
+            crate::cache::settle(tx, op, resource_of(a), now).await?;
         }
     }
-    if common.is_empty() {
-        return Ok(());
-    }
-    let mut sql = QueryBuilder::<Sqlite>::new(
-        "INSERT INTO cache (profile, kind, name, server_json, server_version, refreshed_at, local_json, local_deleted) ",
-    );
-    sql.push_values(&common, |mut row, (op, r)| {
-        row.push_bind(&op.profile)
-            .push_bind(op.kind)
-            .push_bind(&op.name)
-            .push_bind(serde_json::to_string(r).expect("resource serializes"))
-            .push_bind(r.version)
-            .push_bind(now)
-            .push_bind(serde_json::to_string(&crate::local::view_of(r)).expect("view serializes"))
-            .push_bind(0);
-    });
-    sql.push(
-        " ON CONFLICT (profile, kind, name) DO UPDATE SET server_json = excluded.server_json, \
-         server_version = excluded.server_version, refreshed_at = excluded.refreshed_at, \
-         local_json = excluded.local_json, local_deleted = 0",
-    );
-    sql.build().execute(&mut **tx).await?;
     Ok(())
 }
 

@@ -1,15 +1,18 @@
 //! One sync run: plan which ops may leave, claim them, send each in its own task, and record
 //! what came back, until nothing is due (or, with `until_drained`, nothing is left).
 //!
-//! The run is a pipeline, so SQLite work overlaps the network: each turn writes in ONE
-//! transaction every outcome that arrived since the last turn and the claims of the next
-//! ready ops (group commit). Up to `concurrency` ops are in flight, and as many more are
-//! claimed ahead, so a finished op's slot is refilled at once, before its outcome is written.
+//! The run is a pipeline, so SQLite work overlaps the network: up to `concurrency` worker
+//! tasks send claimed ops from a shared queue and hand back what came back; each turn of the
+//! run writes in ONE transaction every outcome that arrived since the last turn and the
+//! claims of the next ready ops (group commit), which refill the queue. Ops are claimed
+//! ahead of the workers, so a worker that finishes an op takes the next one at once, without
+//! waiting for the turn that records it.
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinSet};
 
 use super::attempt::{Attempted, Claimed, Run};
@@ -25,6 +28,56 @@ use crate::types::*;
 const IDLE_POLL_MS: i64 = 250;
 /// How often the live view is re-read while busy (other processes' changes).
 const RELOAD_EVERY: Duration = Duration::from_secs(1);
+/// Ops claimed ahead of the workers, at least (and at least `concurrency`).
+const MIN_AHEAD: usize = 8;
+
+/// The workers and what connects them to the run.
+struct Pipeline {
+    /// Claimed, not yet taken by a worker.
+    queue: Arc<Mutex<VecDeque<Claimed>>>,
+    done_tx: mpsc::UnboundedSender<Attempted>,
+    done_rx: mpsc::UnboundedReceiver<Attempted>,
+    workers: JoinSet<()>,
+}
+
+impl Pipeline {
+    fn new() -> Self {
+        let (done_tx, done_rx) = mpsc::unbounded_channel();
+        Self {
+            queue: Arc::default(),
+            done_tx,
+            done_rx,
+            workers: JoinSet::new(),
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queue.lock().expect("queue lock").len()
+    }
+
+    /// Starts workers (up to `concurrency`, one per op waiting beyond those already
+    /// running). A worker sends ops until the queue is empty.
+    fn staff(&mut self, concurrency: usize, run: &Arc<Run>) {
+        let wanted = concurrency.min(self.workers.len() + self.queued());
+        while self.workers.len() < wanted {
+            let (queue, done, run) = (self.queue.clone(), self.done_tx.clone(), run.clone());
+            self.workers.spawn(async move {
+                loop {
+                    let next = queue.lock().expect("queue lock").pop_front();
+                    let Some(claimed) = next else { break };
+                    if done.send(run.attempt(claimed).await).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    }
+
+    /// Takes back every op no worker has taken yet.
+    fn take_queued(&self) -> Vec<Claimed> {
+        self.queue.lock().expect("queue lock").drain(..).collect()
+    }
+}
 
 fn counts_of(live: &[LiveOp]) -> PendingCounts {
     let mut c = PendingCounts::default();
@@ -43,8 +96,6 @@ fn counts_of(live: &[LiveOp]) -> PendingCounts {
 struct RunState {
     /// Ops claimed by this run and not yet recorded (queued, in flight, or finished).
     held: HashSet<i64>,
-    /// Claimed, not yet started.
-    queued: VecDeque<Claimed>,
     /// Finished, not yet recorded.
     finished: Vec<Attempted>,
     progress: SyncProgress,
@@ -67,7 +118,6 @@ impl RunState {
     fn new(profile: &str, initial: PendingCounts) -> Self {
         Self {
             held: HashSet::new(),
-            queued: VecDeque::new(),
             finished: Vec::new(),
             progress: SyncProgress {
                 profile: profile.to_owned(),
@@ -92,11 +142,11 @@ impl RunState {
         self.unauthorized || self.fatal.is_some()
     }
 
-    fn joined(&mut self, joined: std::result::Result<Attempted, JoinError>) {
-        match joined {
-            Ok(a) => self.finished.push(a),
-            // The op stays claimed by this process; its lease runs out and it is sent again.
-            Err(e) => self.fatal = Some(CoreError::storage(format!("sync task failed: {e}"))),
+    /// A worker ended; one that failed leaves its op claimed by this process (its lease runs
+    /// out and it is sent again, with the same key).
+    fn worker_ended(&mut self, joined: std::result::Result<(), JoinError>) {
+        if let Err(e) = joined {
+            self.fatal = Some(CoreError::storage(format!("sync task failed: {e}")));
         }
     }
 
@@ -184,19 +234,27 @@ impl Console {
             profile: profile.to_owned(),
             total: st.progress.total,
         });
-        let mut tasks: JoinSet<Attempted> = JoinSet::new();
+        let mut pipe = Pipeline::new();
         loop {
+            while let Some(j) = pipe.workers.try_join_next() {
+                st.worker_ended(j);
+            }
+            while let Ok(a) = pipe.done_rx.try_recv() {
+                st.finished.push(a);
+            }
             let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
             let stopping = st.halted() || past_deadline;
-            if stopping && !st.queued.is_empty() {
-                let unsent: Vec<Claimed> = st.queued.drain(..).collect();
-                for c in &unsent {
-                    st.held.remove(&c.op.id);
+            if stopping {
+                let unsent = pipe.take_queued();
+                if !unsent.is_empty() {
+                    for c in &unsent {
+                        st.held.remove(&c.op.id);
+                    }
+                    st.progress.attempts -= unsent.len() as u64;
+                    self.release(&unsent).await?;
                 }
-                self.release(&unsent).await?;
-            }
-            if !stopping {
-                self.start_queued(&mut st, &run, &mut tasks);
+            } else {
+                pipe.staff(self.inner.opts.concurrency, &run);
             }
             let fresh = st.reload || st.last_reload.elapsed() >= RELOAD_EVERY;
             if fresh {
@@ -205,10 +263,11 @@ impl Console {
                 st.reload = false;
             }
             let p = plan(&st.live, &st.held, self.now());
-            if self.write_turn(&p, stopping, &mut st, &run).await {
+            if let Some(claimed) = self.write_turn(&p, stopping, &mut st, &run).await {
+                pipe.queue.lock().expect("queue lock").extend(claimed);
                 continue;
             }
-            if tasks.is_empty() {
+            if pipe.workers.is_empty() {
                 if !fresh {
                     st.reload = true;
                     continue;
@@ -222,60 +281,36 @@ impl Console {
                 st.reload = true;
                 continue;
             }
-            // Wait for an attempt to finish (or the deadline), then take every finished one.
-            let joined = match deadline {
-                Some(d) => tokio::time::timeout(
-                    d.saturating_duration_since(Instant::now()),
-                    tasks.join_next(),
-                )
-                .await
-                .ok(),
-                None => Some(tasks.join_next().await),
-            };
-            match joined {
-                Some(Some(j)) => st.joined(j),
-                Some(None) => {}
-                None => {
-                    // Deadline: start nothing more, let the in-flight attempts finish.
-                    while let Some(j) = tasks.join_next().await {
-                        st.joined(j);
-                    }
-                }
-            }
-            while let Some(j) = tasks.try_join_next() {
-                st.joined(j);
+            // Wait for an outcome (or a worker to end, or the deadline).
+            let until = deadline
+                .filter(|_| !past_deadline)
+                .map(tokio::time::Instant::from_std);
+            tokio::select! {
+                Some(a) = pipe.done_rx.recv() => st.finished.push(a),
+                Some(j) = pipe.workers.join_next() => st.worker_ended(j),
+                _ = async { tokio::time::sleep_until(until.expect("a deadline")).await },
+                    if until.is_some() => {}
             }
         }
         self.finish_run(profile, &opts, st, started).await
     }
 
-    /// Starts queued claims while slots are free.
-    fn start_queued(&self, st: &mut RunState, run: &Arc<Run>, tasks: &mut JoinSet<Attempted>) {
-        while tasks.len() < self.inner.opts.concurrency {
-            let Some(claimed) = st.queued.pop_front() else {
-                break;
-            };
-            st.progress.attempts += 1;
-            self.emit(Event::OpTransition {
-                profile: st.progress.profile.clone(),
-                op_id: claimed.op.id,
-                from: Some(OpState::Pending),
-                to: OpState::Sending,
-            });
-            let run = run.clone();
-            tasks.spawn(async move { run.attempt(claimed).await });
-        }
-    }
-
     /// One write turn: records every finished attempt and claims the next ready ops (up to
-    /// `concurrency` in flight plus as many queued), in one transaction. `false` when there
-    /// was nothing to write.
-    async fn write_turn(&self, p: &Plan, stopping: bool, st: &mut RunState, run: &Run) -> bool {
+    /// `concurrency` in flight plus as many ahead), in one transaction. Returns the new claims,
+    /// or `None` when there was nothing to write.
+    async fn write_turn(
+        &self,
+        p: &Plan,
+        stopping: bool,
+        st: &mut RunState,
+        run: &Run,
+    ) -> Option<Vec<Claimed>> {
         let concurrency = self.inner.opts.concurrency;
         let room = if stopping {
             0
         } else {
-            (2 * concurrency).saturating_sub(st.held.len().saturating_sub(st.finished.len()))
+            (concurrency + concurrency.max(MIN_AHEAD))
+                .saturating_sub(st.held.len().saturating_sub(st.finished.len()))
         };
         let ready: HashSet<i64> = p.ready.iter().take(room).copied().collect();
         let wanted: Vec<(i64, i64)> = st
@@ -285,7 +320,7 @@ impl Console {
             .map(|o| (o.id, o.lease_epoch))
             .collect();
         if st.finished.is_empty() && wanted.is_empty() {
-            return false;
+            return None;
         }
         let batch = std::mem::take(&mut st.finished);
         match self.record_and_claim(run, &batch, &wanted).await {
@@ -296,7 +331,15 @@ impl Console {
                     st.reload = true;
                 }
                 st.held.extend(claimed.iter().map(|c| c.op.id));
-                st.queued.extend(claimed);
+                st.progress.attempts += claimed.len() as u64;
+                for c in &claimed {
+                    self.emit(Event::OpTransition {
+                        profile: st.progress.profile.clone(),
+                        op_id: c.op.id,
+                        from: Some(OpState::Pending),
+                        to: OpState::Sending,
+                    });
+                }
                 if !batch.is_empty() {
                     self.emit(Event::SyncProgress(st.progress.clone()));
                     self.emit(Event::PendingCount {
@@ -304,6 +347,7 @@ impl Console {
                         counts: st.progress.counts,
                     });
                 }
+                Some(claimed)
             }
             // The ops stay claimed by this process; their leases run out and they are sent
             // again (same keys) by the next run.
@@ -312,9 +356,9 @@ impl Console {
                     st.held.remove(&a.claimed.op.id);
                 }
                 st.fatal = Some(e);
+                Some(Vec::new())
             }
         }
-        true
     }
 
     async fn record_and_claim(

@@ -7,7 +7,8 @@
 //! - drain rate (ops/s) of `Console::sync` vs raw keyed loopback POSTs to the same server,
 //!   with 16 in parallel and with 1 in flight (target: ratio >= 0.8 each).
 //!
-//! `BENCH_ROUNDS` (default 4) sets the rounds per figure.
+//! `BENCH_ROUNDS` (default 4) sets the rounds per figure; `BENCH_ONLY=enqueue` or
+//! `BENCH_ONLY=drain` runs one part.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
@@ -64,7 +65,13 @@ async fn main() -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    bench_enqueue(dir.path(), rounds).await?;
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    if only != "drain" {
+        bench_enqueue(dir.path(), rounds).await?;
+    }
+    if only == "enqueue" {
+        return Ok(());
+    }
 
     let mut tenants = Tenants::default();
     tenants.add("bench", TOKEN);

@@ -431,49 +431,16 @@ impl Console {
         // Counted by `mark_sending`, before the request left.
         let attempts = op.attempts;
         let policy = &self.inner.opts.retry;
-        let (state, error, answer, retry_after) = match result {
-            SendResult::Transport(message) => (
-                ReplayOpState::Pending,
-                Some(OpError {
-                    status: None,
-                    problem: None,
-                    message,
-                    transient: true,
-                }),
-                None,
-                None,
-            ),
-            SendResult::Answered(a) => {
-                let code = a
-                    .body
-                    .as_ref()
-                    .and_then(|b| b.get("code"))
-                    .and_then(Value::as_str);
-                let retry_after = a
-                    .retry_after
-                    .as_deref()
-                    .and_then(|v| parse_retry_after(v, now));
-                match classify_status(a.status, code, retry_after) {
-                    AttemptOutcome::Success => (ReplayOpState::Done, None, a.body, None),
-                    AttemptOutcome::Unauthorized => {
-                        return Err(CoreError::Unauthorized {
-                            profile: profile.to_owned(),
-                        });
-                    }
-                    AttemptOutcome::Transient { retry_after_ms } => (
-                        ReplayOpState::Pending,
-                        Some(op_error(a.status, a.body.as_ref(), true)),
-                        None,
-                        retry_after_ms,
-                    ),
-                    AttemptOutcome::Permanent => (
-                        ReplayOpState::NeedsAttention,
-                        Some(op_error(a.status, a.body.as_ref(), false)),
-                        None,
-                        None,
-                    ),
-                }
-            }
+        let Some(ReplayAnswer {
+            state,
+            error,
+            answer,
+            retry_after,
+        }) = replay_answer(result, now)
+        else {
+            return Err(CoreError::Unauthorized {
+                profile: profile.to_owned(),
+            });
         };
         let state = if state == ReplayOpState::Pending && attempts >= policy.max_attempts {
             ReplayOpState::NeedsAttention
@@ -517,6 +484,65 @@ impl Console {
         self.announce(&op);
         Ok(op)
     }
+}
+
+/// How a replay write's request ended, before the retry rules.
+struct ReplayAnswer {
+    state: ReplayOpState,
+    error: Option<OpError>,
+    /// The server's answer when done.
+    answer: Option<Value>,
+    retry_after: Option<u64>,
+}
+
+/// Classifies a replay write's answer; `None` when the server refused the token.
+fn replay_answer(result: SendResult, now: i64) -> Option<ReplayAnswer> {
+    let (state, error, answer, retry_after) = match result {
+        SendResult::Transport(message) => (
+            ReplayOpState::Pending,
+            Some(OpError {
+                status: None,
+                problem: None,
+                message,
+                transient: true,
+            }),
+            None,
+            None,
+        ),
+        SendResult::Answered(a) => {
+            let code = a
+                .body
+                .as_ref()
+                .and_then(|b| b.get("code"))
+                .and_then(Value::as_str);
+            let retry_after = a
+                .retry_after
+                .as_deref()
+                .and_then(|v| parse_retry_after(v, now));
+            match classify_status(a.status, code, retry_after) {
+                AttemptOutcome::Success => (ReplayOpState::Done, None, a.body, None),
+                AttemptOutcome::Unauthorized => return None,
+                AttemptOutcome::Transient { retry_after_ms } => (
+                    ReplayOpState::Pending,
+                    Some(op_error(a.status, a.body.as_ref(), true)),
+                    None,
+                    retry_after_ms,
+                ),
+                AttemptOutcome::Permanent => (
+                    ReplayOpState::NeedsAttention,
+                    Some(op_error(a.status, a.body.as_ref(), false)),
+                    None,
+                    None,
+                ),
+            }
+        }
+    };
+    Some(ReplayAnswer {
+        state,
+        error,
+        answer,
+        retry_after,
+    })
 }
 
 fn op_error(status: u16, body: Option<&Value>, transient: bool) -> OpError {

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use switchyard_core::{
     AuditEntry as CoreAudit, CachedResource, ConflictView as CoreConflict, CoreError, OpError,
-    OpKind, OpState as CoreOpState, OutboxOp, Profile, ResourceKind,
+    OpKind, OpState as CoreOpState, OutboxOp, Problem, Profile, ResourceKind,
 };
 
 use super::types::*;
@@ -75,6 +75,12 @@ impl From<CoreError> for IpcError {
                 used_by: Vec::new(),
                 current_version: None,
             })),
+            // The control plane's problem (`version_mismatch`, `name_taken`, …) reaches the UI.
+            CoreError::Server {
+                status,
+                problem: Some(p),
+                ..
+            } => Some(Box::new(problem_error(Some(*status), p, false))),
             _ => None,
         };
         if code == IpcErrorCode::Internal {
@@ -89,17 +95,33 @@ impl From<CoreError> for IpcError {
 }
 
 pub fn write_error(e: &OpError) -> WriteError {
-    let problem = e.problem.as_ref();
+    match &e.problem {
+        Some(p) => WriteError {
+            message: p.detail.clone().unwrap_or_else(|| e.message.clone()),
+            ..problem_error(e.status, p, e.transient)
+        },
+        None => WriteError {
+            status: e.status,
+            code: None,
+            message: e.message.clone(),
+            transient: e.transient,
+            field: None,
+            used_by: Vec::new(),
+            current_version: None,
+        },
+    }
+}
+
+/// A control-plane problem body as the UI shows it.
+fn problem_error(status: Option<u16>, p: &Problem, transient: bool) -> WriteError {
     WriteError {
-        status: e.status,
-        code: problem.map(|p| p.code.as_str().to_owned()),
-        message: problem
-            .and_then(|p| p.detail.clone())
-            .unwrap_or_else(|| e.message.clone()),
-        transient: e.transient,
-        field: problem.and_then(|p| p.field.clone()),
-        used_by: problem.and_then(|p| p.used_by.clone()).unwrap_or_default(),
-        current_version: problem.and_then(|p| p.current_version),
+        status,
+        code: Some(p.code.as_str().to_owned()),
+        message: p.detail.clone().unwrap_or_else(|| p.title.clone()),
+        transient,
+        field: p.field.clone(),
+        used_by: p.used_by.clone().unwrap_or_default(),
+        current_version: p.current_version,
     }
 }
 
@@ -200,5 +222,24 @@ pub fn audit_entry(a: CoreAudit) -> AuditEntry {
         resource: a.resource,
         outcome: a.outcome,
         detail: a.detail,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use switchyard_protocol::ErrorCode;
+
+    use super::*;
+
+    #[test]
+    fn a_server_error_reaches_the_ui_with_its_problem() {
+        let problem = Problem::new(412, ErrorCode::VersionMismatch, "Version mismatch")
+            .with_detail("the endpoint is at version 4");
+        let e = IpcError::from(CoreError::server(412, Some(problem), "PATCH"));
+        assert_eq!(e.code, IpcErrorCode::Remote);
+        let p = e.problem.expect("the problem is kept");
+        assert_eq!(p.code.as_deref(), Some("version_mismatch"));
+        assert_eq!(p.status, Some(412));
+        assert_eq!(p.message, "the endpoint is at version 4");
     }
 }

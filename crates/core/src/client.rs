@@ -54,7 +54,7 @@ impl ApiClient {
             .timeout(timeout)
             .pool_max_idle_per_host(64)
             .build()
-            .map_err(|e| CoreError::Io(format!("HTTP client: {e}")))?;
+            .map_err(|e| CoreError::io("cannot build the HTTP client", e))?;
         Ok(Self {
             http,
             base: base.trim_end_matches('/').to_owned(),
@@ -111,13 +111,12 @@ impl ApiClient {
                 .map_err(|e| self.offline(format!("reading {path}: {}", describe(&e)))),
             s => {
                 let text = resp.text().await.unwrap_or_default();
-                let message = serde_json::from_str::<Problem>(&text)
-                    .map(|p| p.to_string())
-                    .unwrap_or_else(|_| format!("GET {path}"));
-                Err(CoreError::Server {
-                    status: s.as_u16(),
-                    message,
-                })
+                let problem = serde_json::from_str::<Problem>(&text).ok();
+                Err(CoreError::server(
+                    s.as_u16(),
+                    problem,
+                    format!("GET {path}"),
+                ))
             }
         }
     }

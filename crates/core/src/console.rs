@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sqlx::{Row, SqlitePool};
+use sqlx::SqlitePool;
 use tokio::sync::broadcast;
 
+use crate::audit::Audit;
 use crate::client::ApiClient;
 use crate::clock::{Clock, RandomSource, SystemClock, ThreadRandom};
 use crate::error::{CoreError, Result};
@@ -81,7 +82,7 @@ impl Console {
     /// Opens (creating if needed) the data dir and its database, and runs migrations.
     pub async fn open(opts: ConsoleOptions) -> Result<Self> {
         std::fs::create_dir_all(&opts.data_dir).map_err(|e| {
-            CoreError::Io(format!("cannot create {}: {e}", opts.data_dir.display()))
+            CoreError::io(format!("cannot create {}: {e}", opts.data_dir.display()), e)
         })?;
         let (pool, writer) = crate::db::open(&opts.data_dir.join("console.db")).await?;
         let (events, _) = broadcast::channel(1024);
@@ -157,18 +158,11 @@ impl Console {
             .bind(&input.name)
             .execute(&mut *tx)
             .await?;
-        crate::audit::record(
-            &mut tx,
-            now,
-            &self.inner.opts.actor,
-            Some(&input.name),
-            "profile.add",
-            None,
-            None,
-            "ok",
-            Some(&input.url),
-        )
-        .await?;
+        Audit::new(now, &self.inner.opts.actor, "profile.add", "ok")
+            .profile(&input.name)
+            .detail(input.url.as_str())
+            .record(&mut tx)
+            .await?;
         tx.commit().await?;
         self.profile(&input.name).await
     }
@@ -222,18 +216,11 @@ impl Console {
             (None, Some(_)) => "token replaced".to_owned(),
             (None, None) => "no change".to_owned(),
         };
-        crate::audit::insert(
-            &self.inner.writer,
-            self.now(),
-            &self.inner.opts.actor,
-            Some(name),
-            "profile.edit",
-            None,
-            None,
-            "ok",
-            Some(&detail),
-        )
-        .await?;
+        Audit::new(self.now(), &self.inner.opts.actor, "profile.edit", "ok")
+            .profile(name)
+            .detail(detail)
+            .insert(&self.inner.writer)
+            .await?;
         self.profile(name).await
     }
 
@@ -265,55 +252,46 @@ impl Console {
             .bind(name)
             .execute(&mut *tx)
             .await?;
-        crate::audit::record(
-            &mut tx,
-            now,
-            &self.inner.opts.actor,
-            Some(name),
-            "profile.remove",
-            None,
-            None,
-            "ok",
-            None,
-        )
-        .await?;
+        Audit::new(now, &self.inner.opts.actor, "profile.remove", "ok")
+            .profile(name)
+            .record(&mut tx)
+            .await?;
         tx.commit().await?;
         self.inner.secrets.remove(name)?;
         Ok(())
     }
 
     pub async fn list_profiles(&self) -> Result<Vec<Profile>> {
-        let rows = sqlx::query(
+        let rows: Vec<ProfileRow> = sqlx::query_as(
             "SELECT name, url, token_store, sandbox, created_at FROM profiles ORDER BY name",
         )
         .fetch_all(&self.inner.pool)
         .await?;
-        Ok(rows.iter().map(|r| self.profile_from_row(r)).collect())
+        Ok(rows.into_iter().map(|r| self.profile_of(r)).collect())
     }
 
     pub async fn profile(&self, name: &str) -> Result<Profile> {
-        let row = sqlx::query(
+        let row: ProfileRow = sqlx::query_as(
             "SELECT name, url, token_store, sandbox, created_at FROM profiles WHERE name = ?",
         )
         .bind(name)
         .fetch_optional(&self.inner.pool)
         .await?
         .ok_or_else(|| CoreError::not_found(format!("profile {name:?}")))?;
-        Ok(self.profile_from_row(&row))
+        Ok(self.profile_of(row))
     }
 
-    fn profile_from_row(&self, r: &sqlx::sqlite::SqliteRow) -> Profile {
-        let tag: String = r.get("token_store");
+    fn profile_of(&self, r: ProfileRow) -> Profile {
         Profile {
-            name: r.get("name"),
-            url: r.get("url"),
-            token_storage: match tag.as_str() {
+            name: r.name,
+            url: r.url,
+            token_storage: match r.token_store.as_str() {
                 "keychain" => TokenStorage::Keychain,
                 "memory" => TokenStorage::Memory,
                 _ => self.inner.secrets.persistent_storage(),
             },
-            sandbox: r.get::<i64, _>("sandbox") != 0,
-            created_at: r.get("created_at"),
+            sandbox: r.sandbox,
+            created_at: r.created_at,
         }
     }
 
@@ -368,6 +346,16 @@ impl Console {
     pub async fn audit(&self, query: AuditQuery) -> Result<Vec<AuditEntry>> {
         crate::audit::query(&self.inner.pool, &query).await
     }
+}
+
+/// A `profiles` row. `token_store` says where the token is, never the token itself.
+#[derive(sqlx::FromRow)]
+struct ProfileRow {
+    name: String,
+    url: String,
+    token_store: String,
+    sandbox: bool,
+    created_at: i64,
 }
 
 fn storage_tag(s: &TokenStorage) -> &'static str {

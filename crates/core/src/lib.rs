@@ -38,6 +38,8 @@ pub use clock::{Clock, RandomSource};
 pub use console::{Console, ConsoleOptions, default_data_dir};
 /// The SQLite pragmas of the console database (the benchmark baseline uses the same).
 pub use db::connect_options as sqlite_connect_options;
+/// The pool options of the console database (the benchmark baseline uses the same).
+pub use db::pool_options as sqlite_pool_options;
 pub use dlq::{DlqCause, DlqQuery};
 pub use error::{CoreError, ErrorBody, ErrorClass, Result};
 pub use replay::{ReplayAction, ReplayOp, ReplayOpState, ReplayStart};

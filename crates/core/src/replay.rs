@@ -14,11 +14,10 @@ use std::time::Duration;
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
 use switchyard_protocol::replay::{ReplayDryRun, ReplayRequest, ReplaySelection};
 
 use crate::Console;
+use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
 use crate::retry::{AttemptOutcome, classify_status, parse_retry_after};
@@ -35,8 +34,9 @@ pub struct ReplayStart {
     pub rate_per_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
 pub enum ReplayAction {
     Start,
     Cancel,
@@ -44,12 +44,33 @@ pub enum ReplayAction {
 
 /// `pending` (saved locally, not yet confirmed) → `done` (the server confirmed) or
 /// `needs_attention` (the server refused it; `last_error` says why).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
 pub enum ReplayOpState {
     Pending,
     Done,
     NeedsAttention,
+}
+
+impl ReplayAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Start => "start",
+            Self::Cancel => "cancel",
+        }
+    }
+}
+
+impl ReplayOpState {
+    /// As stored and in the audit log's outcome.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Done => "done",
+            Self::NeedsAttention => "needs_attention",
+        }
+    }
 }
 
 /// One queued replay write.
@@ -76,39 +97,45 @@ pub struct ReplayOp {
 const COLUMNS: &str = "id, profile, action, session_id, body, idempotency_key, state, attempts, last_error, \
     result, next_attempt_at, created_at, updated_at";
 
-fn op_from_row(r: &SqliteRow) -> Result<ReplayOp> {
-    let corrupt =
-        |what: &str| CoreError::Storage(format!("replay outbox row has an unknown {what}"));
-    let parse = |col: &str| -> Option<Value> {
-        r.get::<Option<String>, _>(col)
-            .and_then(|s| serde_json::from_str(&s).ok())
-    };
-    let action = match r.get::<&str, _>("action") {
-        "start" => ReplayAction::Start,
-        "cancel" => ReplayAction::Cancel,
-        _ => return Err(corrupt("action")),
-    };
-    let state = match r.get::<&str, _>("state") {
-        "pending" => ReplayOpState::Pending,
-        "done" => ReplayOpState::Done,
-        "needs_attention" => ReplayOpState::NeedsAttention,
-        _ => return Err(corrupt("state")),
-    };
-    Ok(ReplayOp {
-        id: r.get("id"),
-        profile: r.get("profile"),
-        action,
-        session_id: r.get("session_id"),
-        body: parse("body").unwrap_or(Value::Null),
-        idempotency_key: r.get("idempotency_key"),
-        state,
-        attempts: r.get::<i64, _>("attempts") as u32,
-        last_error: parse("last_error").and_then(|v| serde_json::from_value(v).ok()),
-        result: parse("result"),
-        next_attempt_at: (state == ReplayOpState::Pending).then(|| r.get("next_attempt_at")),
-        created_at: r.get("created_at"),
-        updated_at: r.get("updated_at"),
-    })
+/// A `replay_outbox` row as stored.
+#[derive(sqlx::FromRow)]
+struct ReplayRow {
+    id: i64,
+    profile: String,
+    action: ReplayAction,
+    session_id: String,
+    body: Option<String>,
+    idempotency_key: String,
+    state: ReplayOpState,
+    attempts: i64,
+    last_error: Option<String>,
+    result: Option<String>,
+    next_attempt_at: i64,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl From<ReplayRow> for ReplayOp {
+    fn from(r: ReplayRow) -> Self {
+        let parse = |text: Option<String>| -> Option<Value> {
+            text.and_then(|s| serde_json::from_str(&s).ok())
+        };
+        ReplayOp {
+            id: r.id,
+            profile: r.profile,
+            action: r.action,
+            session_id: r.session_id,
+            body: parse(r.body).unwrap_or(Value::Null),
+            idempotency_key: r.idempotency_key,
+            state: r.state,
+            attempts: r.attempts as u32,
+            last_error: parse(r.last_error).and_then(|v| serde_json::from_value(v).ok()),
+            result: parse(r.result),
+            next_attempt_at: (r.state == ReplayOpState::Pending).then_some(r.next_attempt_at),
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
 }
 
 fn check_session_id(id: &str) -> Result<()> {
@@ -202,10 +229,7 @@ impl Console {
         body: Option<&Value>,
     ) -> Result<ReplayOp> {
         let now = self.now();
-        let action_text = match action {
-            ReplayAction::Start => "start",
-            ReplayAction::Cancel => "cancel",
-        };
+        let action_text = action.as_str();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let inserted = sqlx::query(
             "INSERT INTO replay_outbox (profile, action, session_id, body, idempotency_key, next_attempt_at, \
@@ -213,7 +237,7 @@ impl Console {
              ON CONFLICT (profile, action, session_id) DO NOTHING",
         )
         .bind(profile)
-        .bind(action_text)
+        .bind(action)
         .bind(session_id)
         .bind(body.map(Value::to_string))
         .bind(uuid::Uuid::new_v4().to_string())
@@ -229,29 +253,23 @@ impl Console {
             _ => CoreError::from(e),
         })?;
         if inserted.rows_affected() == 1 {
-            crate::audit::record(
-                &mut tx,
-                now,
-                &self.inner.opts.actor,
-                Some(profile),
-                &format!("replay.{action_text}"),
-                None,
-                Some(&format!("replay/{session_id}")),
-                "queued",
-                None,
-            )
-            .await?;
+            let action = format!("replay.{action_text}");
+            Audit::new(now, &self.inner.opts.actor, &action, "queued")
+                .profile(profile)
+                .resource(format!("replay/{session_id}"))
+                .record(&mut tx)
+                .await?;
         }
-        let row = sqlx::query(&format!(
+        let row: ReplayRow = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?"
         ))
         .bind(profile)
-        .bind(action_text)
+        .bind(action)
         .bind(session_id)
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
-        let op = op_from_row(&row)?;
+        let op = ReplayOp::from(row);
         if inserted.rows_affected() == 1 {
             self.announce(&op);
         }
@@ -273,7 +291,7 @@ impl Console {
     /// request leaves, so "sent" shows while the server works on it). `None` when another
     /// process already recorded its outcome.
     async fn mark_sending(&self, op: &ReplayOp) -> Result<Option<ReplayOp>> {
-        let row = sqlx::query(&format!(
+        let row: Option<ReplayRow> = sqlx::query_as(&format!(
             "UPDATE replay_outbox SET attempts = attempts + 1, updated_at = ? \
              WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
         ))
@@ -282,29 +300,30 @@ impl Console {
         .fetch_optional(&self.inner.writer)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let op = op_from_row(&row)?;
+        let op = ReplayOp::from(row);
         self.announce(&op);
         Ok(Some(op))
     }
 
     /// Replay writes of a profile, newest first.
     pub async fn replay_ops(&self, profile: &str) -> Result<Vec<ReplayOp>> {
-        let rows = sqlx::query(&format!(
+        let rows: Vec<ReplayRow> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? ORDER BY id DESC LIMIT 200"
         ))
         .bind(profile)
         .fetch_all(&self.inner.pool)
         .await?;
-        rows.iter().map(op_from_row).collect()
+        Ok(rows.into_iter().map(ReplayOp::from).collect())
     }
 
     pub async fn replay_op(&self, id: i64) -> Result<ReplayOp> {
-        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM replay_outbox WHERE id = ?"))
-            .bind(id)
-            .fetch_optional(&self.inner.pool)
-            .await?
-            .ok_or_else(|| CoreError::not_found(format!("replay operation {id}")))?;
-        op_from_row(&row)
+        let row: ReplayRow =
+            sqlx::query_as(&format!("SELECT {COLUMNS} FROM replay_outbox WHERE id = ?"))
+                .bind(id)
+                .fetch_optional(&self.inner.pool)
+                .await?
+                .ok_or_else(|| CoreError::not_found(format!("replay operation {id}")))?;
+        Ok(row.into())
     }
 
     /// How many dead deliveries a replay of `selection` would take now (creates nothing).
@@ -325,9 +344,8 @@ impl Console {
         {
             SendResult::Answered(a) if a.status == 200 => {
                 let dry: ReplayDryRun = serde_json::from_value(a.body.unwrap_or_default())
-                    .map_err(|e| CoreError::Server {
-                        status: 200,
-                        message: format!("unreadable dry-run answer: {e}"),
+                    .map_err(|e| {
+                        CoreError::server(200, None, format!("unreadable dry-run answer: {e}"))
                     })?;
                 Ok(dry.count)
             }
@@ -346,13 +364,13 @@ impl Console {
         let started = std::time::Instant::now();
         let mut touched = std::collections::BTreeMap::new();
         loop {
-            let rows = sqlx::query(&format!(
+            let rows: Vec<ReplayRow> = sqlx::query_as(&format!(
                 "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND state = 'pending' ORDER BY id"
             ))
             .bind(profile)
             .fetch_all(&self.inner.pool)
             .await?;
-            let pending: Vec<ReplayOp> = rows.iter().map(op_from_row).collect::<Result<_>>()?;
+            let pending: Vec<ReplayOp> = rows.into_iter().map(ReplayOp::from).collect();
             if pending.is_empty() {
                 break;
             }
@@ -413,52 +431,19 @@ impl Console {
         // Counted by `mark_sending`, before the request left.
         let attempts = op.attempts;
         let policy = &self.inner.opts.retry;
-        let (state, error, answer, retry_after) = match result {
-            SendResult::Transport(message) => (
-                "pending",
-                Some(OpError {
-                    status: None,
-                    problem: None,
-                    message,
-                    transient: true,
-                }),
-                None,
-                None,
-            ),
-            SendResult::Answered(a) => {
-                let code = a
-                    .body
-                    .as_ref()
-                    .and_then(|b| b.get("code"))
-                    .and_then(Value::as_str);
-                let retry_after = a
-                    .retry_after
-                    .as_deref()
-                    .and_then(|v| parse_retry_after(v, now));
-                match classify_status(a.status, code, retry_after) {
-                    AttemptOutcome::Success => ("done", None, a.body, None),
-                    AttemptOutcome::Unauthorized => {
-                        return Err(CoreError::Unauthorized {
-                            profile: profile.to_owned(),
-                        });
-                    }
-                    AttemptOutcome::Transient { retry_after_ms } => (
-                        "pending",
-                        Some(op_error(a.status, a.body.as_ref(), true)),
-                        None,
-                        retry_after_ms,
-                    ),
-                    AttemptOutcome::Permanent => (
-                        "needs_attention",
-                        Some(op_error(a.status, a.body.as_ref(), false)),
-                        None,
-                        None,
-                    ),
-                }
-            }
+        let Some(ReplayAnswer {
+            state,
+            error,
+            answer,
+            retry_after,
+        }) = replay_answer(result, now)
+        else {
+            return Err(CoreError::Unauthorized {
+                profile: profile.to_owned(),
+            });
         };
-        let state = if state == "pending" && attempts >= policy.max_attempts {
-            "needs_attention"
+        let state = if state == ReplayOpState::Pending && attempts >= policy.max_attempts {
+            ReplayOpState::NeedsAttention
         } else {
             state
         };
@@ -466,7 +451,7 @@ impl Console {
             .map(|ms| ms.min(policy.max_retry_after_ms))
             .unwrap_or_else(|| policy.backoff_ms(attempts, self.inner.opts.rng.as_ref()));
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let row = sqlx::query(&format!(
+        let row: Option<ReplayRow> = sqlx::query_as(&format!(
             "UPDATE replay_outbox SET state = ?, last_error = ?, result = COALESCE(?, result), \
              next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
         ))
@@ -483,28 +468,81 @@ impl Console {
             tx.commit().await?;
             return self.replay_op(op.id).await;
         };
-        if state != "pending" {
-            crate::audit::record(
-                &mut tx,
-                now,
-                &self.inner.opts.actor,
-                Some(profile),
-                match op.action {
-                    ReplayAction::Start => "replay.start",
-                    ReplayAction::Cancel => "replay.cancel",
-                },
-                None,
-                Some(&format!("replay/{}", op.session_id)),
-                state,
-                error.as_ref().map(|e| e.message.as_str()),
-            )
-            .await?;
+        if state != ReplayOpState::Pending {
+            let action = match op.action {
+                ReplayAction::Start => "replay.start",
+                ReplayAction::Cancel => "replay.cancel",
+            };
+            let mut entry = Audit::new(now, &self.inner.opts.actor, action, state.as_str())
+                .profile(profile)
+                .resource(format!("replay/{}", op.session_id));
+            entry.detail = error.as_ref().map(|e| e.message.clone());
+            entry.record(&mut tx).await?;
         }
         tx.commit().await?;
-        let op = op_from_row(&row)?;
+        let op = ReplayOp::from(row);
         self.announce(&op);
         Ok(op)
     }
+}
+
+/// How a replay write's request ended, before the retry rules.
+struct ReplayAnswer {
+    state: ReplayOpState,
+    error: Option<OpError>,
+    /// The server's answer when done.
+    answer: Option<Value>,
+    retry_after: Option<u64>,
+}
+
+/// Classifies a replay write's answer; `None` when the server refused the token.
+fn replay_answer(result: SendResult, now: i64) -> Option<ReplayAnswer> {
+    let (state, error, answer, retry_after) = match result {
+        SendResult::Transport(message) => (
+            ReplayOpState::Pending,
+            Some(OpError {
+                status: None,
+                problem: None,
+                message,
+                transient: true,
+            }),
+            None,
+            None,
+        ),
+        SendResult::Answered(a) => {
+            let code = a
+                .body
+                .as_ref()
+                .and_then(|b| b.get("code"))
+                .and_then(Value::as_str);
+            let retry_after = a
+                .retry_after
+                .as_deref()
+                .and_then(|v| parse_retry_after(v, now));
+            match classify_status(a.status, code, retry_after) {
+                AttemptOutcome::Success => (ReplayOpState::Done, None, a.body, None),
+                AttemptOutcome::Unauthorized => return None,
+                AttemptOutcome::Transient { retry_after_ms } => (
+                    ReplayOpState::Pending,
+                    Some(op_error(a.status, a.body.as_ref(), true)),
+                    None,
+                    retry_after_ms,
+                ),
+                AttemptOutcome::Permanent => (
+                    ReplayOpState::NeedsAttention,
+                    Some(op_error(a.status, a.body.as_ref(), false)),
+                    None,
+                    None,
+                ),
+            }
+        }
+    };
+    Some(ReplayAnswer {
+        state,
+        error,
+        answer,
+        retry_after,
+    })
 }
 
 fn op_error(status: u16, body: Option<&Value>, transient: bool) -> OpError {
@@ -522,10 +560,13 @@ fn op_error(status: u16, body: Option<&Value>, transient: bool) -> OpError {
 }
 
 fn answer_error(status: u16, body: Option<&Value>) -> CoreError {
-    let message = op_error(status, body, false).message;
+    let error = op_error(status, body, false);
     match status {
-        400 | 422 => CoreError::invalid("replay request", message),
-        401 => CoreError::Server { status, message },
-        _ => CoreError::Server { status, message },
+        400 | 422 => CoreError::invalid("replay request", error.message),
+        _ => CoreError::Server {
+            status,
+            message: error.message,
+            problem: error.problem.map(Box::new),
+        },
     }
 }

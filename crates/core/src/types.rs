@@ -147,8 +147,9 @@ pub enum Write {
 }
 
 /// The kind of an outbox operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
 pub enum OpKind {
     Create,
     Update,
@@ -159,6 +160,7 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// The name shown to people (the audit log, the CLI); the same as in SQLite and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Create => "create",
@@ -169,27 +171,15 @@ impl OpKind {
             Self::Disable => "disable",
         }
     }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [
-            Self::Create,
-            Self::Update,
-            Self::Apply,
-            Self::Delete,
-            Self::Enable,
-            Self::Disable,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == text)
-    }
 }
 
 /// The life of an outbox operation:
 /// `pending → sending → done | needs_attention`; a person then resolves `needs_attention`
 /// with retry (`→ pending`, same key), retry-as-new (`→ superseded`, a new op takes its
 /// place) or discard (`→ discarded`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
 pub enum OpState {
     Pending,
     Sending,
@@ -200,6 +190,7 @@ pub enum OpState {
 }
 
 impl OpState {
+    /// The name shown to people (the CLI, error messages); the same as in SQLite and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
@@ -209,19 +200,6 @@ impl OpState {
             Self::Discarded => "discarded",
             Self::Superseded => "superseded",
         }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [
-            Self::Pending,
-            Self::Sending,
-            Self::Done,
-            Self::NeedsAttention,
-            Self::Discarded,
-            Self::Superseded,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == text)
     }
 
     /// Still has an effect to deliver (or a decision to wait for).
@@ -516,4 +494,29 @@ pub enum Event {
         state: crate::replay::ReplayOpState,
         attempts: u32,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The display names are the stored and serialized ones (one vocabulary).
+    #[test]
+    fn display_names_match_the_stored_names() {
+        use OpKind::*;
+        use OpState::*;
+        for op in [Create, Update, Apply, Delete, Enable, Disable] {
+            assert_eq!(serde_json::to_value(op).unwrap(), op.as_str());
+        }
+        for state in [
+            Pending,
+            Sending,
+            Done,
+            NeedsAttention,
+            Discarded,
+            Superseded,
+        ] {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.as_str());
+        }
+    }
 }

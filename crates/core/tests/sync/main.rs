@@ -4,6 +4,7 @@
 mod cache_queries;
 mod chaos;
 mod child;
+mod concurrent_enqueue;
 mod harness;
 mod keyed;
 mod proxy;

@@ -284,7 +284,7 @@ impl Console {
 
     pub async fn list_profiles(&self) -> Result<Vec<Profile>> {
         let rows = sqlx::query(
-            "SELECT name, url, token_store, sandbox, created_at FROM profiles ORDER BY name",
+            "SELECT name, url, token_store, sandbox, created_at, agents_read_only FROM profiles ORDER BY name",
         )
         .fetch_all(&self.inner.pool)
         .await?;
@@ -293,7 +293,7 @@ impl Console {
 
     pub async fn profile(&self, name: &str) -> Result<Profile> {
         let row = sqlx::query(
-            "SELECT name, url, token_store, sandbox, created_at FROM profiles WHERE name = ?",
+            "SELECT name, url, token_store, sandbox, created_at, agents_read_only FROM profiles WHERE name = ?",
         )
         .bind(name)
         .fetch_optional(&self.inner.pool)
@@ -314,7 +314,69 @@ impl Console {
             },
             sandbox: r.get::<i64, _>("sandbox") != 0,
             created_at: r.get("created_at"),
+            agents_read_only: r.get::<i64, _>("agents_read_only") != 0,
         }
+    }
+
+    /// Marks a profile read-only for agents (or lifts the mark): while it is set, writes whose
+    /// origin is an agent ([`Origin::Mcp`]) are refused with [`CoreError::AgentsReadOnly`]
+    /// before anything is queued, whatever flags the agent's server was started with. A
+    /// person's writes (desktop, CLI) are not affected.
+    pub async fn set_agents_read_only(&self, name: &str, read_only: bool) -> Result<Profile> {
+        self.profile(name).await?;
+        let now = self.now();
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("UPDATE profiles SET agents_read_only = ? WHERE name = ?")
+            .bind(read_only as i64)
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        crate::audit::record(
+            &mut tx,
+            now,
+            &self.inner.opts.actor,
+            Some(name),
+            "profile.agents",
+            None,
+            None,
+            "ok",
+            Some(if read_only {
+                "read-only for agents"
+            } else {
+                "agents may write"
+            }),
+        )
+        .await?;
+        tx.commit().await?;
+        self.profile(name).await
+    }
+
+    /// Records an action taken through another front end of the console (e.g. a tool call of
+    /// `switchyard mcp`) in the audit log, under `actor`. `action` must not start with one of
+    /// the core's own prefixes (`profile.`, `write.`, `op.`, `replay.`).
+    pub async fn record_audit(&self, entry: ExternalAudit) -> Result<()> {
+        let own = ["profile.", "write.", "op.", "replay."];
+        if entry.action.is_empty() || own.iter().any(|p| entry.action.starts_with(p)) {
+            return Err(CoreError::invalid(
+                "action",
+                format!(
+                    "{:?} is empty or one of the core's own actions",
+                    entry.action
+                ),
+            ));
+        }
+        crate::audit::insert(
+            &self.inner.writer,
+            self.now(),
+            &entry.actor,
+            entry.profile.as_deref(),
+            &entry.action,
+            entry.op_id,
+            entry.resource.as_deref(),
+            &entry.outcome,
+            entry.detail.as_deref(),
+        )
+        .await
     }
 
     /// Tests a profile: health (with latency) and whether the token is accepted.

@@ -41,6 +41,10 @@ pub enum CoreError {
     Server { status: u16, message: String },
     #[error("idempotency key {key:?} already names a different write; nothing was queued")]
     KeyReused { key: String },
+    #[error(
+        "profile {profile:?} is read-only for agents: an operator must lift the mark before an agent may write through it"
+    )]
+    AgentsReadOnly { profile: String },
     #[error("token storage: {0}")]
     Secrets(String),
     #[error("local database: {0}")]
@@ -62,6 +66,7 @@ impl CoreError {
             Self::Unauthorized { .. } => "unauthorized",
             Self::Server { .. } => "server_error",
             Self::KeyReused { .. } => "key_reused",
+            Self::AgentsReadOnly { .. } => "profile_read_only",
             Self::Secrets(_) => "secrets",
             Self::Storage(_) => "storage",
             Self::Io(_) => "io",

@@ -51,18 +51,22 @@ pub(crate) fn op_from_row(r: &SqliteRow) -> Result<OutboxOp> {
     })
 }
 
-/// An op already queued under `key`: the same write (replayed), or a refusal.
+/// An op already queued under `key`: the same write (replayed), or a refusal. When the
+/// caller fingerprints its requests, the fingerprint must match too.
 fn same_write(
     existing: OutboxOp,
+    existing_fingerprint: Option<String>,
     profile: &str,
     prepared: &local::Prepared,
     key: &str,
+    fingerprint: Option<&str>,
 ) -> Result<Enqueued> {
     let same = existing.profile == profile
         && existing.op == prepared.op
         && existing.kind == prepared.kind
         && existing.name == prepared.name
-        && existing.body == prepared.body;
+        && existing.body == prepared.body
+        && fingerprint.is_none_or(|f| existing_fingerprint.as_deref() == Some(f));
     if !same {
         return Err(CoreError::KeyReused {
             key: key.to_owned(),
@@ -181,6 +185,30 @@ pub(crate) struct Replaces {
     pub if_match: Option<i64>,
 }
 
+/// Refuses an agent's write through a profile an operator marked read-only for agents.
+/// Read inside the write transaction, so a mark set a moment ago is honoured.
+pub(crate) async fn check_agent_may_write(
+    tx: &mut Transaction<'_, Sqlite>,
+    profile: &str,
+    origin: &Origin,
+) -> Result<()> {
+    if !matches!(origin, Origin::Mcp { .. }) {
+        return Ok(());
+    }
+    let read_only: Option<i64> =
+        sqlx::query_scalar("SELECT agents_read_only FROM profiles WHERE name = ?")
+            .bind(profile)
+            .fetch_optional(&mut **tx)
+            .await?;
+    match read_only {
+        None => Err(CoreError::not_found(format!("profile {profile:?}"))),
+        Some(0) => Ok(()),
+        Some(_) => Err(CoreError::AgentsReadOnly {
+            profile: profile.to_owned(),
+        }),
+    }
+}
+
 /// A caller-chosen key must be a valid `Idempotency-Key` (1–255 printable ASCII).
 fn check_key(key: &str) -> Result<()> {
     if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x20..0x7f).contains(&b)) {
@@ -248,15 +276,27 @@ impl Console {
         // is guarded by the UNIQUE key as well.
         if opts.idempotency_key.is_some() {
             let existing = sqlx::query(&format!(
-                "SELECT {OP_COLUMNS} FROM outbox WHERE idempotency_key = ?"
+                "SELECT {OP_COLUMNS}, request_fingerprint FROM outbox WHERE idempotency_key = ?"
             ))
             .bind(&key)
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(row) = existing {
-                return same_write(op_from_row(&row)?, profile, &prepared, &key);
+                return same_write(
+                    op_from_row(&row)?,
+                    row.get("request_fingerprint"),
+                    profile,
+                    &prepared,
+                    &key,
+                    opts.fingerprint.as_deref(),
+                );
+            }
+            // One key names one write: a replay session started under it is another write.
+            if crate::replay::key_names_replay(&mut tx, &key).await? {
+                return Err(CoreError::KeyReused { key });
             }
         }
+        check_agent_may_write(&mut tx, profile, &opts.origin).await?;
         // Every live op keeps a cache row, so the row tells whether writes are queued.
         let row = sqlx::query(
             "SELECT c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o WHERE o.profile = c.profile \
@@ -297,9 +337,10 @@ impl Console {
         let body_text = (!prepared.body.is_null()).then(|| prepared.body.to_string());
         let inserted = sqlx::query(
             "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
-             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin) \
+             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin, \
+             request_fingerprint) \
              VALUES (COALESCE(?, (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1)), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
-             'pending', ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id, seq",
+             'pending', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING RETURNING id, seq",
         )
         .bind(replaces.map(|r| r.seq))
         .bind(profile)
@@ -323,6 +364,7 @@ impl Console {
             (opts.origin != Origin::Console)
                 .then(|| serde_json::to_string(&opts.origin).expect("origin serializes")),
         )
+        .bind(&opts.fingerprint)
         .fetch_optional(&mut *tx)
         .await
         .map_err(|e| match &e {

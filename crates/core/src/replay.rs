@@ -427,6 +427,18 @@ impl Console {
         rows.iter().map(op_from_row).collect()
     }
 
+    /// The queued start of session `session_id` in `profile`, if this console queued one.
+    pub async fn replay_start(&self, profile: &str, session_id: &str) -> Result<Option<ReplayOp>> {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND action = 'start' AND session_id = ?"
+        ))
+        .bind(profile)
+        .bind(session_id)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        row.as_ref().map(op_from_row).transpose()
+    }
+
     pub async fn replay_op(&self, id: i64) -> Result<ReplayOp> {
         let row = sqlx::query(&format!("SELECT {COLUMNS} FROM replay_outbox WHERE id = ?"))
             .bind(id)

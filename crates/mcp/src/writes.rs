@@ -135,7 +135,10 @@ pub async fn resource_write(
         },
         fingerprint: Some(fingerprint(tool, &args.cloned().unwrap_or_default())),
     };
-    let queued = console.enqueue_with(profile, write, opts).await?;
+    let queued = console
+        .enqueue_with(profile, write, opts)
+        .await
+        .map_err(|e| patch_field(tool, e.into()))?;
     let sync_error = settle(srv, queued.op.id, Duration::from_secs(wait.into())).await;
     let ops = chain(srv, console.op(queued.op.id).await?).await?;
     let latest = ops.last().expect("a chain has its first op");
@@ -149,6 +152,17 @@ pub async fn resource_write(
         latest_attempt: (ops.len() > 1).then(|| latest.into()),
         problem: problem_of(latest, state, sync_error),
     })
+}
+
+/// An update's spec changes arrive as `patch`: name that argument, not the core's `spec`.
+fn patch_field(tool: &str, mut e: ToolError) -> ToolError {
+    if tool == "update_resource"
+        && let Some(field) = &e.field
+        && (field == "spec" || field.starts_with("spec."))
+    {
+        e.field = Some(format!("patch{}", &field[4..]));
+    }
+    e
 }
 
 fn problem_of(op: &OutboxOp, state: WriteState, sync_error: Option<String>) -> Option<ProblemView> {

@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use switchyard_core::ResourceKind;
 use switchyard_core::protocol_dlq::DlqFilter;
 
@@ -225,10 +225,11 @@ pub struct CreateArgs {
     pub kind: Kind,
     pub name: String,
     /// The resource's spec (see the control plane's API for each kind).
-    pub spec: Value,
+    pub spec: Map<String, Value>,
     /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
     /// returns `pending` when it has not by then; the write still goes out (poll
     /// `outbox_status`). Not part of the request: a retry may change it.
+    #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
 
@@ -242,10 +243,11 @@ pub struct UpdateArgs {
     pub kind: Kind,
     pub name: String,
     /// A JSON merge patch (RFC 7396) of the spec: the fields to change; null removes one.
-    pub patch: Value,
+    pub patch: Map<String, Value>,
     /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
     /// returns `pending` when it has not by then; the write still goes out (poll
     /// `outbox_status`). Not part of the request: a retry may change it.
+    #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
 
@@ -259,10 +261,11 @@ pub struct ApplyArgs {
     pub kind: Kind,
     pub name: String,
     /// The whole desired spec: created if absent, replaced if present.
-    pub spec: Value,
+    pub spec: Map<String, Value>,
     /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
     /// returns `pending` when it has not by then; the write still goes out (poll
     /// `outbox_status`). Not part of the request: a retry may change it.
+    #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
 
@@ -278,6 +281,7 @@ pub struct DeleteArgs {
     /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
     /// returns `pending` when it has not by then; the write still goes out (poll
     /// `outbox_status`). Not part of the request: a retry may change it.
+    #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
 
@@ -291,6 +295,7 @@ pub struct EndpointArgs {
     /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
     /// returns `pending` when it has not by then; the write still goes out (poll
     /// `outbox_status`). Not part of the request: a retry may change it.
+    #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
 
@@ -318,6 +323,7 @@ pub struct StartReplayArgs {
     /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
     /// returns `pending` when it has not by then; the write still goes out (poll
     /// `outbox_status`). Not part of the request: a retry may change it.
+    #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
 

@@ -113,15 +113,15 @@ says why; an operator decides).",
         )
     }
 
-    async fn audit(&self, client: &str, tool: &str, outcome: &str, detail: String) {
+    async fn audit(&self, client: &str, tool: &str, outcome: &str, detail: Detail) {
         let entry = ExternalAudit {
             actor: format!("mcp ({client})"),
             profile: Some(self.inner.config.profile.clone()),
             action: "mcp.call".into(),
-            op_id: None,
-            resource: None,
+            op_id: detail.op_id,
+            resource: detail.resource,
             outcome: outcome.to_owned(),
-            detail: Some(format!("{tool}{detail}")),
+            detail: Some(format!("{tool}{}", detail.text)),
         };
         if let Err(e) = self.inner.console.record_audit(entry).await {
             tracing::warn!("cannot record the MCP call in the audit log: {e}");
@@ -164,7 +164,7 @@ says why; an operator decides).",
             } else {
                 "not_allowed"
             };
-            self.audit(client, def.name, code, String::new()).await;
+            self.audit(client, def.name, code, Detail::default()).await;
             return Ok(ToolError::new(code, why).into_result());
         }
         let args = request.arguments.as_ref();
@@ -183,11 +183,14 @@ says why; an operator decides).",
             Ok((value, detail)) => (CallToolResult::structured(value), "ok", detail),
             Err(e) => {
                 let code = e.code;
-                let detail = e
-                    .field
-                    .as_ref()
-                    .map(|f| format!(" field={f}"))
-                    .unwrap_or_default();
+                let detail = Detail {
+                    text: e
+                        .field
+                        .as_ref()
+                        .map(|f| format!(" field={f}"))
+                        .unwrap_or_default(),
+                    ..Default::default()
+                };
                 (e.into_result(), code, detail)
             }
         };
@@ -196,20 +199,37 @@ says why; an operator decides).",
     }
 }
 
-/// A tool's result as JSON, with a short summary for the audit log.
-fn json<T: Serialize + Summary>(r: Result<T, ToolError>) -> Result<(Value, String), ToolError> {
+/// A tool's result as JSON, with what the audit log says about it.
+fn json<T: Serialize + Summary>(r: Result<T, ToolError>) -> Result<(Value, Detail), ToolError> {
     let value = r?;
-    let detail = value.summary();
+    let detail = Detail {
+        text: value.summary(),
+        op_id: value.op().map(|(id, _)| id),
+        resource: value.op().map(|(_, r)| r),
+    };
     Ok((
         serde_json::to_value(&value).expect("result serializes"),
         detail,
     ))
 }
 
+/// The audit entry's detail, operation and resource for one call.
+#[derive(Debug, Default)]
+struct Detail {
+    text: String,
+    op_id: Option<i64>,
+    resource: Option<String>,
+}
+
 /// What the audit log says about a successful call (names, keys and states; never a spec).
 pub(crate) trait Summary {
     fn summary(&self) -> String {
         String::new()
+    }
+
+    /// The outbox operation the call queued or found, and its `kind/name`.
+    fn op(&self) -> Option<(i64, String)> {
+        None
     }
 }
 

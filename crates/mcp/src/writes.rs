@@ -40,6 +40,11 @@ impl Summary for WriteResult {
             if self.replayed { " (replayed)" } else { "" }
         )
     }
+
+    fn op(&self) -> Option<(i64, String)> {
+        let op = self.latest_attempt.as_ref().unwrap_or(&self.operation);
+        Some((op.id, format!("{}/{}", op.kind, op.name)))
+    }
 }
 
 impl Summary for ReplayResult {
@@ -69,7 +74,7 @@ fn write_of(tool: &str, args: Args<'_>) -> Result<(Write, String, Option<u32>), 
             let write = Write::Create {
                 kind: a.kind.into(),
                 name: a.name,
-                spec: a.spec,
+                spec: Value::Object(a.spec),
             };
             (write, a.request_key, a.wait_seconds)
         }
@@ -78,7 +83,7 @@ fn write_of(tool: &str, args: Args<'_>) -> Result<(Write, String, Option<u32>), 
             let write = Write::Update {
                 kind: a.kind.into(),
                 name: a.name,
-                patch: a.patch,
+                patch: Value::Object(a.patch),
             };
             (write, a.request_key, a.wait_seconds)
         }
@@ -87,7 +92,7 @@ fn write_of(tool: &str, args: Args<'_>) -> Result<(Write, String, Option<u32>), 
             let write = Write::Apply {
                 kind: a.kind.into(),
                 name: a.name,
-                spec: a.spec,
+                spec: Value::Object(a.spec),
             };
             (write, a.request_key, a.wait_seconds)
         }

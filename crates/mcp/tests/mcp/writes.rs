@@ -186,6 +186,10 @@ async fn a_reused_key_or_bad_arguments_are_refused_naming_the_field_and_queue_no
             "kind",
         ),
         (
+            json!({"request_key": "k-2", "kind": "endpoint", "name": "t", "spec": "all"}),
+            "spec",
+        ),
+        (
             json!({"request_key": "k-2", "kind": "widget", "name": "t", "spec": {}}),
             "kind",
         ),

@@ -10,7 +10,14 @@ import {
   Text,
   TextInput,
 } from "@mantine/core";
-import { IconCheck, IconChevronDown, IconPencil, IconPlus, IconTrash } from "@tabler/icons-react";
+import {
+  IconCheck,
+  IconChevronDown,
+  IconPencil,
+  IconPlus,
+  IconRobot,
+  IconTrash,
+} from "@tabler/icons-react";
 import { useState } from "react";
 import type { IpcError, ProfileView } from "../ipc/bindings";
 import { isIpcError } from "../ipc/client";
@@ -22,6 +29,7 @@ import {
   useSaveProfile,
   useTestConnection,
 } from "../ipc/queries";
+import { AgentsSettings } from "./AgentsSettings";
 import { ErrorAlert } from "./ErrorAlert";
 
 /** Picks the control plane; shows its health and latency; add, edit, test and remove. */
@@ -32,6 +40,7 @@ export function ProfileSwitcher() {
   const remove = useRemoveProfile();
   const [editing, setEditing] = useState<ProfileView | "new" | null>(null);
   const [removing, setRemoving] = useState<ProfileView | null>(null);
+  const [agents, setAgents] = useState(false);
   const active = profiles.data?.find((p) => p.active);
   const h = health.data;
   return (
@@ -96,6 +105,13 @@ export function ProfileSwitcher() {
           >
             Add a control plane…
           </Menu.Item>
+          <Menu.Item
+            leftSection={<IconRobot size={14} />}
+            onClick={() => setAgents(true)}
+            data-testid="agents-settings"
+          >
+            Agents (MCP)…
+          </Menu.Item>
         </Menu.Dropdown>
       </Menu>
       <Badge
@@ -106,6 +122,7 @@ export function ProfileSwitcher() {
       >
         {h ? (h.ok ? `healthy · ${h.latency_ms ?? "?"} ms` : "unreachable") : "checking…"}
       </Badge>
+      <AgentsSettings opened={agents} onClose={() => setAgents(false)} />
       <Modal
         opened={editing !== null}
         onClose={() => setEditing(null)}

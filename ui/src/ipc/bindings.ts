@@ -1,6 +1,30 @@
 // Generated from the Rust IPC types by src-tauri/ipc/bindings.rs. Do not edit.
 // Regenerate: UPDATE_BINDINGS=1 cargo test -p switchyard-desktop --lib bindings
 
+export type AgentsSettings = { profile: string, 
+/**
+ * The sandbox lives inside this app (its token too): agents cannot use it.
+ */
+sandbox: boolean, 
+/**
+ * The program and its arguments up to `mcp`; the mode's flag (`--allow-writes`,
+ * `--allow-destructive`) goes after it.
+ */
+command: Array<string>, 
+/**
+ * `command[0]` was found beside the app; otherwise it is `switchyard`, looked up on PATH.
+ */
+program_found: boolean, 
+/**
+ * An operator marked the profile read-only for agents: writes are refused whatever the
+ * flags.
+ */
+agents_read_only: boolean, 
+/**
+ * The newest `mcp.call` entries of the audit log for this profile (newest first).
+ */
+recent_calls: Array<AuditEntry>, };
+
 export type AttemptView = { id: string, 
 /**
  * 1-based.
@@ -189,7 +213,11 @@ export type ReplayWriteView = { id: number,
 /**
  * `start` or `cancel`.
  */
-action: string, session_id: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, };
+action: string, session_id: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, 
+/**
+ * Who queued it: a person at the console, or an agent over MCP.
+ */
+origin: Origin, };
 
 export type Resolution = "retry_as_new" | "discard";
 
@@ -293,4 +321,6 @@ export type Commands = {
   list_replay_writes: { args: {  }; result: Array<ReplayWriteView> };
   list_replays: { args: {  }; result: Array<ReplaySessionView> };
   get_replay: { args: { id: string }; result: ReplaySessionView };
+  agents_settings: { args: {  }; result: AgentsSettings };
+  set_agents_read_only: { args: { readOnly: boolean }; result: AgentsSettings };
 };

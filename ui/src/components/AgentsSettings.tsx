@@ -11,6 +11,7 @@ import {
   Stack,
   Switch,
   Table,
+  Tabs,
   Text,
   TextInput,
   Title,
@@ -136,8 +137,14 @@ function RecentCalls({ settings }: { settings: Settings }) {
                       {c.detail}
                     </Text>
                   </Table.Td>
-                  <Table.Td>
-                    <Badge size="xs" variant="light" color={outcomeColor(c.outcome)}>
+                  <Table.Td style={{ whiteSpace: "nowrap" }}>
+                    <Badge
+                      size="xs"
+                      variant="light"
+                      color={outcomeColor(c.outcome)}
+                      style={{ overflow: "visible" }}
+                      miw="max-content"
+                    >
                       {c.outcome.replaceAll("_", " ")}
                     </Badge>
                   </Table.Td>
@@ -201,24 +208,24 @@ function Body({ settings }: { settings: Settings }) {
           This profile is read-only for agents: the server will offer reads only.
         </Text>
       )}
-      <Stack gap={4}>
-        <Text size="sm" fw={500}>
-          Command line
-        </Text>
-        <Copyable value={argv.map(shellQuote).join(" ")} testId="agents-command" />
-        {!settings.program_found && (
-          <Text size="xs" c="dimmed">
-            <Code>switchyard</Code> is looked up on PATH; give its full path if your agent host does
-            not inherit your shell's PATH.
-          </Text>
-        )}
-      </Stack>
-      <Stack gap={4}>
-        <Text size="sm" fw={500}>
-          Claude Desktop / Cursor configuration
-        </Text>
-        <Copyable value={hostConfig(settings.profile, argv)} testId="agents-config" />
-      </Stack>
+      <Tabs defaultValue="command" keepMounted>
+        <Tabs.List>
+          <Tabs.Tab value="command">Command line</Tabs.Tab>
+          <Tabs.Tab value="config">Claude Desktop / Cursor configuration</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="command" pt="xs">
+          <Copyable value={argv.map(shellQuote).join(" ")} testId="agents-command" />
+          {!settings.program_found && (
+            <Text size="xs" c="dimmed" mt={4}>
+              <Code>switchyard</Code> is looked up on PATH; give its full path if your agent host
+              does not inherit your shell's PATH.
+            </Text>
+          )}
+        </Tabs.Panel>
+        <Tabs.Panel value="config" pt="xs">
+          <Copyable value={hostConfig(settings.profile, argv)} testId="agents-config" />
+        </Tabs.Panel>
+      </Tabs>
       <RecentCalls settings={settings} />
     </Stack>
   );

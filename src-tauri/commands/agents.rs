@@ -20,8 +20,7 @@ fn cli_beside_app() -> Option<String> {
     path.is_file().then(|| path.display().to_string())
 }
 
-async fn settings(state: &AppState) -> Result<AgentsSettings> {
-    let name = state.active().await;
+async fn settings(state: &AppState, name: String) -> Result<AgentsSettings> {
     let profile = state.core.profile(&name).await?;
     let found = cli_beside_app();
     let command = vec![
@@ -52,17 +51,20 @@ async fn settings(state: &AppState) -> Result<AgentsSettings> {
 }
 
 #[tauri::command]
-pub async fn agents_settings(state: State<'_, AppState>) -> Result<AgentsSettings> {
-    settings(&state).await
+pub async fn agents_settings(
+    state: State<'_, AppState>,
+    profile: String,
+) -> Result<AgentsSettings> {
+    settings(&state, profile).await
 }
 
-/// Marks the active profile read-only for agents, or lifts the mark.
+/// Marks a profile read-only for agents, or lifts the mark.
 #[tauri::command]
 pub async fn set_agents_read_only(
     state: State<'_, AppState>,
+    profile: String,
     read_only: bool,
 ) -> Result<AgentsSettings> {
-    let name = state.active().await;
-    state.core.set_agents_read_only(&name, read_only).await?;
-    settings(&state).await
+    state.core.set_agents_read_only(&profile, read_only).await?;
+    settings(&state, profile).await
 }

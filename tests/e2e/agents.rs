@@ -13,7 +13,6 @@ use switchyard_mcp::{McpConfig, McpServer, Mode};
 
 use crate::harness::{App, ONE_AT_A_TIME};
 use crate::plane::Plane;
-use crate::scenarios::add_profile;
 
 /// Calls `tool` as the agent `claude-desktop 1.2` through an MCP server on `data`.
 async fn agent_calls(data: &std::path::Path, calls: &[(&str, serde_json::Value)]) -> Result<()> {
@@ -49,7 +48,7 @@ async fn the_agents_window_shows_the_command_line_and_the_agents_calls() -> Resu
     let dirs = tempfile::tempdir()?;
     let data = dirs.path().join("switchyard");
     let app = App::launch_in(dirs).await?;
-    add_profile(&app, "prod", &plane.url()).await?;
+    app.add_profile("prod", &plane.url(), true).await?;
 
     agent_calls(
         &data,

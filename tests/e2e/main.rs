@@ -16,4 +16,5 @@ mod agents;
 mod dlq;
 mod harness;
 mod plane;
+mod profiles;
 mod scenarios;

@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { AuditEntry, AgentsSettings as Settings } from "../ipc/bindings";
-import { mockCommands, renderUi } from "../test/render";
+import type { AuditEntry, ProfileView, AgentsSettings as Settings } from "../ipc/bindings";
+import { mockCommands, renderUi, sandboxProfile } from "../test/render";
 import { AgentsSettings, hostConfig, shellQuote } from "./AgentsSettings";
 
 function callEntry(over: Partial<AuditEntry>): AuditEntry {
@@ -45,10 +45,12 @@ const settings: Settings = {
   ],
 };
 
+const profiles: ProfileView[] = [sandboxProfile({ name: "prod", sandbox: false })];
+
 describe("AgentsSettings", () => {
   it("gives the command line for the chosen mode, the host config and the recent calls", async () => {
-    mockCommands({ agents_settings: () => settings });
-    renderUi(<AgentsSettings opened onClose={() => {}} />);
+    mockCommands({ list_profiles: () => profiles, agents_settings: () => settings });
+    renderUi(<AgentsSettings opened onClose={() => {}} />, profiles);
     const command = await screen.findByTestId("agents-command");
     expect(command).toHaveTextContent(
       "/opt/switchyard/switchyard --data-dir '/home/me/my data' --profile prod mcp",
@@ -75,21 +77,24 @@ describe("AgentsSettings", () => {
 
   it("marks the profile read-only for agents and says the mode is overridden", async () => {
     const calls = mockCommands({
+      list_profiles: () => profiles,
       agents_settings: () => settings,
       set_agents_read_only: ({ readOnly }) => ({ ...settings, agents_read_only: readOnly }),
     });
-    renderUi(<AgentsSettings opened onClose={() => {}} />);
+    renderUi(<AgentsSettings opened onClose={() => {}} />, profiles);
     fireEvent.click(await screen.findByText("Destructive"));
     fireEvent.click(screen.getByRole("switch"));
     await waitFor(() => expect(screen.getByTestId("agents-mode-overridden")).toBeInTheDocument());
-    expect(calls).toContainEqual(["set_agents_read_only", { readOnly: true }]);
+    expect(calls).toContainEqual(["agents_settings", { profile: "prod" }]);
+    expect(calls).toContainEqual(["set_agents_read_only", { profile: "prod", readOnly: true }]);
   });
 
   it("warns that agents cannot use the sandbox", async () => {
     mockCommands({
+      list_profiles: () => profiles,
       agents_settings: () => ({ ...settings, profile: "sandbox", sandbox: true, recent_calls: [] }),
     });
-    renderUi(<AgentsSettings opened onClose={() => {}} />);
+    renderUi(<AgentsSettings opened onClose={() => {}} />, profiles);
     expect(await screen.findByTestId("agents-sandbox")).toBeInTheDocument();
     expect(screen.getByText("No agent has called this profile yet.")).toBeInTheDocument();
   });

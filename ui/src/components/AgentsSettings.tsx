@@ -21,6 +21,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { AgentsSettings as Settings } from "../ipc/bindings";
 import { call, toIpcError } from "../ipc/client";
+import { scope, useActiveProfile } from "../ipc/queries";
 import { relativeTime, shortTime } from "../lib/format";
 import { ErrorAlert } from "./ErrorAlert";
 
@@ -39,8 +40,6 @@ const modeHelp: Record<Mode, string> = {
     "Adds create, update, apply, enable/disable and replays of up to 100 dead deliveries. Every write waits in the outbox below, marked as the agent's.",
   destructive: "Adds deletes and replays of any size.",
 };
-
-const agentsKey = ["agents-settings"] as const;
 
 /** Quotes an argument for a POSIX shell when it needs it. */
 export function shellQuote(arg: string): string {
@@ -162,8 +161,9 @@ function Body({ settings }: { settings: Settings }) {
   const client = useQueryClient();
   const [mode, setMode] = useState<Mode>("read-only");
   const mark = useMutation({
-    mutationFn: (readOnly: boolean) => call("set_agents_read_only", { readOnly }),
-    onSuccess: (next) => client.setQueryData(agentsKey, next),
+    mutationFn: (readOnly: boolean) =>
+      call("set_agents_read_only", { profile: settings.profile, readOnly }),
+    onSuccess: (next) => client.setQueryData([...scope(next.profile).all, "agents"], next),
   });
   const argv = [...settings.command, ...modeFlags[mode]];
   return (
@@ -233,10 +233,11 @@ function Body({ settings }: { settings: Settings }) {
 
 /** Settings → "Agents (MCP)": how to run `switchyard mcp` for the active profile. */
 export function AgentsSettings({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const profile = useActiveProfile();
   const settings = useQuery({
-    queryKey: agentsKey,
-    queryFn: () => call("agents_settings", {}),
-    enabled: opened,
+    queryKey: [...scope(profile ?? "").all, "agents"],
+    queryFn: () => call("agents_settings", { profile: profile ?? "" }),
+    enabled: opened && profile !== undefined,
     refetchInterval: opened ? 5_000 : false,
   });
   return (

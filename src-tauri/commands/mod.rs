@@ -1,11 +1,13 @@
 //! The Tauri commands: thin — take the state, call the core, map the error.
 //! `command_map!` below is the single list the handler and the generated TypeScript use.
 
+mod agents;
 mod dlq;
 mod outbox;
 mod profiles;
 mod resources;
 
+pub use agents::*;
 pub use dlq::*;
 pub use outbox::*;
 pub use profiles::*;
@@ -52,6 +54,8 @@ command_map! {
     list_replay_writes(profile: String) -> Vec<ReplayWriteView>;
     list_replays(profile: String) -> Vec<ReplaySessionView>;
     get_replay(profile: String, id: String) -> ReplaySessionView;
+    agents_settings(profile: String) -> AgentsSettings;
+    set_agents_read_only(profile: String, read_only: bool) -> AgentsSettings;
 }
 
 /// Registers every command of the map with Tauri.
@@ -96,6 +100,8 @@ macro_rules! handler {
             $crate::commands::list_replay_writes,
             $crate::commands::list_replays,
             $crate::commands::get_replay,
+            $crate::commands::agents_settings,
+            $crate::commands::set_agents_read_only,
         ]
     };
 }

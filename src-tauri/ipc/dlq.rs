@@ -386,6 +386,8 @@ pub struct ReplayWriteView {
     pub attempts: u32,
     pub error: Option<String>,
     pub created_at: i64,
+    /// Who queued it: a person at the console, or an agent over MCP.
+    pub origin: switchyard_core::Origin,
 }
 
 impl ReplayWriteState {
@@ -415,6 +417,7 @@ impl From<ReplayOp> for ReplayWriteView {
             attempts: op.attempts,
             error: op.last_error.map(|e| e.message),
             created_at: op.created_at,
+            origin: op.origin,
         }
     }
 }

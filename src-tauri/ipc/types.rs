@@ -328,3 +328,22 @@ impl IpcError {
         }
     }
 }
+
+/// Settings → "Agents (MCP)" for the active profile: how to let an AI agent host run
+/// `switchyard mcp` on this data dir and profile, and what agents did lately.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct AgentsSettings {
+    pub profile: String,
+    /// The sandbox lives inside this app (its token too): agents cannot use it.
+    pub sandbox: bool,
+    /// The program and its arguments up to `mcp`; the mode's flag (`--allow-writes`,
+    /// `--allow-destructive`) goes after it.
+    pub command: Vec<String>,
+    /// `command[0]` was found beside the app; otherwise it is `switchyard`, looked up on PATH.
+    pub program_found: bool,
+    /// An operator marked the profile read-only for agents: writes are refused whatever the
+    /// flags.
+    pub agents_read_only: bool,
+    /// The newest `mcp.call` entries of the audit log for this profile (newest first).
+    pub recent_calls: Vec<AuditEntry>,
+}

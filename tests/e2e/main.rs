@@ -12,6 +12,7 @@
 //! Each test gets throw-away XDG and data dirs. Screenshots land in `docs/screenshots/`
 //! (`SCREENSHOT_DIR` overrides).
 
+mod agents;
 mod dlq;
 mod harness;
 mod plane;

@@ -56,6 +56,8 @@ pub enum Command {
     /// Events: find one by id or by event key, with all its deliveries.
     #[command(subcommand)]
     Events(crate::commands::events::EventsCmd),
+    /// Serve the Model Context Protocol for AI agents (stdio, or --http). See docs/mcp.md.
+    Mcp(crate::commands::mcp::McpArgs),
 }
 
 #[derive(Subcommand)]
@@ -83,6 +85,18 @@ pub enum ProfileCmd {
     },
     /// Remove a profile (refused while it has queued writes).
     Remove { name: String },
+    /// Whether AI agents (`switchyard mcp`) may write through a profile: mark a production
+    /// profile read-only for agents whatever flags their server was started with.
+    #[command(group = clap::ArgGroup::new("agents").required(true))]
+    Agents {
+        name: String,
+        /// Agents may only read.
+        #[arg(long, group = "agents")]
+        read_only: bool,
+        /// Lift the mark: agents may write when their server runs with --allow-writes.
+        #[arg(long, group = "agents")]
+        allow_writes: bool,
+    },
 }
 
 #[derive(Args)]

@@ -14,7 +14,7 @@ use switchyard_core::*;
 
 use args::*;
 use commands::profile::pick_profile;
-use commands::{audit, dlq, events, outbox, profile, resources, sync};
+use commands::{audit, dlq, events, mcp, outbox, profile, resources, sync};
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
 /// usage errors exit 2.
@@ -85,7 +85,12 @@ pub fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce(&T)) {
 
 async fn run(cli: Cli) -> anyhow::Result<Exit> {
     let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
-    let console = Console::open(ConsoleOptions::new(&data_dir, "cli"))
+    // The audit log's actor for what this process does by itself (e.g. sync outcomes).
+    let actor = match cli.command {
+        Command::Mcp(_) => "mcp",
+        _ => "cli",
+    };
+    let console = Console::open(ConsoleOptions::new(&data_dir, actor))
         .await
         .with_context(|| format!("opening the data dir {}", data_dir.display()))?;
     let json = cli.json;
@@ -130,5 +135,9 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
             events::events_cmd(&console, &profile, json, cmd).await
         }
         Command::Audit(args) => audit::audit_cmd(&console, &cli.profile, json, args).await,
+        Command::Mcp(args) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            mcp::mcp_cmd(console, profile, args).await
+        }
     }
 }

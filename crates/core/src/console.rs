@@ -263,7 +263,7 @@ impl Console {
 
     pub async fn list_profiles(&self) -> Result<Vec<Profile>> {
         let rows: Vec<ProfileRow> = sqlx::query_as(
-            "SELECT name, url, token_store, sandbox, created_at FROM profiles ORDER BY name",
+            "SELECT name, url, token_store, sandbox, created_at, agents_read_only FROM profiles ORDER BY name",
         )
         .fetch_all(&self.inner.pool)
         .await?;
@@ -272,7 +272,7 @@ impl Console {
 
     pub async fn profile(&self, name: &str) -> Result<Profile> {
         let row: ProfileRow = sqlx::query_as(
-            "SELECT name, url, token_store, sandbox, created_at FROM profiles WHERE name = ?",
+            "SELECT name, url, token_store, sandbox, created_at, agents_read_only FROM profiles WHERE name = ?",
         )
         .bind(name)
         .fetch_optional(&self.inner.pool)
@@ -292,7 +292,64 @@ impl Console {
             },
             sandbox: r.sandbox,
             created_at: r.created_at,
+            agents_read_only: r.agents_read_only,
         }
+    }
+
+    /// Marks a profile read-only for agents (or lifts the mark): while it is set, writes whose
+    /// origin is an agent ([`Origin::Mcp`]) are refused with [`CoreError::AgentsReadOnly`]
+    /// before anything is queued, whatever flags the agent's server was started with. A
+    /// person's writes (desktop, CLI) are not affected.
+    pub async fn set_agents_read_only(&self, name: &str, read_only: bool) -> Result<Profile> {
+        self.profile(name).await?;
+        let now = self.now();
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        sqlx::query("UPDATE profiles SET agents_read_only = ? WHERE name = ?")
+            .bind(read_only as i64)
+            .bind(name)
+            .execute(&mut *tx)
+            .await?;
+        Audit::new(now, &self.inner.opts.actor, "profile.agents", "ok")
+            .profile(name)
+            .detail(if read_only {
+                "read-only for agents"
+            } else {
+                "agents may write"
+            })
+            .record(&mut tx)
+            .await?;
+        tx.commit().await?;
+        self.profile(name).await
+    }
+
+    /// Records an action taken through another front end of the console (e.g. a tool call of
+    /// `switchyard mcp`) in the audit log, under `actor`. `action` must not start with one of
+    /// the core's own prefixes (`profile.`, `write.`, `op.`, `replay.`).
+    pub async fn record_audit(&self, entry: ExternalAudit) -> Result<()> {
+        let own = ["profile.", "write.", "op.", "replay."];
+        if entry.action.is_empty() || own.iter().any(|p| entry.action.starts_with(p)) {
+            return Err(CoreError::invalid(
+                "action",
+                format!(
+                    "{:?} is empty or one of the core's own actions",
+                    entry.action
+                ),
+            ));
+        }
+        let mut audit = Audit::new(self.now(), &entry.actor, &entry.action, &entry.outcome);
+        if let Some(profile) = entry.profile.as_deref() {
+            audit = audit.profile(profile);
+        }
+        if let Some(id) = entry.op_id {
+            audit = audit.op(id);
+        }
+        if let Some(resource) = &entry.resource {
+            audit = audit.resource(resource.clone());
+        }
+        if let Some(detail) = &entry.detail {
+            audit = audit.detail(detail.clone());
+        }
+        audit.insert(&self.inner.writer).await
     }
 
     /// Tests a profile: health (with latency) and whether the token is accepted.
@@ -356,6 +413,7 @@ struct ProfileRow {
     token_store: String,
     sandbox: bool,
     created_at: i64,
+    agents_read_only: bool,
 }
 
 fn storage_tag(s: &TokenStorage) -> &'static str {

@@ -51,6 +51,10 @@ pub enum CoreError {
     },
     #[error("idempotency key {key:?} already names a different write; nothing was queued")]
     KeyReused { key: String },
+    #[error(
+        "profile {profile:?} is read-only for agents: an operator must lift the mark before an agent may write through it"
+    )]
+    AgentsReadOnly { profile: String },
     #[error("token storage: {0}")]
     Secrets(String),
     #[error("local database: {message}")]
@@ -85,6 +89,7 @@ impl CoreError {
             Self::Unauthorized { .. } => ErrorCode::Unauthorized.as_str(),
             Self::Server { .. } => "server_error",
             Self::KeyReused { .. } => "key_reused",
+            Self::AgentsReadOnly { .. } => "profile_read_only",
             Self::Secrets(_) => "secrets",
             Self::Storage { .. } => "storage",
             Self::Io { .. } => "io",

@@ -42,7 +42,7 @@ pub use db::connect_options as sqlite_connect_options;
 pub use db::pool_options as sqlite_pool_options;
 pub use dlq::{DlqCause, DlqQuery};
 pub use error::{CoreError, ErrorBody, ErrorClass, Result};
-pub use replay::{ReplayAction, ReplayOp, ReplayOpState, ReplayStart};
+pub use replay::{ReplayAction, ReplayEnqueued, ReplayOp, ReplayOpState, ReplayStart};
 pub use retry::RetryPolicy;
 pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;

@@ -21,7 +21,7 @@ use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
 use crate::retry::{AttemptOutcome, classify_status, parse_retry_after};
-use crate::types::OpError;
+use crate::types::{OpError, Origin};
 
 /// What the operator asks for when starting a replay.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -92,10 +92,21 @@ pub struct ReplayOp {
     pub next_attempt_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Who queued it.
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+/// What [`Console::enqueue_replay_start_with`] did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplayEnqueued {
+    pub op: ReplayOp,
+    /// The session id already named this start: nothing new was queued.
+    pub replayed: bool,
 }
 
 const COLUMNS: &str = "id, profile, action, session_id, body, idempotency_key, state, attempts, last_error, \
-    result, next_attempt_at, created_at, updated_at";
+    result, next_attempt_at, created_at, updated_at, origin";
 
 /// A `replay_outbox` row as stored.
 #[derive(sqlx::FromRow)]
@@ -113,14 +124,22 @@ struct ReplayRow {
     next_attempt_at: i64,
     created_at: i64,
     updated_at: i64,
+    origin: Option<String>,
 }
 
-impl From<ReplayRow> for ReplayOp {
-    fn from(r: ReplayRow) -> Self {
+impl TryFrom<ReplayRow> for ReplayOp {
+    type Error = CoreError;
+
+    fn try_from(r: ReplayRow) -> Result<Self> {
         let parse = |text: Option<String>| -> Option<Value> {
             text.and_then(|s| serde_json::from_str(&s).ok())
         };
-        ReplayOp {
+        let origin = match r.origin {
+            None => Origin::Console,
+            Some(text) => serde_json::from_str(&text)
+                .map_err(|_| CoreError::storage("replay outbox row has an unknown origin"))?,
+        };
+        Ok(ReplayOp {
             id: r.id,
             profile: r.profile,
             action: r.action,
@@ -134,8 +153,31 @@ impl From<ReplayRow> for ReplayOp {
             next_attempt_at: (r.state == ReplayOpState::Pending).then_some(r.next_attempt_at),
             created_at: r.created_at,
             updated_at: r.updated_at,
-        }
+            origin,
+        })
     }
+}
+
+/// Whether `key` is the session id of a queued replay start (a caller's key names one write,
+/// whichever outbox holds it).
+pub(crate) async fn key_names_replay(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    key: &str,
+) -> Result<bool> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM replay_outbox WHERE action = 'start' AND session_id = ? LIMIT 1",
+    )
+    .bind(key)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(found.is_some())
+}
+
+/// A replay start to insert: its origin and the caller's request fingerprint.
+struct NewStart<'a> {
+    body: &'a Value,
+    origin: &'a Origin,
+    fingerprint: Option<&'a str>,
 }
 
 fn check_session_id(id: &str) -> Result<()> {
@@ -202,8 +244,13 @@ impl Console {
             dry_run: false,
         })
         .expect("request serializes");
-        let op = self
-            .insert_replay_op(profile, ReplayAction::Start, &session_id, Some(&body))
+        let start = NewStart {
+            body: &body,
+            origin: &Origin::Console,
+            fingerprint: None,
+        };
+        let (op, _) = self
+            .insert_replay_op(profile, ReplayAction::Start, &session_id, Some(start))
             .await?;
         if op.body != body {
             return Err(CoreError::invalid(
@@ -214,36 +261,121 @@ impl Console {
         Ok(op)
     }
 
+    /// [`Console::enqueue_replay_start`] for a caller that derives the session id from its own
+    /// request key (an agent's `start_replay`): the session id is required, the start keeps
+    /// `origin`, and queuing it again returns the row already queued (`replayed`) only when
+    /// the request and `fingerprint` match; otherwise [`CoreError::KeyReused`] and nothing is
+    /// queued. A session id that is already the idempotency key of a resource write is refused
+    /// the same way (one key names one write).
+    pub async fn enqueue_replay_start_with(
+        &self,
+        profile: &str,
+        start: ReplayStart,
+        origin: Origin,
+        fingerprint: Option<String>,
+    ) -> Result<ReplayEnqueued> {
+        let Some(session_id) = start.session_id.clone() else {
+            return Err(CoreError::invalid("session id", "is required"));
+        };
+        check_session_id(&session_id)?;
+        check_request(&start)?;
+        let body = serde_json::to_value(ReplayRequest {
+            selection: start.selection.clone(),
+            rate_per_s: start.rate_per_s,
+            dry_run: false,
+        })
+        .expect("request serializes");
+        let new = NewStart {
+            body: &body,
+            origin: &origin,
+            fingerprint: fingerprint.as_deref(),
+        };
+        let (op, fresh) = self
+            .insert_replay_op(profile, ReplayAction::Start, &session_id, Some(new))
+            .await?;
+        Ok(ReplayEnqueued {
+            op,
+            replayed: !fresh,
+        })
+    }
+
     /// Queues cancelling a replay session (at most one cancel per session is queued).
     pub async fn enqueue_replay_cancel(&self, profile: &str, session_id: &str) -> Result<ReplayOp> {
         check_session_id(session_id)?;
-        self.insert_replay_op(profile, ReplayAction::Cancel, session_id, None)
-            .await
+        let (op, _) = self
+            .insert_replay_op(profile, ReplayAction::Cancel, session_id, None)
+            .await?;
+        Ok(op)
     }
 
+    /// Inserts a row (or finds the one already there). Returns it and whether it is new. A
+    /// start with a fingerprint that finds an existing row checks it is the same request.
     async fn insert_replay_op(
         &self,
         profile: &str,
         action: ReplayAction,
         session_id: &str,
-        body: Option<&Value>,
-    ) -> Result<ReplayOp> {
+        start: Option<NewStart<'_>>,
+    ) -> Result<(ReplayOp, bool)> {
         let now = self.now();
         let action_text = action.as_str();
+        let origin = start.as_ref().map_or(&Origin::Console, |s| s.origin);
+        let keyed = start.as_ref().is_some_and(|s| s.fingerprint.is_some());
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        if keyed {
+            let same_key: Option<i64> =
+                sqlx::query_scalar("SELECT id FROM outbox WHERE idempotency_key = ?")
+                    .bind(session_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if same_key.is_some() {
+                return Err(CoreError::KeyReused {
+                    key: session_id.to_owned(),
+                });
+            }
+        }
+        let existing: Option<(Option<String>, Option<String>)> = sqlx::query_as(
+            "SELECT body, request_fingerprint FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?",
+        )
+        .bind(profile)
+        .bind(action_text)
+        .bind(session_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let (Some((body, fingerprint)), Some(new)) = (&existing, &start)
+            && new.fingerprint.is_some()
+        {
+            let same_body = body
+                .as_deref()
+                .and_then(|b| serde_json::from_str::<Value>(b).ok())
+                .is_some_and(|b| &b == new.body);
+            if !same_body || fingerprint.as_deref() != new.fingerprint {
+                return Err(CoreError::KeyReused {
+                    key: session_id.to_owned(),
+                });
+            }
+        }
+        if existing.is_none() {
+            crate::outbox::enqueue::check_agent_may_write(&mut tx, profile, origin).await?;
+        }
         let inserted = sqlx::query(
             "INSERT INTO replay_outbox (profile, action, session_id, body, idempotency_key, next_attempt_at, \
-             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+             created_at, updated_at, origin, request_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (profile, action, session_id) DO NOTHING",
         )
         .bind(profile)
         .bind(action)
         .bind(session_id)
-        .bind(body.map(Value::to_string))
+        .bind(start.as_ref().map(|s| s.body.to_string()))
         .bind(uuid::Uuid::new_v4().to_string())
         .bind(now)
         .bind(now)
         .bind(now)
+        .bind(
+            (origin != &Origin::Console)
+                .then(|| serde_json::to_string(origin).expect("origin serializes")),
+        )
+        .bind(start.as_ref().and_then(|s| s.fingerprint))
         .execute(&mut *tx)
         .await
         .map_err(|e| match &e {
@@ -254,11 +386,16 @@ impl Console {
         })?;
         if inserted.rows_affected() == 1 {
             let action = format!("replay.{action_text}");
-            Audit::new(now, &self.inner.opts.actor, &action, "queued")
-                .profile(profile)
-                .resource(format!("replay/{session_id}"))
-                .record(&mut tx)
-                .await?;
+            Audit::new(
+                now,
+                &origin.actor(&self.inner.opts.actor),
+                &action,
+                "queued",
+            )
+            .profile(profile)
+            .resource(format!("replay/{session_id}"))
+            .record(&mut tx)
+            .await?;
         }
         let row: ReplayRow = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?"
@@ -269,11 +406,12 @@ impl Console {
         .fetch_one(&mut *tx)
         .await?;
         tx.commit().await?;
-        let op = ReplayOp::from(row);
-        if inserted.rows_affected() == 1 {
+        let op = ReplayOp::try_from(row)?;
+        let fresh = inserted.rows_affected() == 1;
+        if fresh {
             self.announce(&op);
         }
-        Ok(op)
+        Ok((op, fresh))
     }
 
     /// Tells subscribers (the desktop app's badges) that a replay write moved.
@@ -300,7 +438,7 @@ impl Console {
         .fetch_optional(&self.inner.writer)
         .await?;
         let Some(row) = row else { return Ok(None) };
-        let op = ReplayOp::from(row);
+        let op = ReplayOp::try_from(row)?;
         self.announce(&op);
         Ok(Some(op))
     }
@@ -313,7 +451,19 @@ impl Console {
         .bind(profile)
         .fetch_all(&self.inner.pool)
         .await?;
-        Ok(rows.into_iter().map(ReplayOp::from).collect())
+        rows.into_iter().map(ReplayOp::try_from).collect()
+    }
+
+    /// The queued start of session `session_id` in `profile`, if this console queued one.
+    pub async fn replay_start(&self, profile: &str, session_id: &str) -> Result<Option<ReplayOp>> {
+        let row: Option<ReplayRow> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND action = 'start' AND session_id = ?"
+        ))
+        .bind(profile)
+        .bind(session_id)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        row.map(ReplayOp::try_from).transpose()
     }
 
     pub async fn replay_op(&self, id: i64) -> Result<ReplayOp> {
@@ -323,7 +473,7 @@ impl Console {
                 .fetch_optional(&self.inner.pool)
                 .await?
                 .ok_or_else(|| CoreError::not_found(format!("replay operation {id}")))?;
-        Ok(row.into())
+        row.try_into()
     }
 
     /// How many dead deliveries a replay of `selection` would take now (creates nothing).
@@ -370,7 +520,10 @@ impl Console {
             .bind(profile)
             .fetch_all(&self.inner.pool)
             .await?;
-            let pending: Vec<ReplayOp> = rows.into_iter().map(ReplayOp::from).collect();
+            let pending: Vec<ReplayOp> = rows
+                .into_iter()
+                .map(ReplayOp::try_from)
+                .collect::<Result<_>>()?;
             if pending.is_empty() {
                 break;
             }
@@ -480,7 +633,7 @@ impl Console {
             entry.record(&mut tx).await?;
         }
         tx.commit().await?;
-        let op = ReplayOp::from(row);
+        let op = ReplayOp::try_from(row)?;
         self.announce(&op);
         Ok(op)
     }

@@ -19,6 +19,10 @@ pub struct Profile {
     /// The built-in sandbox profile: its token lives only in memory, handed over at runtime.
     pub sandbox: bool,
     pub created_at: i64,
+    /// Agents (`switchyard mcp`) may read but never write through this profile, whatever
+    /// flags their server was started with (see `Console::set_agents_read_only`).
+    #[serde(default)]
+    pub agents_read_only: bool,
 }
 
 /// Where a profile's bearer token is kept.
@@ -288,6 +292,10 @@ pub struct EnqueueOptions {
     /// instead of the version in the local cache.
     pub if_match: Option<i64>,
     pub origin: Origin,
+    /// A fingerprint of the request that asked for the write (e.g. a hash of a tool call's
+    /// canonical arguments), stored with a keyed op: the same key with another fingerprint
+    /// is refused with [`crate::CoreError::KeyReused`] even when the write itself matches.
+    pub fingerprint: Option<String>,
 }
 
 /// What [`crate::Console::enqueue_with`] did.
@@ -296,6 +304,21 @@ pub struct Enqueued {
     pub op: OutboxOp,
     /// The key already named this op: nothing new was queued.
     pub replayed: bool,
+}
+
+/// An audit entry recorded by another front end of the console ([`crate::Console::record_audit`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ExternalAudit {
+    /// e.g. `mcp (claude-desktop 1.2)`.
+    pub actor: String,
+    pub profile: Option<String>,
+    /// e.g. `mcp.call`.
+    pub action: String,
+    pub op_id: Option<i64>,
+    pub resource: Option<String>,
+    pub outcome: String,
+    /// Never a secret: callers pass names, keys and states, not request bodies.
+    pub detail: Option<String>,
 }
 
 /// Why an operation failed, kept for the person who resolves it.

@@ -13,7 +13,14 @@ import {
   Text,
   TextInput,
 } from "@mantine/core";
-import { IconCheck, IconChevronDown, IconPencil, IconPlus, IconTrash } from "@tabler/icons-react";
+import {
+  IconCheck,
+  IconChevronDown,
+  IconPencil,
+  IconPlus,
+  IconRobot,
+  IconTrash,
+} from "@tabler/icons-react";
 import { useState } from "react";
 import type { IpcError, ProfileView } from "../ipc/bindings";
 import { isIpcError } from "../ipc/client";
@@ -27,6 +34,7 @@ import {
   useTestConnection,
 } from "../ipc/queries";
 import { kindLabels, operationLabels } from "../lib/format";
+import { AgentsSettings } from "./AgentsSettings";
 import { ErrorAlert } from "./ErrorAlert";
 
 /** "2 pending · 1 needs attention" next to a profile in the switcher, or nothing. */
@@ -55,6 +63,7 @@ export function ProfileSwitcher({ onOutbox }: { onOutbox?: () => void }) {
   const [menuOpen, setMenuOpen] = useState(false);
   const [editing, setEditing] = useState<ProfileView | "new" | null>(null);
   const [removing, setRemoving] = useState<ProfileView | null>(null);
+  const [agents, setAgents] = useState(false);
   const active = profiles.data?.find((p) => p.active);
   const h = health.data;
   // A dialog opened from the menu closes the menu first: it would cover the dialog's buttons.
@@ -128,6 +137,13 @@ export function ProfileSwitcher({ onOutbox }: { onOutbox?: () => void }) {
           >
             Add a control plane…
           </Menu.Item>
+          <Menu.Item
+            leftSection={<IconRobot size={14} />}
+            onClick={() => openDialog(() => setAgents(true))}
+            data-testid="agents-settings"
+          >
+            Agents (MCP)…
+          </Menu.Item>
         </Menu.Dropdown>
       </Menu>
       <Badge
@@ -138,6 +154,7 @@ export function ProfileSwitcher({ onOutbox }: { onOutbox?: () => void }) {
       >
         {h ? (h.ok ? `healthy · ${h.latency_ms ?? "?"} ms` : "unreachable") : "checking…"}
       </Badge>
+      <AgentsSettings opened={agents} onClose={() => setAgents(false)} />
       <Modal
         opened={editing !== null}
         onClose={() => setEditing(null)}

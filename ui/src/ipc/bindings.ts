@@ -1,6 +1,30 @@
 // Generated from the Rust IPC types by src-tauri/ipc/bindings.rs. Do not edit.
 // Regenerate: UPDATE_BINDINGS=1 cargo test -p switchyard-desktop --lib bindings
 
+export type AgentsSettings = { profile: string, 
+/**
+ * The sandbox lives inside this app (its token too): agents cannot use it.
+ */
+sandbox: boolean, 
+/**
+ * The program and its arguments up to `mcp`; the mode's flag (`--allow-writes`,
+ * `--allow-destructive`) goes after it.
+ */
+command: Array<string>, 
+/**
+ * `command[0]` was found beside the app; otherwise it is `switchyard`, looked up on PATH.
+ */
+program_found: boolean, 
+/**
+ * An operator marked the profile read-only for agents: writes are refused whatever the
+ * flags.
+ */
+agents_read_only: boolean, 
+/**
+ * The newest `mcp.call` entries of the audit log for this profile (newest first).
+ */
+recent_calls: Array<AuditEntry>, };
+
 export type AttemptView = { id: string, 
 /**
  * 1-based, over the delivery's hops.
@@ -219,7 +243,11 @@ export type ReplayWriteView = { id: number,
 /**
  * `start` or `cancel`.
  */
-action: string, session_id: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, };
+action: string, session_id: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, 
+/**
+ * Who queued it: a person at the console, or an agent over MCP.
+ */
+origin: Origin, };
 
 export type Resolution = "retry_as_new" | "discard";
 
@@ -323,4 +351,6 @@ export type Commands = {
   list_replay_writes: { args: { profile: string }; result: Array<ReplayWriteView> };
   list_replays: { args: { profile: string }; result: Array<ReplaySessionView> };
   get_replay: { args: { profile: string; id: string }; result: ReplaySessionView };
+  agents_settings: { args: { profile: string }; result: AgentsSettings };
+  set_agents_read_only: { args: { profile: string; readOnly: boolean }; result: AgentsSettings };
 };

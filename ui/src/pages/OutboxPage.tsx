@@ -12,6 +12,7 @@ import {
 import { IconSearch } from "@tabler/icons-react";
 import { Fragment, useMemo, useState } from "react";
 import { AttentionActions } from "../components/AttentionActions";
+import { OriginNote } from "../components/OriginNote";
 import { StateBadge } from "../components/PendingBadge";
 import type { OutboxEntry, SyncStatus } from "../ipc/bindings";
 import { useActiveProfile, useOpAudit, useOutbox, useSyncStatus } from "../ipc/queries";
@@ -147,6 +148,7 @@ export function OutboxPage() {
                     {operationLabels[entry.operation]} {kindLabels[entry.kind].one.toLowerCase()}{" "}
                     <b>{entry.name}</b>
                   </Text>
+                  <OriginNote origin={entry.origin} />
                   {entry.error && (
                     <Text size="xs" c={entry.state === "needs_attention" ? "red" : "dimmed"}>
                       {entry.error.message}

@@ -100,10 +100,15 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
                             p.url.clone(),
                             storage,
                             if p.sandbox { "yes".into() } else { "".into() },
+                            if p.agents_read_only {
+                                "read-only".into()
+                            } else {
+                                "".into()
+                            },
                         ]
                     })
                     .collect::<Vec<_>>();
-                table::print(&["NAME", "URL", "TOKEN", "SANDBOX"], &rows);
+                table::print(&["NAME", "URL", "TOKEN", "SANDBOX", "AGENTS"], &rows);
             });
         }
         ProfileCmd::Test { name } => {
@@ -131,6 +136,26 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
                 }
             });
             return Ok(if ok { Exit::Ok } else { Exit::Error });
+        }
+        ProfileCmd::Agents {
+            name,
+            read_only,
+            allow_writes: _,
+        } => {
+            let p = console.set_agents_read_only(&name, read_only).await?;
+            emit(json, &p, |p| {
+                if p.agents_read_only {
+                    println!(
+                        "profile {}: read-only for agents (switchyard mcp offers no write tools for it)",
+                        p.name
+                    )
+                } else {
+                    println!(
+                        "profile {}: agents may write (when their server runs with --allow-writes)",
+                        p.name
+                    )
+                }
+            });
         }
         ProfileCmd::Remove { name } => {
             console.remove_profile(&name).await?;

@@ -83,18 +83,22 @@ fn check_key(key: &str) -> Result<()> {
     Ok(())
 }
 
-/// An op already queued under `key`: the same write (replayed), or a refusal.
+/// An op already queued under `key`: the same write (replayed), or a refusal. When the
+/// caller fingerprints its requests, the fingerprint must match too.
 fn same_write(
     existing: OutboxOp,
+    existing_fingerprint: Option<String>,
     profile: &str,
     prepared: &Prepared,
     key: &str,
+    fingerprint: Option<&str>,
 ) -> Result<Enqueued> {
     let same = existing.profile == profile
         && existing.op == prepared.op
         && existing.kind == prepared.kind
         && existing.name == prepared.name
-        && existing.body == prepared.body;
+        && existing.body == prepared.body
+        && fingerprint.is_none_or(|f| existing_fingerprint.as_deref() == Some(f));
     if !same {
         return Err(CoreError::KeyReused {
             key: key.to_owned(),
@@ -104,6 +108,30 @@ fn same_write(
         op: existing,
         replayed: true,
     })
+}
+
+/// Refuses an agent's write through a profile an operator marked read-only for agents.
+/// Read inside the write transaction, so a mark set a moment ago is honoured.
+pub(crate) async fn check_agent_may_write(
+    tx: &mut Transaction<'_, Sqlite>,
+    profile: &str,
+    origin: &Origin,
+) -> Result<()> {
+    if !matches!(origin, Origin::Mcp { .. }) {
+        return Ok(());
+    }
+    let read_only: Option<i64> =
+        sqlx::query_scalar("SELECT agents_read_only FROM profiles WHERE name = ?")
+            .bind(profile)
+            .fetch_optional(&mut **tx)
+            .await?;
+    match read_only {
+        None => Err(CoreError::not_found(format!("profile {profile:?}"))),
+        Some(0) => Ok(()),
+        Some(_) => Err(CoreError::AgentsReadOnly {
+            profile: profile.to_owned(),
+        }),
+    }
 }
 
 /// If-Match: the version the operator edited. When earlier writes to this resource are still
@@ -214,7 +242,9 @@ impl Console {
         opts: &EnqueueOptions,
     ) -> Result<Enqueued> {
         let prepared = prepare(&write)?;
-        if replaces.is_none() && opts.idempotency_key.is_none() {
+        // The one-statement path is for a person's plain write; a keyed write, a retry as new
+        // and an agent's write (whose profile may refuse it) take the transactional path.
+        if replaces.is_none() && opts.idempotency_key.is_none() && opts.origin == Origin::Console {
             let current = current(&self.inner.pool, profile, prepared.kind, &prepared.name).await?;
             let key = uuid::Uuid::new_v4().to_string();
             let draft = self.draft(profile, &prepared, key, None, opts, &current)?;
@@ -257,9 +287,27 @@ impl Console {
             .fetch_optional(&mut *tx)
             .await?;
             if let Some(row) = existing {
-                return same_write(row.try_into()?, profile, prepared, &key);
+                let fingerprint: Option<String> = sqlx::query_scalar(
+                    "SELECT request_fingerprint FROM outbox WHERE idempotency_key = ?",
+                )
+                .bind(&key)
+                .fetch_one(&mut *tx)
+                .await?;
+                return same_write(
+                    row.try_into()?,
+                    fingerprint,
+                    profile,
+                    prepared,
+                    &key,
+                    opts.fingerprint.as_deref(),
+                );
+            }
+            // One key names one write: a replay session started under it is another write.
+            if crate::replay::key_names_replay(&mut tx, &key).await? {
+                return Err(CoreError::KeyReused { key });
             }
         }
+        check_agent_may_write(&mut tx, profile, &opts.origin).await?;
         let current = current(&mut *tx, profile, kind, name).await?;
         let draft = self.draft(profile, prepared, key, replaces, opts, &current)?;
         let id = self
@@ -331,6 +379,7 @@ impl Console {
         };
         Ok(Draft {
             op,
+            fingerprint: opts.fingerprint.clone(),
             if_match,
             seq: replaces.map(|r| r.seq),
             result,
@@ -371,7 +420,8 @@ impl Console {
         let after = local::after_keys(op.kind, op.op, draft.result.as_ref());
         let mut sql = QueryBuilder::<Sqlite>::new(
             "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
-             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin) \
+             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin, \
+             request_fingerprint) \
              SELECT COALESCE(",
         );
         sql.push_bind(draft.seq).push(
@@ -401,7 +451,8 @@ impl Console {
             .push_bind(
                 (op.origin != Origin::Console)
                     .then(|| serde_json::to_string(&op.origin).expect("origin serializes")),
-            );
+            )
+            .push_bind(draft.fingerprint.clone());
         sql.push(" WHERE ");
         match (guarded, &current.snapshot) {
             (false, _) => sql.push("1"),
@@ -448,6 +499,8 @@ impl Console {
 /// A write ready to insert.
 struct Draft {
     op: OutboxOp,
+    /// The caller's request fingerprint, compared when its key is used again.
+    fingerprint: Option<String>,
     if_match: IfMatch,
     /// The place in the order (a retry-as-new keeps the one of the op it replaces).
     seq: Option<i64>,

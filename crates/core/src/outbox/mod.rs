@@ -4,7 +4,7 @@
 //! three-way conflict view).
 
 mod decisions;
-mod enqueue;
+pub(crate) mod enqueue;
 
 pub(crate) use enqueue::Replaces;
 

@@ -3,9 +3,10 @@
 //! and after it was confirmed — and a different write under that key is refused.
 
 use serde_json::json;
+use switchyard_core::protocol_replay::ReplaySelection;
 use switchyard_core::{
-    AuditQuery, CoreError, EnqueueOptions, OpState, Origin, OutboxFilter, ResourceKind,
-    SyncOptions, Write,
+    AuditQuery, CoreError, EnqueueOptions, OpState, Origin, OutboxFilter, ReplayStart,
+    ResourceKind, SyncOptions, Write,
 };
 
 use crate::harness::{ControlPlane, console, console_with_profile};
@@ -194,4 +195,159 @@ async fn an_explicit_if_match_is_sent_and_a_stale_one_needs_attention() {
     let op = c.op(planned.op.id).await.unwrap();
     assert_eq!(op.state, OpState::NeedsAttention);
     assert_eq!(op.last_error.and_then(|e| e.status), Some(412));
+}
+
+fn fingerprinted(key: &str, fingerprint: &str) -> EnqueueOptions {
+    EnqueueOptions {
+        fingerprint: Some(fingerprint.into()),
+        ..keyed(key)
+    }
+}
+
+fn replay_start(session_id: &str, ids: &[&str]) -> ReplayStart {
+    ReplayStart {
+        session_id: Some(session_id.into()),
+        selection: ReplaySelection::DeliveryIds(ids.iter().map(|i| i.to_string()).collect()),
+        rate_per_s: None,
+    }
+}
+
+#[tokio::test]
+async fn a_key_names_one_write_across_fingerprints_and_both_outboxes() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = console_with_profile(dir.path(), "http://127.0.0.1:9").await;
+    let agent = Origin::Mcp {
+        client: "test-agent 1.0".into(),
+    };
+    let first = c
+        .enqueue_with("p", create("orders", "o"), fingerprinted("k-1", "fp-a"))
+        .await
+        .unwrap();
+    let again = c
+        .enqueue_with("p", create("orders", "o"), fingerprinted("k-1", "fp-a"))
+        .await
+        .unwrap();
+    assert!(again.replayed && again.op.id == first.op.id);
+    // The same write asked for by another request (another fingerprint): refused.
+    let err = c
+        .enqueue_with("p", create("orders", "o"), fingerprinted("k-1", "fp-b"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CoreError::KeyReused { .. }), "{err:?}");
+
+    // A replay start under a key a resource write holds, and the other way round.
+    let err = c
+        .enqueue_replay_start_with(
+            "p",
+            replay_start("k-1", &["dlv_1"]),
+            agent.clone(),
+            Some("fp-r".into()),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CoreError::KeyReused { .. }), "{err:?}");
+    let started = c
+        .enqueue_replay_start_with(
+            "p",
+            replay_start("k-2", &["dlv_1"]),
+            agent.clone(),
+            Some("fp-r".into()),
+        )
+        .await
+        .unwrap();
+    assert!(!started.replayed);
+    assert_eq!(started.op.origin, agent);
+    let err = c
+        .enqueue_with("p", create("billing", "b"), fingerprinted("k-2", "fp-c"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CoreError::KeyReused { .. }), "{err:?}");
+
+    // The same start again is the queued one; another selection or fingerprint is refused.
+    let same = c
+        .enqueue_replay_start_with(
+            "p",
+            replay_start("k-2", &["dlv_1"]),
+            agent.clone(),
+            Some("fp-r".into()),
+        )
+        .await
+        .unwrap();
+    assert!(same.replayed && same.op.id == started.op.id);
+    for (ids, fp) in [(&["dlv_2"][..], "fp-r"), (&["dlv_1"][..], "fp-other")] {
+        let err = c
+            .enqueue_replay_start_with(
+                "p",
+                replay_start("k-2", ids),
+                agent.clone(),
+                Some(fp.into()),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CoreError::KeyReused { .. }), "{err:?}");
+    }
+    assert_eq!(c.replay_ops("p").await.unwrap().len(), 1);
+    assert_eq!(
+        c.list_outbox(OutboxFilter::default()).await.unwrap().len(),
+        1
+    );
+    let audit = c
+        .audit(AuditQuery {
+            action_prefix: Some("replay.start".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].actor, "mcp (test-agent 1.0)");
+}
+
+#[tokio::test]
+async fn a_profile_read_only_for_agents_refuses_their_writes_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = console_with_profile(dir.path(), "http://127.0.0.1:9").await;
+    let queued = c
+        .enqueue_with("p", create("before", "b"), keyed("k-before"))
+        .await
+        .unwrap();
+    let marked = c.set_agents_read_only("p", true).await.unwrap();
+    assert!(marked.agents_read_only);
+    assert!(c.profile("p").await.unwrap().agents_read_only);
+
+    let err = c
+        .enqueue_with("p", create("orders", "o"), keyed("k-1"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CoreError::AgentsReadOnly { .. }), "{err:?}");
+    assert_eq!(err.code(), "profile_read_only");
+    let err = c
+        .enqueue_replay_start_with(
+            "p",
+            replay_start("k-2", &["dlv_1"]),
+            Origin::Mcp {
+                client: "a 1".into(),
+            },
+            Some("fp".into()),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CoreError::AgentsReadOnly { .. }), "{err:?}");
+    // What an agent queued before the mark is still the same op when it asks again.
+    let again = c
+        .enqueue_with("p", create("before", "b"), keyed("k-before"))
+        .await
+        .unwrap();
+    assert!(again.replayed && again.op.id == queued.op.id);
+    // A person's writes are not affected.
+    c.enqueue("p", create("by-hand", "h")).await.unwrap();
+    assert_eq!(
+        c.list_outbox(OutboxFilter::default()).await.unwrap().len(),
+        2
+    );
+    assert!(c.replay_ops("p").await.unwrap().is_empty());
+
+    c.set_agents_read_only("p", false).await.unwrap();
+    c.enqueue_with("p", create("orders", "o"), keyed("k-1"))
+        .await
+        .unwrap();
 }

@@ -12,6 +12,7 @@ const write = (input: ReplayStartInput, state: ReplayWriteView["state"]): Replay
   attempts: state === "saved_locally" ? 0 : 1,
   error: null,
   created_at: Date.now(),
+  origin: { via: "console" },
 });
 
 describe("ReplayDialog", () => {

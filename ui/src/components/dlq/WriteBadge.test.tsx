@@ -26,6 +26,7 @@ describe("WriteBadge", () => {
       attempts: state === "saved_locally" ? 0 : 1,
       error: null,
       created_at: Date.now(),
+      origin: { via: "console" },
     });
     mockCommands({ list_replay_writes: () => [row()] });
     renderUi(<Live sessionId="rpl_live" />);

@@ -1,0 +1,276 @@
+//! The MCP handler: `initialize` (name, version, instructions), `tools/list` for the mode, and
+//! `tools/call`, which refuses a tool outside the mode before anything is read, queued or
+//! sent, then records the call in the console's audit log (`mcp.call`).
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Serialize;
+use serde_json::Value;
+use switchyard_core::{Console, ExternalAudit};
+
+use crate::error::ToolError;
+use crate::tools::{self, Mode};
+use crate::{reads, writes};
+
+/// How a `switchyard mcp` server is set up.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    /// The one profile (control plane) this server acts on.
+    pub profile: String,
+    pub mode: Mode,
+    /// A replay of more dead deliveries than this needs [`Mode::Destructive`].
+    pub replay_limit: u64,
+}
+
+impl McpConfig {
+    pub fn new(profile: impl Into<String>, mode: Mode) -> Self {
+        Self {
+            profile: profile.into(),
+            mode,
+            replay_limit: 100,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub console: Console,
+    pub config: McpConfig,
+    /// One sync pass at a time in this process: concurrent calls wait for the pass under
+    /// way instead of starting their own (the core's leases would make that safe, but
+    /// wasteful).
+    pub sync_lock: tokio::sync::Mutex<()>,
+}
+
+/// The server. Cheap to clone: the streamable HTTP transport makes one per session.
+#[derive(Clone)]
+pub struct McpServer {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl McpServer {
+    /// Checks the profile exists (and so the console can act on it).
+    pub async fn new(
+        console: Console,
+        config: McpConfig,
+    ) -> Result<Self, switchyard_core::CoreError> {
+        console.profile(&config.profile).await?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                console,
+                config,
+                sync_lock: tokio::sync::Mutex::new(()),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &McpConfig {
+        &self.inner.config
+    }
+
+    /// The mode in force now: the server's flags, lowered to read-only while an operator
+    /// has marked the profile read-only for agents.
+    pub async fn effective_mode(&self) -> Mode {
+        let marked = self
+            .inner
+            .console
+            .profile(&self.inner.config.profile)
+            .await
+            .map(|p| p.agents_read_only)
+            .unwrap_or(true);
+        if marked {
+            Mode::ReadOnly
+        } else {
+            self.inner.config.mode
+        }
+    }
+
+    fn instructions(&self) -> String {
+        let c = &self.inner.config;
+        format!(
+            "Switchyard console for the control plane of profile {profile:?} (mode: {mode}). \
+Reads answer from the console's local cache (list_resources, get_resource, outbox_status) or \
+the control plane (dlq_list, dlq_stats, find_event, replay_status). Writes are listed only \
+with --allow-writes (deletes and replays of more than {limit} dead deliveries only with \
+--allow-destructive), and never when an operator marked the profile read-only for agents. \
+Every write needs request_key: choose one key per intended change and send the same key with \
+the same arguments on every retry — the change is made exactly once and a retry returns the \
+original result with replayed: true; the same key with other arguments fails with \
+request_key_reused. Keys are kept for as long as the profile exists in the console's data dir \
+(and at least the control plane's key retention, 24 h by default). Writes are queued in the \
+console's outbox, where the operator sees them as yours and may discard them before they are \
+sent; each call waits up to wait_seconds (default 10) and answers state confirmed, pending \
+(poll outbox_status with your request_key) or needs_attention (the control plane's problem \
+says why; an operator decides).",
+            profile = c.profile,
+            mode = c.mode.as_str(),
+            limit = c.replay_limit,
+        )
+    }
+
+    async fn audit(&self, client: &str, tool: &str, outcome: &str, detail: Detail) {
+        let entry = ExternalAudit {
+            actor: format!("mcp ({client})"),
+            profile: Some(self.inner.config.profile.clone()),
+            action: "mcp.call".into(),
+            op_id: detail.op_id,
+            resource: detail.resource,
+            outcome: outcome.to_owned(),
+            detail: Some(format!("{tool}{}", detail.text)),
+        };
+        if let Err(e) = self.inner.console.record_audit(entry).await {
+            tracing::warn!("cannot record the MCP call in the audit log: {e}");
+        }
+    }
+
+    /// Runs one tool call; the tool's own errors become tool results.
+    async fn call(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        client: &str,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(def) = tools::find(&request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?}", request.name),
+                None,
+            ));
+        };
+        let mode = self.effective_mode().await;
+        if def.needs > mode {
+            let why = if mode < self.inner.config.mode {
+                format!(
+                    "profile {:?} is marked read-only for agents by an operator; nothing was queued or sent",
+                    self.inner.config.profile
+                )
+            } else {
+                format!(
+                    "{} is not allowed in this server's mode ({}): it needs {}; nothing was queued or sent",
+                    def.name,
+                    mode.as_str(),
+                    match def.needs {
+                        Mode::Destructive => "--allow-destructive",
+                        _ => "--allow-writes",
+                    }
+                )
+            };
+            let code = if mode < self.inner.config.mode {
+                "profile_read_only"
+            } else {
+                "not_allowed"
+            };
+            self.audit(client, def.name, code, Detail::default()).await;
+            return Ok(ToolError::new(code, why).into_result());
+        }
+        let args = request.arguments.as_ref();
+        let outcome = match def.name {
+            "list_resources" => json(reads::list_resources(self, args).await),
+            "get_resource" => json(reads::get_resource(self, args).await),
+            "outbox_status" => json(reads::outbox_status(self, args).await),
+            "dlq_list" => json(reads::dlq_list(self, args).await),
+            "dlq_stats" => json(reads::dlq_stats(self, args).await),
+            "find_event" => json(reads::find_event(self, args).await),
+            "replay_status" => json(reads::replay_status(self, args).await),
+            "start_replay" => json(writes::start_replay(self, args, client, mode, context).await),
+            write => json(writes::resource_write(self, write, args, client).await),
+        };
+        let (result, outcome, detail) = match outcome {
+            Ok((value, detail)) => (CallToolResult::structured(value), "ok", detail),
+            Err(e) => {
+                let code = e.code;
+                let detail = Detail {
+                    text: e
+                        .field
+                        .as_ref()
+                        .map(|f| format!(" field={f}"))
+                        .unwrap_or_default(),
+                    ..Default::default()
+                };
+                (e.into_result(), code, detail)
+            }
+        };
+        self.audit(client, def.name, outcome, detail).await;
+        Ok(result)
+    }
+}
+
+/// A tool's result as JSON, with what the audit log says about it.
+fn json<T: Serialize + Summary>(r: Result<T, ToolError>) -> Result<(Value, Detail), ToolError> {
+    let value = r?;
+    let detail = Detail {
+        text: value.summary(),
+        op_id: value.op().map(|(id, _)| id),
+        resource: value.op().map(|(_, r)| r),
+    };
+    Ok((
+        serde_json::to_value(&value).expect("result serializes"),
+        detail,
+    ))
+}
+
+/// The audit entry's detail, operation and resource for one call.
+#[derive(Debug, Default)]
+struct Detail {
+    text: String,
+    op_id: Option<i64>,
+    resource: Option<String>,
+}
+
+/// What the audit log says about a successful call (names, keys and states; never a spec).
+pub(crate) trait Summary {
+    fn summary(&self) -> String {
+        String::new()
+    }
+
+    /// The outbox operation the call queued or found, and its `kind/name`.
+    fn op(&self) -> Option<(i64, String)> {
+        None
+    }
+}
+
+fn client_name(context: &RequestContext<RoleServer>) -> String {
+    match context.client_info() {
+        Some(info) => format!("{} {}", info.name, info.version)
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(100)
+            .collect(),
+        None => "unknown client".into(),
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut server = Implementation::new("switchyard", env!("CARGO_PKG_VERSION"));
+        server.title = Some("Switchyard console".into());
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(server)
+            .with_instructions(self.instructions())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::listed(
+            self.effective_mode().await,
+        )))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let client = client_name(&context);
+        self.call(&request, &context, &client)
+            .await
+            .map(CallToolResponse::from)
+    }
+}

@@ -1,0 +1,108 @@
+//! Streamable HTTP: the bearer token, the Origin allowlist and the body cap, seen by a client.
+
+use serde_json::json;
+use switchyard_mcp::http::{HttpOptions, serve_http};
+use switchyard_mcp::{McpConfig, McpServer, Mode};
+
+use crate::*;
+
+const HTTP_TOKEN: &str = "http-bearer-token-0123456789";
+
+fn initialize() -> serde_json::Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "curl", "version": "8"}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_needs_the_token_an_allowed_origin_and_a_small_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = console_with_profile(dir.path(), "http://127.0.0.1:9").await;
+    let server = McpServer::new(c, McpConfig::new("p", Mode::ReadOnly))
+        .await
+        .unwrap();
+    let running = serve_http(
+        server,
+        HttpOptions {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            token: HTTP_TOKEN.into(),
+            allowed_origins: vec!["http://localhost:5173".into()],
+            max_body_bytes: 64 * 1024,
+        },
+    )
+    .await
+    .unwrap();
+    let url = running.url();
+    let http = reqwest::Client::new();
+    let post = |body: String| {
+        http.post(&url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body)
+    };
+    let body = initialize().to_string();
+
+    let missing = post(body.clone()).send().await.unwrap();
+    assert_eq!(missing.status(), 401);
+    assert_eq!(missing.headers()["www-authenticate"], "Bearer");
+    let wrong = post(body.clone())
+        .bearer_auth("not-the-token-at-all")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert!(!wrong.text().await.unwrap().contains(HTTP_TOKEN));
+
+    let foreign = post(body.clone())
+        .bearer_auth(HTTP_TOKEN)
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403);
+
+    let huge = post(format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"pad\":\"{}\"}}",
+        "x".repeat(100 * 1024)
+    ))
+    .bearer_auth(HTTP_TOKEN)
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(huge.status(), 413);
+
+    for origin in [None, Some("http://localhost:5173")] {
+        let mut req = post(body.clone()).bearer_auth(HTTP_TOKEN);
+        if let Some(o) = origin {
+            req = req.header("origin", o);
+        }
+        let ok = req.send().await.unwrap();
+        assert_eq!(ok.status(), 200, "origin {origin:?}");
+        let text = ok.text().await.unwrap();
+        assert!(text.contains("\"name\":\"switchyard\""), "{text}");
+    }
+    running.stop().await.unwrap();
+}
+
+#[test]
+fn http_refuses_a_non_loopback_address_and_a_weak_token() {
+    let mut opts = HttpOptions {
+        listen: "0.0.0.0:8765".parse().unwrap(),
+        token: HTTP_TOKEN.into(),
+        allowed_origins: vec![],
+        max_body_bytes: 1024,
+    };
+    assert!(
+        switchyard_mcp::http::check(&opts)
+            .unwrap_err()
+            .contains("loopback")
+    );
+    opts.listen = "127.0.0.1:8765".parse().unwrap();
+    assert!(switchyard_mcp::http::check(&opts).is_ok());
+    opts.token = "short".into();
+    assert!(
+        switchyard_mcp::http::check(&opts)
+            .unwrap_err()
+            .contains("16")
+    );
+}

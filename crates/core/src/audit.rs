@@ -76,3 +76,23 @@ pub async fn query(pool: &SqlitePool, q: &AuditQuery) -> Result<Vec<AuditEntry>>
         })
         .collect())
 }
+
+/// The newest write queued on `resource` (`kind/name`) since `since` by anyone but GitOps:
+/// `(actor, at)`. Tells who made a drift, when the change went through this console.
+pub async fn last_manual_write(
+    pool: &SqlitePool,
+    profile: &str,
+    resource: &str,
+    since: i64,
+) -> Result<Option<(String, i64)>> {
+    let row = sqlx::query(
+        "SELECT actor, at FROM audit WHERE profile = ? AND resource = ? AND action = 'write.enqueue' \
+         AND at >= ? AND actor NOT LIKE 'gitops%' ORDER BY id DESC LIMIT 1",
+    )
+    .bind(profile)
+    .bind(resource)
+    .bind(since)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| (r.get("actor"), r.get("at"))))
+}

@@ -38,7 +38,7 @@ impl Console {
         self.store_listing(profile, &live).await?;
         self.gitops_fold(profile).await?;
         let inventory = self.gitops_inventory(profile).await?;
-        let (items, summary) = plan(&PlanInput {
+        let (mut items, summary) = plan(&PlanInput {
             profile,
             source: &resolved.id,
             commit: &files.commit,
@@ -47,6 +47,7 @@ impl Console {
             inventory: &inventory,
             opts: &opts,
         })?;
+        self.gitops_settle_keys(&mut items).await?;
         self.gitops_save_source(profile, &resolved).await?;
         Ok(GitopsPlan {
             profile: profile.to_owned(),
@@ -145,9 +146,9 @@ impl Console {
 
 fn write_of(item: &PlanItem) -> Result<Write> {
     let spec = || {
-        item.desired
-            .clone()
-            .ok_or_else(|| CoreError::invalid("plan", format!("{} {:?} has no spec", item.kind, item.name)))
+        item.desired.clone().ok_or_else(|| {
+            CoreError::invalid("plan", format!("{} {:?} has no spec", item.kind, item.name))
+        })
     };
     Ok(match item.action {
         PlanAction::Create => Write::Create {

@@ -48,8 +48,10 @@ mod tests {
 
     #[test]
     fn nested_fields_are_named_and_equal_specs_have_no_changes() {
-        let before = json!({"url": "https://a", "timeout_ms": 15000, "headers": {"X-A": "1", "X-B": "2"}});
-        let after = json!({"url": "https://b", "timeout_ms": 15000, "headers": {"X-A": "1", "X-C": "3"}});
+        let before =
+            json!({"url": "https://a", "timeout_ms": 15000, "headers": {"X-A": "1", "X-B": "2"}});
+        let after =
+            json!({"url": "https://b", "timeout_ms": 15000, "headers": {"X-A": "1", "X-C": "3"}});
         let c = changes(Some(&before), Some(&after));
         let fields: Vec<&str> = c.iter().map(|c| c.field.as_str()).collect();
         assert_eq!(fields, ["spec.headers.X-B", "spec.headers.X-C", "spec.url"]);

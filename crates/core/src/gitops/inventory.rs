@@ -86,6 +86,8 @@ struct PendingWrite {
     state: String,
     body: Option<String>,
     result_version: Option<i64>,
+    /// When the outbox settled it.
+    settled_at: i64,
 }
 
 /// The state of every write an apply of `commit` queued, per wave.
@@ -157,14 +159,14 @@ impl Console {
     }
 
     pub(crate) async fn gitops_source(&self, profile: &str, id: &str) -> Result<GitopsSource> {
-        let row: Option<SourceRow> =
-            sqlx::query_as(&format!("{SOURCE_SELECT} AND s.source = ?2"))
-                .bind(profile)
-                .bind(id)
-                .fetch_optional(&self.inner.pool)
-                .await?;
-        row.map(|r| source_from_row(profile, r))
-            .ok_or_else(|| CoreError::not_found(format!("GitOps source {id:?} of profile {profile:?}")))
+        let row: Option<SourceRow> = sqlx::query_as(&format!("{SOURCE_SELECT} AND s.source = ?2"))
+            .bind(profile)
+            .bind(id)
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        row.map(|r| source_from_row(profile, r)).ok_or_else(|| {
+            CoreError::not_found(format!("GitOps source {id:?} of profile {profile:?}"))
+        })
     }
 
     /// Forgets a source and its inventory. Its resources stay on the control plane, no longer
@@ -229,7 +231,8 @@ impl Console {
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         if unsettled > 0 {
             let writes: Vec<PendingWrite> = sqlx::query_as(
-                "SELECT g.op_id, g.source, g.commit_id, g.path, g.kind, g.name, g.op, o.state, o.body, o.result_version \
+                "SELECT g.op_id, g.source, g.commit_id, g.path, g.kind, g.name, g.op, o.state, o.body, o.result_version, \
+                 o.updated_at AS settled_at \
                  FROM gitops_ops g JOIN outbox o ON o.id = g.op_id \
                  WHERE g.profile = ? AND g.folded = 0 AND o.state IN ('done', 'discarded', 'superseded') \
                  ORDER BY o.seq, o.id",
@@ -239,7 +242,7 @@ impl Console {
             .await?;
             for w in writes {
                 if w.state == "done" {
-                    fold_done(&mut tx, profile, &w, now).await?;
+                    fold_done(&mut tx, profile, &w).await?;
                 }
                 sqlx::query("UPDATE gitops_ops SET folded = 1 WHERE op_id = ?")
                     .bind(w.op_id)
@@ -262,6 +265,35 @@ impl Console {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
+        Ok(())
+    }
+
+    /// Turns each write's content key into the key it is queued under: the content key while
+    /// no write under it has settled, else `<content key>.<n>`, n counting the settled ones
+    /// (confirmed, discarded, superseded). A settled write already had its effect (or was
+    /// dropped by a person); if the plan still needs the same write, the world changed since
+    /// (the resource was deleted and re-created, a revert to an old commit), so it is a new
+    /// write. A write still live (queued, being sent, needing attention) keeps its key.
+    pub(crate) async fn gitops_settle_keys(&self, items: &mut [PlanItem]) -> Result<()> {
+        let mut conn = self.inner.pool.acquire().await?;
+        for item in items.iter_mut() {
+            let Some(base) = item.key.take() else {
+                continue;
+            };
+            let settled: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM outbox WHERE idempotency_key >= ?1 AND idempotency_key < ?2 \
+                 AND state IN ('done', 'discarded', 'superseded')",
+            )
+            .bind(&base)
+            .bind(format!("{base}/"))
+            .fetch_one(&mut *conn)
+            .await?;
+            item.key = Some(if settled == 0 {
+                base
+            } else {
+                format!("{base}.{settled}")
+            });
+        }
         Ok(())
     }
 
@@ -414,7 +446,6 @@ async fn fold_done(
     tx: &mut Transaction<'_, Sqlite>,
     profile: &str,
     w: &PendingWrite,
-    now: i64,
 ) -> Result<()> {
     if w.op == "delete" {
         sqlx::query(
@@ -450,7 +481,7 @@ async fn fold_done(
     .bind(&w.commit_id)
     .bind(&w.path)
     .bind(w.result_version)
-    .bind(now)
+    .bind(w.settled_at)
     .execute(&mut **tx)
     .await?;
     Ok(())

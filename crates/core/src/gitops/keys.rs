@@ -3,7 +3,10 @@
 //! desired spec). Re-running an apply of the same commit against the same live state derives
 //! the same keys, so the outbox and the server see the same writes again and make each once;
 //! another commit (a revert to earlier content included) derives new keys, so the server
-//! never answers a new write with an old stored response. Pure.
+//! never answers a new write with an old stored response. When a write under a content key
+//! has already settled and the same write is needed again (the resource was deleted and is
+//! re-created from the same commit), the console suffixes the key with a count (see
+//! `Console::gitops_settle_keys`). Pure.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -31,9 +34,9 @@ pub struct KeyParts<'a> {
 pub fn spec_hash(spec: Option<&Value>) -> String {
     match spec {
         None => "none".to_owned(),
-        Some(spec) => hex::encode(Sha256::digest(
-            switchyard_protocol::canonical_json::to_vec(spec),
-        )),
+        Some(spec) => hex::encode(Sha256::digest(switchyard_protocol::canonical_json::to_vec(
+            spec,
+        ))),
     }
 }
 
@@ -86,18 +89,51 @@ mod tests {
         // Key order inside the spec does not matter: the spec is hashed canonically.
         let reordered: Value =
             serde_json::from_str(r#"{"event_types": [], "description": "a"}"#).unwrap();
-        assert_eq!(derive(&KeyParts { spec: Some(&reordered), ..base }), key);
+        assert_eq!(
+            derive(&KeyParts {
+                spec: Some(&reordered),
+                ..base
+            }),
+            key
+        );
         let other_spec = json!({"description": "b", "event_types": []});
         let variants = [
-            KeyParts { profile: "staging", ..base },
-            KeyParts { source: "/srv/other:deploy", ..base },
-            KeyParts { commit: "c2", ..base },
-            KeyParts { kind: ResourceKind::Target, ..base },
-            KeyParts { name: "billing", ..base },
-            KeyParts { operation: "create", ..base },
-            KeyParts { base_version: Some(4), ..base },
-            KeyParts { base_version: None, ..base },
-            KeyParts { spec: Some(&other_spec), ..base },
+            KeyParts {
+                profile: "staging",
+                ..base
+            },
+            KeyParts {
+                source: "/srv/other:deploy",
+                ..base
+            },
+            KeyParts {
+                commit: "c2",
+                ..base
+            },
+            KeyParts {
+                kind: ResourceKind::Target,
+                ..base
+            },
+            KeyParts {
+                name: "billing",
+                ..base
+            },
+            KeyParts {
+                operation: "create",
+                ..base
+            },
+            KeyParts {
+                base_version: Some(4),
+                ..base
+            },
+            KeyParts {
+                base_version: None,
+                ..base
+            },
+            KeyParts {
+                spec: Some(&other_spec),
+                ..base
+            },
             KeyParts { spec: None, ..base },
         ];
         let mut keys: Vec<String> = variants.iter().map(derive).collect();

@@ -68,7 +68,11 @@ fn documents(path: &str, content: &[u8]) -> Result<Vec<(usize, Value)>, Manifest
             .map_err(|e| problem(1, format!("is not valid JSON: {e}")))?;
         return Ok(match value {
             // A JSON file holds one document, or an array of them.
-            Value::Array(items) => items.into_iter().enumerate().map(|(i, v)| (i + 1, v)).collect(),
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (i + 1, v))
+                .collect(),
             other => vec![(1, other)],
         });
     }
@@ -182,8 +186,14 @@ mod tests {
             ),
             file("b.yaml", "kind: widget\nname: w\nspec: {}\n"),
             file("c.yaml", "kind: endpoint\nname: Bad_Name\nspec: {}\n"),
-            file("d.yaml", "kind: endpoint\nname: e\nspec: {}\nmetadata: {}\n"),
-            file("e.yaml", "kind: endpoint\nname: e2\nspec:\n  descriptin: typo\n"),
+            file(
+                "d.yaml",
+                "kind: endpoint\nname: e\nspec: {}\nmetadata: {}\n",
+            ),
+            file(
+                "e.yaml",
+                "kind: endpoint\nname: e2\nspec:\n  descriptin: typo\n",
+            ),
             file("f.yaml", "kind: endpoint\n  name: [unclosed\n"),
             file("g.json", "{\"kind\": "),
         ];
@@ -213,11 +223,17 @@ mod tests {
             file("a.yaml", "kind: endpoint\nname: orders\nspec: {}\n"),
             file("b.yaml", "kind: endpoint\nname: orders\nspec: {}\n"),
             // The same name in another kind is another resource.
-            file("c.yaml", "kind: target\nname: orders\nspec: {url: 'https://x.example'}\n"),
+            file(
+                "c.yaml",
+                "kind: target\nname: orders\nspec: {url: 'https://x.example'}\n",
+            ),
         ];
         let p = problems(&files);
         assert_eq!(p.len(), 1);
-        assert_eq!((p[0].path.as_str(), p[0].field.as_str()), ("b.yaml", "name"));
+        assert_eq!(
+            (p[0].path.as_str(), p[0].field.as_str()),
+            ("b.yaml", "name")
+        );
         assert!(p[0].message.contains("a.yaml"), "{}", p[0].message);
     }
 

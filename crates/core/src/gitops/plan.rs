@@ -229,7 +229,11 @@ fn check_references(
     declared: &HashSet<(ResourceKind, &str)>,
 ) -> Result<(), CoreError> {
     let mut problems = Vec::new();
-    for m in input.manifests.iter().filter(|m| m.kind == ResourceKind::Flow) {
+    for m in input
+        .manifests
+        .iter()
+        .filter(|m| m.kind == ResourceKind::Flow)
+    {
         for (field, kind) in [
             ("endpoint", ResourceKind::Endpoint),
             ("target", ResourceKind::Target),

@@ -39,7 +39,9 @@ impl Console {
         let client = self.client(profile).await?;
         let live = listing::fetch(&client).await?;
         self.store_listing(profile, &live).await?;
-        let live = |kind: ResourceKind, name: &str| live.get(&(kind, name.to_owned())).map(|r| r.spec.clone());
+        let live = |kind: ResourceKind, name: &str| {
+            live.get(&(kind, name.to_owned())).map(|r| r.spec.clone())
+        };
         let managed = self.managed_by(profile, Some(source), live).await?;
         let (head_commit, head_error) = match head {
             Ok((commit, _)) => (Some(commit), None),
@@ -127,10 +129,9 @@ impl Console {
                 }
             }
             let changes = match state {
-                ResourceSync::Drifted => changes(
-                    Some(&e.spec),
-                    spec.map(|s| normalize(e.kind, &s)).as_ref(),
-                ),
+                ResourceSync::Drifted => {
+                    changes(Some(&e.spec), spec.map(|s| normalize(e.kind, &s)).as_ref())
+                }
                 _ => Vec::new(),
             };
             out.push(ManagedResource {

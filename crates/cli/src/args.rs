@@ -56,6 +56,9 @@ pub enum Command {
     /// Events: find one by id or by event key, with all its deliveries.
     #[command(subcommand)]
     Events(crate::commands::events::EventsCmd),
+    /// GitOps: plan and apply a Git commit's manifests, and watch for drift.
+    #[command(subcommand)]
+    Gitops(crate::commands::gitops::GitopsCmd),
 }
 
 #[derive(Subcommand)]

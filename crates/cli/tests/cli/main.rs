@@ -2,6 +2,7 @@
 //! docs/cli.md, with its exit codes and `--json` output.
 
 mod dlq;
+mod gitops;
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};

@@ -30,9 +30,37 @@ impl Console {
     /// log knows), missing, or still being applied; and whether the ref moved past the last
     /// applied commit.
     pub async fn gitops_status(&self, profile: &str, source: &str) -> Result<GitopsStatus> {
+        self.status_against(profile, source, None).await
+    }
+
+    /// [`Console::gitops_status`] of the source a repository and folder name, with "behind"
+    /// judged against `spec.git_ref`.
+    pub async fn gitops_status_of(&self, profile: &str, spec: &SourceSpec) -> Result<GitopsStatus> {
+        let spec = spec.clone();
+        let resolved = tokio::task::spawn_blocking(move || repo::resolve(&spec))
+            .await
+            .map_err(|e| CoreError::Io(format!("reading the repository stopped: {e}")))??;
+        self.status_against(profile, &resolved.id, Some(&resolved.spec.git_ref))
+            .await
+    }
+
+    async fn status_against(
+        &self,
+        profile: &str,
+        source: &str,
+        git_ref: Option<&str>,
+    ) -> Result<GitopsStatus> {
+        self.profile(profile).await?;
         self.gitops_fold(profile).await?;
-        let src = self.gitops_source(profile, source).await?;
-        let spec = src.spec.clone();
+        let src = self.gitops_source(profile, source).await.map_err(|_| {
+            CoreError::not_found(format!(
+                "GitOps source {source:?} on profile {profile:?} (plan or apply it first)"
+            ))
+        })?;
+        let mut spec = src.spec.clone();
+        if let Some(r) = git_ref {
+            spec.git_ref = r.to_owned();
+        }
         let head = tokio::task::spawn_blocking(move || repo::head(&spec))
             .await
             .map_err(|e| CoreError::Io(format!("reading the repository stopped: {e}")))?;

@@ -4,13 +4,14 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll
+.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
+	@echo "make bench-gitops - GitOps plan time at 1,000 and 10,000 manifests (3 changed)"
 	@echo "make bench-dlq - DLQ first page and memory through the console core (100,000 dead deliveries)"
 	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources"
 	@echo "make bench-dlq-scroll - frame times scrolling the DLQ in the app's webview (100,000 dead deliveries)"
@@ -56,6 +57,9 @@ bench:
 
 bench-delivery:
 	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench
+
+bench-gitops:
+	cargo run --release -p switchyard-core --example bench_gitops
 
 bench-dlq:
 	cargo run --release -p switchyard-core --example bench_dlq

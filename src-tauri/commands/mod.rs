@@ -2,17 +2,23 @@
 //! `command_map!` below is the single list the handler and the generated TypeScript use.
 
 mod dlq;
+mod gitops;
 mod outbox;
 mod profiles;
 mod resources;
 
 pub use dlq::*;
+pub use gitops::*;
 pub use outbox::*;
 pub use profiles::*;
 pub use resources::*;
 
 use crate::ipc::bindings::command_map;
 use crate::ipc::*;
+use switchyard_core::gitops::{
+    ApplyProgress, ApplyReport, GitopsPlan, GitopsSource, GitopsStatus, ManagedResource,
+    PlanOptions, SourceSpec,
+};
 
 command_map! {
     list_profiles() -> Vec<ProfileView>;
@@ -52,6 +58,14 @@ command_map! {
     list_replay_writes() -> Vec<ReplayWriteView>;
     list_replays() -> Vec<ReplaySessionView>;
     get_replay(id: String) -> ReplaySessionView;
+    gitops_sources() -> Vec<GitopsSource>;
+    gitops_add_source(spec: SourceSpec) -> GitopsSource;
+    gitops_remove_source(source: String) -> ();
+    gitops_plan(spec: SourceSpec, options: PlanOptions) -> GitopsPlan;
+    gitops_apply(plan: GitopsPlan) -> ApplyReport;
+    gitops_progress(source: String, commit: String) -> ApplyProgress;
+    gitops_status(source: String) -> GitopsStatus;
+    gitops_managed() -> Vec<ManagedResource>;
 }
 
 /// Registers every command of the map with Tauri.
@@ -96,6 +110,14 @@ macro_rules! handler {
             $crate::commands::list_replay_writes,
             $crate::commands::list_replays,
             $crate::commands::get_replay,
+            $crate::commands::gitops_sources,
+            $crate::commands::gitops_add_source,
+            $crate::commands::gitops_remove_source,
+            $crate::commands::gitops_plan,
+            $crate::commands::gitops_apply,
+            $crate::commands::gitops_progress,
+            $crate::commands::gitops_status,
+            $crate::commands::gitops_managed,
         ]
     };
 }

@@ -2,9 +2,10 @@ import { Badge, Box, Group, Text, TextInput, UnstyledButton } from "@mantine/cor
 import { IconChevronDown, IconChevronUp, IconSearch } from "@tabler/icons-react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
-import type { ResourceView } from "../ipc/bindings";
+import type { ManagedResource, ResourceView } from "../ipc/bindings";
 import { relativeTime } from "../lib/format";
 import { enabled, summary } from "../lib/kinds";
+import { GitBadge } from "./gitops/GitBadge";
 import { PendingBadge } from "./PendingBadge";
 
 type SortKey = "name" | "summary" | "version" | "updated";
@@ -48,10 +49,13 @@ export function ResourceTable({
   items,
   onOpen,
   filterRef,
+  managed = {},
 }: {
   items: ResourceView[];
   onOpen: (resource: ResourceView) => void;
   filterRef?: React.Ref<HTMLInputElement>;
+  /** Resources managed by Git, by `kind/name`: a Git (or drifted) badge by the name. */
+  managed?: Record<string, ManagedResource>;
 }) {
   const [filter, setFilter] = useState("");
   const [sort, setSort] = useState<Sort>({ key: "name", desc: false });
@@ -161,9 +165,12 @@ export function ResourceTable({
                   borderBottom: "1px solid var(--mantine-color-default-border)",
                 }}
               >
-                <Text size="sm" fw={500} truncate>
-                  {resource.name}
-                </Text>
+                <Group gap={6} wrap="nowrap" style={{ minWidth: 0 }}>
+                  <Text size="sm" fw={500} truncate>
+                    {resource.name}
+                  </Text>
+                  <GitBadge managed={managed[`${resource.kind}/${resource.name}`]} />
+                </Group>
                 <Text size="sm" c="dimmed" truncate>
                   {summary(resource)}
                 </Text>

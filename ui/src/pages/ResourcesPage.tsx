@@ -6,6 +6,7 @@ import { ResourceDrawer } from "../components/ResourceDrawer";
 import { ResourceForm } from "../components/ResourceForm";
 import { ResourceTable } from "../components/ResourceTable";
 import type { IpcError, Kind } from "../ipc/bindings";
+import { useGitopsManaged } from "../ipc/gitopsQueries";
 import { useResources, useSyncNow } from "../ipc/queries";
 import { kindLabels } from "../lib/format";
 
@@ -21,6 +22,7 @@ export const ResourcesPage = forwardRef<
   { kind: Kind; initialOpen?: string | null }
 >(function ResourcesPage({ kind, initialOpen = null }, ref) {
   const resources = useResources(kind);
+  const managed = useGitopsManaged(kind);
   const syncNow = useSyncNow();
   const [creating, setCreating] = useState(false);
   const [open, setOpen] = useState<string | null>(initialOpen);
@@ -58,6 +60,7 @@ export const ResourcesPage = forwardRef<
         items={resources.data ?? []}
         onOpen={(resource) => setOpen(resource.name)}
         filterRef={filterRef}
+        managed={managed}
       />
       <ResourceDrawer kind={kind} name={open} onClose={() => setOpen(null)} />
       <Modal

@@ -15,6 +15,25 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 }
 
 impl Console {
+    /// Records a source for a profile after checking that the repository, the ref and the
+    /// folder can be read (nothing is planned or queued).
+    pub async fn gitops_add_source(
+        &self,
+        profile: &str,
+        spec: &SourceSpec,
+    ) -> Result<GitopsSource> {
+        self.profile(profile).await?;
+        let spec = spec.clone();
+        let resolved = blocking(move || {
+            let resolved = repo::resolve(&spec)?;
+            repo::read(&resolved.spec)?;
+            Ok(resolved)
+        })
+        .await?;
+        self.gitops_save_source(profile, &resolved).await?;
+        self.gitops_source(profile, &resolved.id).await
+    }
+
     /// Plans applying the commit `spec.git_ref` names: reads and validates its manifests,
     /// lists the control plane completely (never the cache), and compares. Queues nothing;
     /// records the source and refreshes the cache from the listing.

@@ -13,6 +13,7 @@
 //! (`SCREENSHOT_DIR` overrides).
 
 mod dlq;
+mod gitops;
 mod harness;
 mod plane;
 mod scenarios;

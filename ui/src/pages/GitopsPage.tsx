@@ -111,6 +111,7 @@ function SourcePanel({ source }: { source: GitopsSource }) {
             variant="default"
             onClick={() => status.refetch()}
             loading={status.isFetching}
+            data-testid="source-check"
           >
             Check drift
           </Button>

@@ -32,13 +32,13 @@ export function SourceStatus({
           </Badge>
         ) : (
           <Badge color="orange" data-testid="not-in-sync">
-            {status.applying > 0
-              ? "Applying"
-              : status.drifted + status.missing > 0
-                ? "Drifted"
-                : status.behind
-                  ? "Behind the ref"
-                  : "Never applied"}
+            {src.applied_commit === null && status.applying === 0
+              ? "Never applied"
+              : status.applying > 0
+                ? "Applying"
+                : status.drifted + status.missing > 0
+                  ? "Drifted"
+                  : "Behind the ref"}
           </Badge>
         )}
         <Text size="sm">
@@ -59,8 +59,8 @@ export function SourceStatus({
       </Group>
       {status.behind && status.head_commit && (
         <Text size="sm">
-          The ref <Code>{src.spec.git_ref}</Code> is now at{" "}
-          <Code>{status.head_commit.slice(0, 12)}</Code>: plan it to see what changes.
+          The ref <Code>{src.spec.git_ref}</Code> is {src.applied_commit ? "now " : ""}at{" "}
+          <Code>{status.head_commit.slice(0, 12)}</Code>: plan it to see what applying it changes.
         </Text>
       )}
       {status.head_error && (

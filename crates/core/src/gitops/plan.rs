@@ -119,7 +119,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<(Vec<PlanItem>, PlanSummary), CoreE
             ),
         });
     }
-    items.sort_by(|a, b| order(a).cmp(&order(b)));
+    items.sort_by_key(order);
     let mut summary = PlanSummary::default();
     for i in &items {
         let n = match i.action {

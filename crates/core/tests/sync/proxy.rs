@@ -104,6 +104,8 @@ impl FaultProxy {
     }
 
     /// Reads whose path and query contain `pattern` fail with 503 (`None`: none fail).
+    /// Used by the GitOps suite (tests/gitops), which shares this proxy.
+    #[allow(dead_code)]
     pub fn fail_reads(&self, pattern: Option<&str>) {
         *self.state.fail_reads.lock().unwrap() = pattern.map(str::to_owned);
     }

@@ -321,14 +321,18 @@ fn print_plan(plan: &GitopsPlan) {
             item.name,
             item.path.as_deref().unwrap_or_default()
         );
-        if item.action != PlanAction::Create {
-            for c in &item.changes {
-                println!(
-                    "        {}: {} -> {}",
-                    c.field,
-                    value(&c.before),
-                    value(&c.after)
-                );
+        match (item.action, &item.desired) {
+            (PlanAction::Create, Some(spec)) => println!("        spec: {spec}"),
+            (PlanAction::Delete, _) => {}
+            _ => {
+                for c in &item.changes {
+                    println!(
+                        "        {}: {} -> {}",
+                        c.field,
+                        value(&c.before),
+                        value(&c.after)
+                    );
+                }
             }
         }
     }

@@ -227,6 +227,17 @@ impl Console {
         .bind(profile)
         .fetch_one(&self.inner.pool)
         .await?;
+        let unmarked: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM gitops_sources WHERE profile = ? AND queued_commit IS NOT NULL \
+             AND applied_commit IS NOT queued_commit",
+        )
+        .bind(profile)
+        .fetch_one(&self.inner.pool)
+        .await?;
+        // Nothing settled and nothing to mark: no write transaction (this runs on every read).
+        if unsettled == 0 && unmarked == 0 {
+            return Ok(());
+        }
         let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         if unsettled > 0 {

@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll
+.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
@@ -12,6 +12,7 @@ help:
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
 	@echo "make bench-postgres - the same on PostgreSQL, plus throughput by 1 vs 3 replicas"
+	@echo "make bench-gitops - GitOps plan time at 1,000 and 10,000 manifests (3 changed)"
 	@echo "make bench-dlq - DLQ first page and memory through the console core (100,000 dead deliveries)"
 	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources"
 	@echo "make bench-dlq-scroll - frame times scrolling the DLQ in the app's webview (100,000 dead deliveries)"
@@ -75,6 +76,9 @@ BENCH_PG_URL ?= postgres://postgres@127.0.0.1:5432
 bench-postgres: setup
 	BENCH_DB=$(BENCH_PG_URL) cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench
 	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench -- --db $(BENCH_PG_URL) --replicas 1,3
+
+bench-gitops:
+	cargo run --release -p switchyard-core --example bench_gitops
 
 bench-dlq:
 	cargo run --release -p switchyard-core --example bench_dlq

@@ -3,18 +3,24 @@
 
 mod agents;
 mod dlq;
+mod gitops;
 mod outbox;
 mod profiles;
 mod resources;
 
 pub use agents::*;
 pub use dlq::*;
+pub use gitops::*;
 pub use outbox::*;
 pub use profiles::*;
 pub use resources::*;
 
 use crate::ipc::bindings::command_map;
 use crate::ipc::*;
+use switchyard_core::gitops::{
+    ApplyProgress, ApplyReport, GitopsPlan, GitopsSource, GitopsStatus, ManagedResource,
+    PlanOptions, SourceSpec,
+};
 
 command_map! {
     list_profiles() -> Vec<ProfileView>;
@@ -56,6 +62,14 @@ command_map! {
     get_replay(profile: String, id: String) -> ReplaySessionView;
     agents_settings(profile: String) -> AgentsSettings;
     set_agents_read_only(profile: String, read_only: bool) -> AgentsSettings;
+    gitops_sources(profile: String) -> Vec<GitopsSource>;
+    gitops_add_source(profile: String, spec: SourceSpec) -> GitopsSource;
+    gitops_remove_source(profile: String, source: String) -> ();
+    gitops_plan(profile: String, spec: SourceSpec, options: PlanOptions) -> GitopsPlan;
+    gitops_apply(plan: GitopsPlan) -> ApplyReport;
+    gitops_progress(profile: String, source: String, commit: String) -> ApplyProgress;
+    gitops_status(profile: String, source: String) -> GitopsStatus;
+    gitops_managed(profile: String) -> Vec<ManagedResource>;
 }
 
 /// Registers every command of the map with Tauri.
@@ -102,6 +116,14 @@ macro_rules! handler {
             $crate::commands::get_replay,
             $crate::commands::agents_settings,
             $crate::commands::set_agents_read_only,
+            $crate::commands::gitops_sources,
+            $crate::commands::gitops_add_source,
+            $crate::commands::gitops_remove_source,
+            $crate::commands::gitops_plan,
+            $crate::commands::gitops_apply,
+            $crate::commands::gitops_progress,
+            $crate::commands::gitops_status,
+            $crate::commands::gitops_managed,
         ]
     };
 }

@@ -59,7 +59,8 @@ impl From<CoreError> for IpcError {
         let code = match &e {
             CoreError::NotFound { .. } => IpcErrorCode::NotFound,
             CoreError::Invalid { .. } | CoreError::ProfileExists(_) => IpcErrorCode::InvalidInput,
-            CoreError::WrongState { .. } => IpcErrorCode::Conflict,
+            CoreError::WrongState { .. } | CoreError::Refused { .. } => IpcErrorCode::Conflict,
+            CoreError::InvalidManifests { .. } => IpcErrorCode::InvalidInput,
             CoreError::Offline { .. } => IpcErrorCode::Offline,
             CoreError::Unauthorized { .. } => IpcErrorCode::Unauthorized,
             CoreError::Server { .. } => IpcErrorCode::Remote,
@@ -81,6 +82,16 @@ impl From<CoreError> for IpcError {
                 problem: Some(p),
                 ..
             } => Some(Box::new(problem_error(Some(*status), p, false))),
+            // GitOps refusals keep their reason (`prune_all_refused`, `listing_incomplete`…).
+            CoreError::Refused { code, message } => Some(Box::new(WriteError {
+                status: None,
+                code: Some((*code).to_owned()),
+                message: message.clone(),
+                transient: false,
+                field: None,
+                used_by: Vec::new(),
+                current_version: None,
+            })),
             _ => None,
         };
         if code == IpcErrorCode::Internal {

@@ -14,6 +14,7 @@
 
 mod agents;
 mod dlq;
+mod gitops;
 mod harness;
 mod plane;
 mod profiles;

@@ -15,6 +15,7 @@ import { Spotlight, type SpotlightActionData, spotlight } from "@mantine/spotlig
 import {
   IconActivity,
   IconArrowsSplit,
+  IconBrandGit,
   IconDashboard,
   IconInbox,
   IconMailOff,
@@ -42,6 +43,7 @@ import { kindLabels } from "./lib/format";
 import { useSendNotice } from "./lib/sendNotice";
 import { ActivityPage } from "./pages/ActivityPage";
 import { DlqPage, type DlqSelection } from "./pages/DlqPage";
+import { GitopsPage } from "./pages/GitopsPage";
 import { OutboxPage } from "./pages/OutboxPage";
 import { OverviewPage } from "./pages/OverviewPage";
 import { ReplaysPage } from "./pages/ReplaysPage";
@@ -55,7 +57,8 @@ export type Page =
   | "outbox"
   | "activity"
   | "dlq"
-  | "replays";
+  | "replays"
+  | "gitops";
 
 // Pages in navigation order; their position is the Ctrl+<n> shortcut. The DLQ explorer and
 // replay sessions join this list when they land.
@@ -68,6 +71,7 @@ const pages: { id: Page; label: string; icon: ReactNode }[] = [
   { id: "activity", label: "Activity", icon: <IconActivity size={18} /> },
   { id: "dlq", label: "DLQ", icon: <IconMailOff size={18} /> },
   { id: "replays", label: "Replays", icon: <IconRepeat size={18} /> },
+  { id: "gitops", label: "GitOps", icon: <IconBrandGit size={18} /> },
 ];
 
 const NONE: Set<string> = new Set();
@@ -284,6 +288,7 @@ export function App() {
             />
           )}
           {page === "replays" && <ReplaysPage selected={replay} onSelect={setReplay} />}
+          {page === "gitops" && <GitopsPage />}
         </Fragment>
       </AppShell.Main>
       <AppShell.Footer>

@@ -58,6 +58,9 @@ pub enum Command {
     Events(crate::commands::events::EventsCmd),
     /// Serve the Model Context Protocol for AI agents (stdio, or --http). See docs/mcp.md.
     Mcp(crate::commands::mcp::McpArgs),
+    /// GitOps: plan and apply a Git commit's manifests, and watch for drift.
+    #[command(subcommand)]
+    Gitops(crate::commands::gitops::GitopsCmd),
 }
 
 #[derive(Subcommand)]

@@ -14,16 +14,18 @@ use switchyard_core::*;
 
 use args::*;
 use commands::profile::pick_profile;
-use commands::{audit, dlq, events, mcp, outbox, profile, resources, sync};
+use commands::{audit, dlq, events, gitops, mcp, outbox, profile, resources, sync};
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
-/// usage errors exit 2.
+/// usage errors exit 2 too (with nothing on stdout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// Done (for a sync: drained).
     Ok,
     /// An error; the message is on stderr (or `{"error": …}` on stdout with `--json`).
     Error,
+    /// `gitops plan` has changes to apply (`gitops status`: not in sync).
+    Changes,
     /// Something needs a person's decision (see `switchyard outbox list`).
     NeedsAttention,
     /// The sync stopped (timeout, offline) with work left to send.
@@ -35,6 +37,7 @@ impl Exit {
         match self {
             Exit::Ok => 0,
             Exit::Error => 1,
+            Exit::Changes => 2,
             Exit::NeedsAttention => 3,
             Exit::Incomplete => 4,
         }
@@ -133,6 +136,10 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Events(cmd) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             events::events_cmd(&console, &profile, json, cmd).await
+        }
+        Command::Gitops(cmd) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            gitops::gitops_cmd(&console, &profile, json, cmd).await
         }
         Command::Audit(args) => audit::audit_cmd(&console, &cli.profile, json, args).await,
         Command::Mcp(args) => {

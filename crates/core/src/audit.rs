@@ -140,3 +140,23 @@ pub async fn query(pool: &SqlitePool, q: &AuditQuery) -> Result<Vec<AuditEntry>>
     let rows: Vec<AuditRow> = sql.build_query_as().fetch_all(pool).await?;
     Ok(rows.into_iter().map(AuditEntry::from).collect())
 }
+
+/// The newest write queued on `resource` (`kind/name`) since `since` by anyone but GitOps:
+/// `(actor, at)`. Tells who made a drift, when the change went through this console.
+pub async fn last_manual_write(
+    pool: &SqlitePool,
+    profile: &str,
+    resource: &str,
+    since: i64,
+) -> Result<Option<(String, i64)>> {
+    let row: Option<(String, i64)> = sqlx::query_as(
+        "SELECT actor, at FROM audit WHERE profile = ? AND resource = ? AND action = 'write.enqueue' \
+         AND at >= ? AND actor NOT LIKE 'gitops%' ORDER BY id DESC LIMIT 1",
+    )
+    .bind(profile)
+    .bind(resource)
+    .bind(since)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row)
+}

@@ -69,6 +69,50 @@ pub enum CoreError {
         #[source]
         source: Option<Source>,
     },
+    /// GitOps manifests that fail validation; nothing was planned or queued.
+    #[error("{}", manifest_message(.problems, *.total))]
+    InvalidManifests {
+        problems: Vec<ManifestProblem>,
+        /// All problems found (`problems` holds the first ones).
+        total: usize,
+    },
+    /// A GitOps plan or apply refused for safety (e.g. `prune_all_refused`,
+    /// `managed_elsewhere`, `apply_in_progress`); nothing was queued.
+    #[error("{message}")]
+    Refused { code: &'static str, message: String },
+}
+
+/// One bad manifest document: its file, its number in the file (from 1) and the field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ManifestProblem {
+    pub path: String,
+    pub document: usize,
+    /// `spec.url`, `kind`…; empty when the document itself cannot be read.
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ManifestProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}, document {}", self.path, self.document)?;
+        if self.field.is_empty() {
+            write!(f, ": {}", self.message)
+        } else {
+            write!(f, ": {}: {}", self.field, self.message)
+        }
+    }
+}
+
+fn manifest_message(problems: &[ManifestProblem], total: usize) -> String {
+    let mut out = format!("{total} invalid manifest document(s); nothing was planned:");
+    for p in problems {
+        out.push_str(&format!("\n  {p}"));
+    }
+    if total > problems.len() {
+        out.push_str(&format!("\n  … and {} more", total - problems.len()));
+    }
+    out
 }
 
 impl CoreError {
@@ -93,6 +137,8 @@ impl CoreError {
             Self::Secrets(_) => "secrets",
             Self::Storage { .. } => "storage",
             Self::Io { .. } => "io",
+            Self::InvalidManifests { .. } => "invalid_manifest",
+            Self::Refused { code, .. } => code,
         }
     }
 
@@ -104,7 +150,9 @@ impl CoreError {
                 _ => ErrorClass::Retryable,
             },
             Self::Offline { .. } | Self::Storage { .. } => ErrorClass::Retryable,
-            Self::WrongState { .. } | Self::KeyReused { .. } => ErrorClass::Conflict,
+            Self::WrongState { .. } | Self::KeyReused { .. } | Self::Refused { .. } => {
+                ErrorClass::Conflict
+            }
             _ => ErrorClass::Permanent,
         }
     }

@@ -9,7 +9,9 @@
 //!   [`Console::retry_as_new`], [`Console::discard`], [`Console::conflict`],
 //!   [`Console::pending_counts`];
 //! - sync: [`Console::sync`] (one pass, or until drained), progress on [`Console::subscribe`];
-//! - the audit log: [`Console::audit`].
+//! - the audit log: [`Console::audit`];
+//! - GitOps: [`Console::gitops_plan`], [`Console::gitops_apply`], [`Console::gitops_status`]
+//!   (see [`gitops`]).
 //!
 //! Exactly-once: every write gets a UUID idempotency key when it is queued, and every resend
 //! uses it; the optimistic cache change and the outbox row commit in one transaction; a
@@ -23,6 +25,7 @@ mod console;
 mod db;
 pub mod dlq;
 pub mod error;
+pub mod gitops;
 mod lease;
 mod live;
 pub mod local;
@@ -41,7 +44,7 @@ pub use db::connect_options as sqlite_connect_options;
 /// The pool options of the console database (the benchmark baseline uses the same).
 pub use db::pool_options as sqlite_pool_options;
 pub use dlq::{DlqCause, DlqQuery};
-pub use error::{CoreError, ErrorBody, ErrorClass, Result};
+pub use error::{CoreError, ErrorBody, ErrorClass, ManifestProblem, Result};
 pub use replay::{ReplayAction, ReplayEnqueued, ReplayOp, ReplayOpState, ReplayStart};
 pub use retry::RetryPolicy;
 pub use switchyard_protocol::dlq as protocol_dlq;

@@ -4,6 +4,7 @@
 //! the CLI and the desktop app agree on one shape. Validation that both sides need (resource
 //! names, specs) lives here too: the server is authoritative, clients use it to fail early.
 
+pub mod canonical_json;
 pub mod dlq;
 pub mod edge;
 pub mod events;

@@ -1,4 +1,5 @@
 import {
+  Alert,
   Button,
   Group,
   NumberInput,
@@ -12,6 +13,7 @@ import {
 import { useEffect, useMemo, useState } from "react";
 import type { IpcError, JsonValue, Kind, OutboxEntry, ResourceView } from "../ipc/bindings";
 import { isIpcError } from "../ipc/client";
+import { useGitopsManaged } from "../ipc/gitopsQueries";
 import { useOutbox, useQueueWrite, useResolve, useResources } from "../ipc/queries";
 import { mergePatch } from "../lib/diff";
 import { kindLabels } from "../lib/format";
@@ -106,6 +108,7 @@ export function ResourceForm({
   const endpoints = useResources("endpoint");
   const targets = useResources("target");
   const op: OutboxEntry | undefined = outbox.data?.find((entry) => entry.id === opId);
+  const gitManaged = useGitopsManaged(kind, !!resource)[`${kind}/${resource?.name}`];
 
   useEffect(() => {
     if (op?.state === "done") onDone();
@@ -169,6 +172,13 @@ export function ResourceForm({
 
   return (
     <Stack gap="sm" data-testid="resource-form">
+      {gitManaged && (
+        <Alert color="orange" title="Managed by Git" data-testid="git-managed-warning">
+          {resource?.name} comes from {gitManaged.path} in {gitManaged.source}. An edit made here
+          drifts from Git: GitOps status reports it, and an apply with self-heal sets it back. To
+          keep it, change the manifest in Git instead.
+        </Alert>
+      )}
       <TextInput
         label="Name"
         description="1–63 characters: lowercase letters, digits and hyphens"

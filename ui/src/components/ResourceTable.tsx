@@ -2,9 +2,10 @@ import { Badge, Box, Group, Text, TextInput, UnstyledButton } from "@mantine/cor
 import { IconChevronDown, IconChevronUp, IconSearch } from "@tabler/icons-react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
-import type { Kind, ResourceView } from "../ipc/bindings";
+import type { Kind, ManagedResource, ResourceView } from "../ipc/bindings";
 import { relativeTime } from "../lib/format";
 import { enabled, summary } from "../lib/kinds";
+import { GitBadge } from "./gitops/GitBadge";
 import { PendingBadge } from "./PendingBadge";
 
 type SortKey = "name" | "summary" | "version" | "updated";
@@ -54,6 +55,7 @@ export function ResourceTable({
   onOpen,
   filterRef,
   emptyText = "Nothing here yet.",
+  managed = {},
 }: {
   kind?: Kind;
   items: ResourceView[];
@@ -61,6 +63,8 @@ export function ResourceTable({
   filterRef?: React.Ref<HTMLInputElement>;
   /** What an empty list means: none on the control plane, or not loaded yet. */
   emptyText?: string;
+  /** Resources managed by Git, by `kind/name`: a Git (or drifted) badge by the name. */
+  managed?: Record<string, ManagedResource>;
 }) {
   const columns = columnsOf(kind);
   const template = columns.map((c) => c.width).join(" ");
@@ -172,9 +176,12 @@ export function ResourceTable({
                   borderBottom: "1px solid var(--mantine-color-default-border)",
                 }}
               >
-                <Text size="sm" fw={500} truncate>
-                  {resource.name}
-                </Text>
+                <Group gap={6} wrap="nowrap" style={{ minWidth: 0 }}>
+                  <Text size="sm" fw={500} truncate>
+                    {resource.name}
+                  </Text>
+                  <GitBadge managed={managed[`${resource.kind}/${resource.name}`]} />
+                </Group>
                 <Text size="sm" c="dimmed" truncate>
                   {summary(resource)}
                 </Text>

@@ -25,6 +25,26 @@ agents_read_only: boolean,
  */
 recent_calls: Array<AuditEntry>, };
 
+export type ApplyProgress = { profile: string, source: string, commit: string, waves: Array<WaveProgress>, 
+/**
+ * Every write of the apply is confirmed.
+ */
+complete: boolean, };
+
+export type ApplyReport = { profile: string, source: string, commit: string, 
+/**
+ * Writes queued now.
+ */
+queued: number, 
+/**
+ * Writes an earlier run of the same apply had already queued (same keys: resumed).
+ */
+resumed: number, 
+/**
+ * Outbox operation ids, in wave order.
+ */
+op_ids: Array<number>, progress: ApplyProgress, };
+
 export type AttemptView = { id: string, 
 /**
  * 1-based, over the delivery's hops.
@@ -133,6 +153,72 @@ export type EventView = { id: string, endpoint: string, event_type: string, even
 
 export type FailureClass = "http_4xx" | "http_5xx" | "timeout" | "connect" | "tls";
 
+export type FieldChange = { field: string, 
+/**
+ * `null`: absent before.
+ */
+before: JsonValue | null, 
+/**
+ * `null`: absent after.
+ */
+after: JsonValue | null, };
+
+export type GitopsPlan = { profile: string, 
+/**
+ * The source's identity (see [`GitopsSource::id`]).
+ */
+source: string, spec: SourceSpec, 
+/**
+ * The full commit id the manifests were read from.
+ */
+commit: string, 
+/**
+ * The commit message's first line.
+ */
+commit_title: string, planned_at: number, prune: boolean, self_heal: boolean, manifests: number, summary: PlanSummary, 
+/**
+ * Every resource the commit declares or the source manages, in wave order then by
+ * kind and name.
+ */
+items: Array<PlanItem>, };
+
+export type GitopsSource = { profile: string, 
+/**
+ * The source's identity: the repository's absolute path and the folder
+ * (`/srv/config:deploy/prod`). Part of every write's idempotency key.
+ */
+id: string, spec: SourceSpec, 
+/**
+ * The last commit whose apply was queued.
+ */
+queued_commit: string | null, queued_at: number | null, 
+/**
+ * The last commit whose every write the control plane confirmed.
+ */
+applied_commit: string | null, applied_at: number | null, 
+/**
+ * Resources this source manages on the profile's control plane.
+ */
+managed: number, };
+
+export type GitopsStatus = { source: GitopsSource, 
+/**
+ * What the ref resolves to now (absent when the repository cannot be read).
+ */
+head_commit: string | null, 
+/**
+ * Why the repository could not be read.
+ */
+head_error: string | null, 
+/**
+ * The ref points at a commit other than the last applied one.
+ */
+behind: boolean, in_sync: number, drifted: number, missing: number, applying: number, 
+/**
+ * Managed resources that are not in sync (drifted, missing, applying).
+ */
+resources: Array<ManagedResource>, progress: ApplyProgress | null, };
+
 export type Health = { ok: boolean, latency_ms: number | null, server_version: string | null, 
 /**
  * Why it failed, in words a person can act on.
@@ -150,6 +236,28 @@ export type IpcErrorCode = "invalid_input" | "not_found" | "conflict" | "offline
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
 export type Kind = "endpoint" | "target" | "flow";
+
+export type ManagedResource = { kind: "endpoint" | "target" | "flow", name: string, source: string, 
+/**
+ * The commit that last wrote or confirmed it.
+ */
+commit: string, 
+/**
+ * Its manifest's file in that commit.
+ */
+path: string, 
+/**
+ * GitOps created it (so `--prune` may delete it); otherwise it was adopted.
+ */
+created: boolean, state: ResourceSync, 
+/**
+ * Fields that differ from what Git applied.
+ */
+changes: Array<FieldChange>, 
+/**
+ * Who changed it, when the local audit log knows (`cli`, `desktop`, `mcp (…)`).
+ */
+changed_by: string | null, changed_at: number | null, };
 
 export type OpState = "pending" | "sending" | "done" | "needs_attention" | "discarded" | "superseded";
 
@@ -188,6 +296,58 @@ export type PendingWrite = { op_id: number, operation: Operation, state: OpState
  * The control plane's answer when it needs attention.
  */
 error: WriteError | null, };
+
+export type PlanAction = "create" | "update" | "delete" | "unchanged" | "drifted" | "orphaned" | "release";
+
+export type PlanItem = { kind: "endpoint" | "target" | "flow", name: string, action: PlanAction, 
+/**
+ * The manifest's file: in this commit, or (for a resource the commit no longer
+ * declares) in the commit that last applied it.
+ */
+path: string | null, 
+/**
+ * The version the plan was made against (sent as `If-Match`); absent when the
+ * resource does not exist on the control plane.
+ */
+base_version: number | null, 
+/**
+ * Field changes from live state to the commit (update, drift: what differs).
+ */
+changes: Array<FieldChange>, 
+/**
+ * The commit's spec (canonical), for every resource the commit declares.
+ */
+desired: JsonValue | null, 
+/**
+ * The control plane's spec (normalised), except for unchanged resources and creates.
+ */
+live: JsonValue | null, 
+/**
+ * The order of writes: 1 targets and endpoints, 2 flows, 3 flow deletes, 4 endpoint
+ * and target deletes. 0 for actions that write nothing.
+ */
+wave: number, 
+/**
+ * The write's idempotency key, derived from its content (see docs/gitops.md).
+ */
+key: string | null, };
+
+export type PlanOptions = { 
+/**
+ * Delete what this source created and the commit no longer declares.
+ */
+prune: boolean, 
+/**
+ * Allow a prune that deletes every resource the source manages (a wrong `--path`, an
+ * emptied folder). Refused without it.
+ */
+allow_delete_all: boolean, 
+/**
+ * Revert drift: resources changed outside Git are set back to the commit.
+ */
+self_heal: boolean, };
+
+export type PlanSummary = { create: number, update: number, delete: number, unchanged: number, drifted: number, orphaned: number, release: number, };
 
 export type ProfileInput = { name: string, url: string, token: string | null, };
 
@@ -253,11 +413,28 @@ export type Resolution = "retry_as_new" | "discard";
 
 export type ResourceRef = { kind: Kind, name: string, };
 
+export type ResourceSync = "in_sync" | "drifted" | "missing" | "applying";
+
 export type ResourceView = { kind: Kind, name: string, 
 /**
  * The last version confirmed by the control plane (0 when only created locally).
  */
 version: number, updated_at: number | null, spec: JsonValue, status: JsonValue, pending: PendingWrite | null, };
+
+export type SourceSpec = { 
+/**
+ * A path to a local Git repository (its work tree or its `.git` folder). A remote is
+ * fetched by the user's own git (`git fetch`); name its remote-tracking ref in `git_ref`.
+ */
+repo: string, 
+/**
+ * A branch, tag, `origin/main`, a commit id… (default `HEAD`).
+ */
+git_ref: string, 
+/**
+ * The folder of the manifests inside the repository (`""` = the whole repository).
+ */
+path: string, };
 
 export type SyncStatus = { profile: string, 
 /**
@@ -276,6 +453,24 @@ round_done: number, round_total: number,
  * Why the control plane is unreachable, when it is.
  */
 offline_reason: string | null, };
+
+export type WaveProgress = { wave: number, total: number, 
+/**
+ * Confirmed by the control plane.
+ */
+done: number, 
+/**
+ * Saved locally or being sent.
+ */
+pending: number, 
+/**
+ * Refused (a conflict, a missing reference…): a person decides in the outbox.
+ */
+needs_attention: number, 
+/**
+ * Discarded by a person.
+ */
+discarded: number, };
 
 export type WriteError = { 
 /**
@@ -353,4 +548,12 @@ export type Commands = {
   get_replay: { args: { profile: string; id: string }; result: ReplaySessionView };
   agents_settings: { args: { profile: string }; result: AgentsSettings };
   set_agents_read_only: { args: { profile: string; readOnly: boolean }; result: AgentsSettings };
+  gitops_sources: { args: { profile: string }; result: Array<GitopsSource> };
+  gitops_add_source: { args: { profile: string; spec: SourceSpec }; result: GitopsSource };
+  gitops_remove_source: { args: { profile: string; source: string }; result: null };
+  gitops_plan: { args: { profile: string; spec: SourceSpec; options: PlanOptions }; result: GitopsPlan };
+  gitops_apply: { args: { plan: GitopsPlan }; result: ApplyReport };
+  gitops_progress: { args: { profile: string; source: string; commit: string }; result: ApplyProgress };
+  gitops_status: { args: { profile: string; source: string }; result: GitopsStatus };
+  gitops_managed: { args: { profile: string }; result: Array<ManagedResource> };
 };

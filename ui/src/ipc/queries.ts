@@ -59,13 +59,13 @@ export function useActiveProfile(): string | undefined {
 }
 
 /** The key and query function of a profile-scoped query: waits while no profile is known. */
-function scoped<T>(
+export function scoped<T>(
   profile: string | undefined,
-  key: (s: ReturnType<typeof scope>) => readonly unknown[],
+  key: (s: ReturnType<typeof scope>, profile: string) => readonly unknown[],
   fetch: ((profile: string) => Promise<T>) | null,
 ): { queryKey: readonly unknown[]; queryFn: (() => Promise<T>) | SkipToken } {
   return {
-    queryKey: profile === undefined ? ["p", null, "unknown"] : key(scope(profile)),
+    queryKey: profile === undefined ? ["p", null, "unknown"] : key(scope(profile), profile),
     queryFn: profile === undefined || fetch === null ? skipToken : () => fetch(profile),
   };
 }

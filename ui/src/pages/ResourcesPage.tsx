@@ -6,6 +6,7 @@ import { ResourceDrawer } from "../components/ResourceDrawer";
 import { ResourceForm } from "../components/ResourceForm";
 import { ResourceTable } from "../components/ResourceTable";
 import type { IpcError, Kind, SyncStatus } from "../ipc/bindings";
+import { useGitopsManaged } from "../ipc/gitopsQueries";
 import { useActiveProfile, useResources, useSyncNow, useSyncStatus } from "../ipc/queries";
 import { kindLabels } from "../lib/format";
 import { useSendNotice } from "../lib/sendNotice";
@@ -39,6 +40,7 @@ export const ResourcesPage = forwardRef<
   { kind: Kind; initialOpen?: string | null }
 >(function ResourcesPage({ kind, initialOpen = null }, ref) {
   const resources = useResources(kind);
+  const managed = useGitopsManaged(kind);
   const syncNow = useSyncNow();
   const profile = useActiveProfile();
   const status = useSyncStatus();
@@ -85,6 +87,7 @@ export const ResourcesPage = forwardRef<
         items={resources.data ?? []}
         onOpen={(resource) => setOpen(resource.name)}
         filterRef={filterRef}
+        managed={managed}
       />
       <ResourceDrawer kind={kind} name={open} onClose={() => setOpen(null)} />
       <Modal

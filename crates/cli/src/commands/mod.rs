@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod dlq;
 pub mod events;
+pub mod gitops;
 pub mod mcp;
 pub mod outbox;
 pub mod profile;

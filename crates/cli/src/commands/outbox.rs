@@ -45,6 +45,7 @@ pub async fn outbox_cmd(
                             o.state.as_str().to_owned(),
                             o.attempts.to_string(),
                             table::time(Some(o.created_at)),
+                            o.origin.actor("console"),
                             o.last_error
                                 .as_ref()
                                 .map(|e| e.message.clone())
@@ -60,6 +61,7 @@ pub async fn outbox_cmd(
                         "STATE",
                         "ATTEMPTS",
                         "QUEUED",
+                        "BY",
                         "LAST ERROR",
                     ],
                     &rows,

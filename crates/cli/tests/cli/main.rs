@@ -2,6 +2,7 @@
 //! docs/cli.md, with its exit codes and `--json` output.
 
 mod dlq;
+mod gitops;
 mod mcp;
 
 use std::io::Write;

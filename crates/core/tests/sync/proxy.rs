@@ -1,6 +1,7 @@
 //! An in-repo fault proxy between the console and the control plane: drops requests,
 //! drops responses after the server executed them, resets connections, delays, and answers
-//! 503 with `Retry-After`. It logs every mutating request it forwarded, by idempotency key.
+//! 503 with `Retry-After`, and fails reads of chosen paths. It logs every mutating request it
+//! forwarded, by idempotency key.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -45,6 +46,8 @@ impl Faults {
 struct State {
     upstream: Mutex<Option<String>>,
     faults: Mutex<Faults>,
+    /// Reads (GET) whose path and query contain this answer 503 without being forwarded.
+    fail_reads: Mutex<Option<String>>,
     rng: Mutex<rand::rngs::StdRng>,
     /// Mutating requests that reached the server, per idempotency key (or "" when absent).
     forwarded: Mutex<HashMap<String, u32>>,
@@ -64,6 +67,7 @@ impl FaultProxy {
         let state = Arc::new(State {
             upstream: Mutex::new(Some(upstream.to_owned())),
             faults: Mutex::new(Faults::default()),
+            fail_reads: Mutex::new(None),
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
             forwarded: Mutex::new(HashMap::new()),
             client: reqwest::Client::builder()
@@ -97,6 +101,13 @@ impl FaultProxy {
 
     pub fn set_faults(&self, faults: Faults) {
         *self.state.faults.lock().unwrap() = faults;
+    }
+
+    /// Reads whose path and query contain `pattern` fail with 503 (`None`: none fail).
+    /// Used by the GitOps suite (tests/gitops), which shares this proxy.
+    #[allow(dead_code)]
+    pub fn fail_reads(&self, pattern: Option<&str>) {
+        *self.state.fail_reads.lock().unwrap() = pattern.map(str::to_owned);
     }
 
     /// `None`: the server is down (the proxy answers by resetting the connection).
@@ -138,6 +149,26 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<
     let (parts, body) = req.into_parts();
     let body = body.collect().await.map_err(|_| Dropped)?.to_bytes();
     let mutating = parts.method != hyper::Method::GET;
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
+    let failing_read = st
+        .fail_reads
+        .lock()
+        .unwrap()
+        .as_deref()
+        .is_some_and(|pattern| path_and_query.contains(pattern));
+    if !mutating && failing_read {
+        return Ok(Response::builder()
+            .status(503)
+            .header("content-type", "application/problem+json")
+            .body(Full::new(Bytes::from_static(
+                br#"{"type":"urn:switchyard:problem:unavailable","title":"Unavailable","status":503,"code":"unavailable"}"#,
+            )))
+            .unwrap());
+    }
     let mut p = roll;
     if mutating {
         if p < faults.drop_request {

@@ -1,0 +1,147 @@
+//! `switchyard gitops …` as CI would use it: `plan --json` exit codes (0 nothing to do, 2
+//! changes, 1 error), `apply --wait`, `status`, against a real repository and server.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::process::Command;
+
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::{Server, ServerConfig};
+
+use crate::{TOKEN, json, run};
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["-c", "user.name=CI", "-c", "user.email=ci@example.invalid"])
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn commit(repo: &Path, file: &str, content: &str) {
+    std::fs::create_dir_all(repo.join("deploy")).unwrap();
+    std::fs::write(repo.join("deploy").join(file), content).unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", file]);
+}
+
+const MANIFESTS: &str = "kind: endpoint\nname: orders\nspec:\n  description: Orders\n---\nkind: target\nname: billing\nspec:\n  url: https://billing.example/hook\n---\nkind: flow\nname: orders-to-billing\nspec:\n  endpoint: orders\n  target: billing\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_exit_codes_apply_wait_and_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tenants = Tenants::default();
+    tenants.add("acme", TOKEN);
+    let server = Server::start(ServerConfig::new(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        format!("sqlite://{}", dir.path().join("cp.db").display()),
+        tenants,
+    ))
+    .await
+    .unwrap();
+    let data = dir.path().join("console");
+    let repo = dir.path().join("config");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, "delivery.yaml", MANIFESTS);
+    let out = run(
+        &data,
+        &[
+            "profile",
+            "add",
+            "prod",
+            "--url",
+            &server.url(),
+            "--token-stdin",
+        ],
+        Some(TOKEN),
+    );
+    assert!(out.status.success());
+    let repo_arg = repo.display().to_string();
+    let source = ["--repo", repo_arg.as_str(), "--path", "deploy"];
+    let gitops = |cmd: &str, extra: &[&str]| {
+        let mut args = vec!["--json", "gitops", cmd];
+        args.extend_from_slice(&source);
+        args.extend_from_slice(extra);
+        run(&data, &args, None)
+    };
+
+    // Changes: exit 2, the plan on stdout.
+    let out = gitops("plan", &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan = json(&out);
+    assert_eq!(plan["summary"]["create"], 3);
+    assert_eq!(plan["items"][0]["action"], "create");
+
+    // Apply and wait: exit 0 once every wave is confirmed.
+    let out = gitops("apply", &["--wait"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out);
+    assert_eq!(report["queued"], 3);
+    assert_eq!(report["progress"]["complete"], true);
+
+    // Nothing to do: exit 0; status in sync: exit 0.
+    let out = gitops("plan", &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["summary"]["unchanged"], 3);
+    let out = gitops("status", &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json(&out)["in_sync"], 3);
+
+    // A new commit: status says behind (exit 2).
+    commit(
+        &repo,
+        "more.yaml",
+        "kind: endpoint\nname: refunds\nspec: {}\n",
+    );
+    let out = gitops("status", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(json(&out)["behind"], true);
+
+    // A bad manifest: exit 1, the error names file, document and field.
+    commit(
+        &repo,
+        "bad.yaml",
+        "kind: endpoint\nname: ok\nspec: {}\n---\nkind: target\nname: t\nspec:\n  url: ftp://x\n",
+    );
+    let out = gitops("plan", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let error = &json(&out)["error"];
+    assert_eq!(error["code"], "invalid_manifest");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("deploy/bad.yaml, document 2: spec.url"),
+        "{message}"
+    );
+
+    // Human output names what changes.
+    git(&repo, &["rm", "-q", "deploy/bad.yaml"]);
+    git(&repo, &["commit", "-q", "-m", "fix"]);
+    let out = run(
+        &data,
+        &["gitops", "plan", "--repo", &repo_arg, "--path", "deploy"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("+ create    endpoint/refunds"), "{text}");
+    assert!(text.contains("1 to create"), "{text}");
+}

@@ -1,0 +1,252 @@
+//! Manifests: YAML or JSON documents `{kind, name, spec}`, several per file. Each is checked
+//! with the server's own rules (name, spec) before anything is planned; every problem names
+//! its file, document and field. Pure.
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+use switchyard_protocol::ResourceKind;
+
+use crate::error::{CoreError, ManifestProblem};
+use crate::gitops::types::Manifest;
+
+/// At most this many problems are reported at once (the rest are counted).
+const MAX_PROBLEMS: usize = 50;
+
+/// Parses and validates every document of every file. Either all manifests, or every
+/// problem found (nothing is planned from a commit with a bad manifest).
+pub fn parse_all(files: &[(String, Vec<u8>)]) -> Result<Vec<Manifest>, CoreError> {
+    let mut manifests = Vec::new();
+    let mut problems = Vec::new();
+    for (path, content) in files {
+        match documents(path, content) {
+            Ok(docs) => {
+                for (document, value) in docs {
+                    match manifest(path, document, value) {
+                        Ok(m) => manifests.push(m),
+                        Err(p) => problems.push(p),
+                    }
+                }
+            }
+            Err(p) => problems.push(p),
+        }
+    }
+    let mut seen: HashMap<(ResourceKind, &str), &Manifest> = HashMap::new();
+    for m in &manifests {
+        if let Some(first) = seen.insert((m.kind, m.name.as_str()), m) {
+            problems.push(ManifestProblem {
+                path: m.path.clone(),
+                document: m.document,
+                field: "name".into(),
+                message: format!(
+                    "{} {:?} is also declared in {} (document {}); a name appears once per kind",
+                    m.kind, m.name, first.path, first.document
+                ),
+            });
+        }
+    }
+    if problems.is_empty() {
+        Ok(manifests)
+    } else {
+        let total = problems.len();
+        problems.truncate(MAX_PROBLEMS);
+        Err(CoreError::InvalidManifests { problems, total })
+    }
+}
+
+/// The documents of one file, numbered from 1; empty YAML documents are skipped.
+fn documents(path: &str, content: &[u8]) -> Result<Vec<(usize, Value)>, ManifestProblem> {
+    let problem = |document: usize, message: String| ManifestProblem {
+        path: path.to_owned(),
+        document,
+        field: String::new(),
+        message,
+    };
+    if path.to_ascii_lowercase().ends_with(".json") {
+        let value: Value = serde_json::from_slice(content)
+            .map_err(|e| problem(1, format!("is not valid JSON: {e}")))?;
+        return Ok(match value {
+            // A JSON file holds one document, or an array of them.
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (i + 1, v))
+                .collect(),
+            other => vec![(1, other)],
+        });
+    }
+    let mut out = Vec::new();
+    for (i, doc) in serde_norway::Deserializer::from_slice(content).enumerate() {
+        let value = Value::deserialize(doc)
+            .map_err(|e| problem(i + 1, format!("is not valid YAML: {e}")))?;
+        if !value.is_null() {
+            out.push((i + 1, value));
+        }
+    }
+    Ok(out)
+}
+
+fn manifest(path: &str, document: usize, value: Value) -> Result<Manifest, ManifestProblem> {
+    let problem = |field: &str, message: String| ManifestProblem {
+        path: path.to_owned(),
+        document,
+        field: field.to_owned(),
+        message,
+    };
+    let Value::Object(mut fields) = value else {
+        return Err(problem(
+            "",
+            "must be a mapping with kind, name and spec".into(),
+        ));
+    };
+    let kind_text = match fields.remove("kind") {
+        Some(Value::String(k)) => k,
+        Some(_) => return Err(problem("kind", "must be a string".into())),
+        None => return Err(problem("kind", "is missing".into())),
+    };
+    let kind = ResourceKind::parse(&kind_text).ok_or_else(|| {
+        problem(
+            "kind",
+            format!("{kind_text:?} is not one of endpoint, target, flow"),
+        )
+    })?;
+    let name = match fields.remove("name") {
+        Some(Value::String(n)) => n,
+        Some(_) => return Err(problem("name", "must be a string".into())),
+        None => return Err(problem("name", "is missing".into())),
+    };
+    switchyard_protocol::validate_name(&name)
+        .map_err(|e| problem("name", format!("{name:?} {e}")))?;
+    let spec = fields
+        .remove("spec")
+        .ok_or_else(|| problem("spec", "is missing".into()))?;
+    if let Some(unknown) = fields.keys().next() {
+        return Err(problem(
+            unknown,
+            "is not a manifest field (expected kind, name, spec)".into(),
+        ));
+    }
+    let spec = kind
+        .validate_spec(&spec)
+        .map_err(|e| problem(&e.field, e.message))?;
+    Ok(Manifest {
+        kind,
+        name,
+        spec,
+        path: path.to_owned(),
+        document,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn file(path: &str, text: &str) -> (String, Vec<u8>) {
+        (path.to_owned(), text.as_bytes().to_vec())
+    }
+
+    fn problems(files: &[(String, Vec<u8>)]) -> Vec<ManifestProblem> {
+        match parse_all(files) {
+            Err(CoreError::InvalidManifests { problems, .. }) => problems,
+            other => panic!("expected problems, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn yaml_files_hold_several_documents_and_json_one_or_an_array() {
+        let files = [
+            file(
+                "deploy/a.yaml",
+                "kind: endpoint\nname: orders\nspec:\n  description: Orders\n---\n---\nkind: target\nname: billing\nspec:\n  url: https://billing.example/hook\n",
+            ),
+            file(
+                "deploy/b.json",
+                r#"[{"kind":"flow","name":"o2b","spec":{"endpoint":"orders","target":"billing"}}]"#,
+            ),
+        ];
+        let m = parse_all(&files).unwrap();
+        assert_eq!(m.len(), 3);
+        assert_eq!((m[1].kind, m[1].document), (ResourceKind::Target, 3));
+        // Canonical: server defaults filled in, so they never show as a diff.
+        assert_eq!(m[1].spec["timeout_ms"], 15000);
+        assert_eq!(m[2].spec["mode"], "async_inline");
+        assert_eq!(m[2].path, "deploy/b.json");
+    }
+
+    #[test]
+    fn every_problem_names_its_file_document_and_field() {
+        let files = [
+            file(
+                "a.yaml",
+                "kind: endpoint\nname: ok\nspec: {}\n---\nkind: target\nname: t\nspec:\n  url: ftp://x\n",
+            ),
+            file("b.yaml", "kind: widget\nname: w\nspec: {}\n"),
+            file("c.yaml", "kind: endpoint\nname: Bad_Name\nspec: {}\n"),
+            file(
+                "d.yaml",
+                "kind: endpoint\nname: e\nspec: {}\nmetadata: {}\n",
+            ),
+            file(
+                "e.yaml",
+                "kind: endpoint\nname: e2\nspec:\n  descriptin: typo\n",
+            ),
+            file("f.yaml", "kind: endpoint\n  name: [unclosed\n"),
+            file("g.json", "{\"kind\": "),
+        ];
+        let p = problems(&files);
+        let got: Vec<(&str, usize, &str)> = p
+            .iter()
+            .map(|p| (p.path.as_str(), p.document, p.field.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a.yaml", 2, "spec.url"),
+                ("b.yaml", 1, "kind"),
+                ("c.yaml", 1, "name"),
+                ("d.yaml", 1, "metadata"),
+                ("e.yaml", 1, "spec"),
+                ("f.yaml", 1, ""),
+                ("g.json", 1, ""),
+            ]
+        );
+        assert!(p[4].message.contains("descriptin"), "{}", p[4].message);
+    }
+
+    #[test]
+    fn a_name_declared_twice_is_an_error_naming_both_places() {
+        let files = [
+            file("a.yaml", "kind: endpoint\nname: orders\nspec: {}\n"),
+            file("b.yaml", "kind: endpoint\nname: orders\nspec: {}\n"),
+            // The same name in another kind is another resource.
+            file(
+                "c.yaml",
+                "kind: target\nname: orders\nspec: {url: 'https://x.example'}\n",
+            ),
+        ];
+        let p = problems(&files);
+        assert_eq!(p.len(), 1);
+        assert_eq!(
+            (p[0].path.as_str(), p[0].field.as_str()),
+            ("b.yaml", "name")
+        );
+        assert!(p[0].message.contains("a.yaml"), "{}", p[0].message);
+    }
+
+    #[test]
+    fn the_kind_may_be_plural_and_values_keep_their_json_types() {
+        let m = parse_all(&[file(
+            "t.yml",
+            "kind: targets\nname: t\nspec:\n  url: https://x.example\n  timeout_ms: 2000\n  headers: {X-Team: ops}\n",
+        )])
+        .unwrap();
+        assert_eq!(
+            m[0].spec,
+            json!({"url": "https://x.example", "timeout_ms": 2000, "headers": {"X-Team": "ops"}})
+        );
+    }
+}

@@ -1,11 +1,13 @@
 //! The Tauri commands: thin — take the state, call the core, map the error.
 //! `command_map!` below is the single list the handler and the generated TypeScript use.
 
+mod app;
 mod dlq;
 mod outbox;
 mod profiles;
 mod resources;
 
+pub use app::*;
 pub use dlq::*;
 pub use outbox::*;
 pub use profiles::*;
@@ -52,6 +54,14 @@ command_map! {
     list_replay_writes() -> Vec<ReplayWriteView>;
     list_replays() -> Vec<ReplaySessionView>;
     get_replay(id: String) -> ReplaySessionView;
+    app_info() -> AppInfo;
+    diagnostics() -> String;
+    update_settings() -> UpdateSettingsView;
+    save_update_settings(input: UpdateSettingsInput) -> UpdateSettingsView;
+    check_update() -> UpdateStatus;
+    download_update() -> UpdateStatus;
+    update_status() -> UpdateStatus;
+    install_update() -> ();
 }
 
 /// Registers every command of the map with Tauri.
@@ -96,6 +106,14 @@ macro_rules! handler {
             $crate::commands::list_replay_writes,
             $crate::commands::list_replays,
             $crate::commands::get_replay,
+            $crate::commands::app_info,
+            $crate::commands::diagnostics,
+            $crate::commands::update_settings,
+            $crate::commands::save_update_settings,
+            $crate::commands::check_update,
+            $crate::commands::download_update,
+            $crate::commands::update_status,
+            $crate::commands::install_update,
         ]
     };
 }

@@ -26,6 +26,8 @@ import {
   IconTarget,
 } from "@tabler/icons-react";
 import { type ReactNode, useEffect, useRef, useState } from "react";
+import { AboutButton } from "./components/about/AboutDialog";
+import { UpdateNotice } from "./components/about/UpdateNotice";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
@@ -180,6 +182,7 @@ export function App() {
             </Text>
           </Group>
           <Group gap="sm" wrap="nowrap">
+            <UpdateNotice />
             <ProfileSwitcher />
             <Tooltip label="Light/dark theme (Ctrl+Shift+L)">
               <ActionIcon
@@ -192,6 +195,7 @@ export function App() {
                 {scheme === "dark" ? <IconSun size={16} /> : <IconMoon size={16} />}
               </ActionIcon>
             </Tooltip>
+            <AboutButton />
           </Group>
         </Group>
       </AppShell.Header>

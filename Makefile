@@ -4,12 +4,14 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll
+.PHONY: help setup run run-control-plane test lint test-rust bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll package test-package
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
+	@echo "make package - the .deb (and AppImage where its tools exist), CLI and control-plane archives, SHA256SUMS in dist/"
+	@echo "make test-package - install the .deb into a clean Debian 12 root and launch it (root; see docs/install.md)"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
 	@echo "make bench-dlq - DLQ first page and memory through the console core (100,000 dead deliveries)"
 	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources"
@@ -49,6 +51,15 @@ test-e2e: ui
 
 test: setup lint test-rust test-ui test-e2e
 	@echo "make test: all checks passed"
+
+# Release packages into dist/ (docs/install.md): heavy (release build), so not part of `make test`.
+package: setup
+	./scripts/package.sh
+
+# The .deb installed into a clean Debian 12 root (debootstrap, cached in .package-cache/) and
+# launched under Xvfb, plus a negative control (a package missing a dependency must fail).
+test-package: package
+	./scripts/test-package.sh
 
 bench:
 	cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench

@@ -12,7 +12,9 @@
 //! Each test gets throw-away XDG and data dirs. Screenshots land in `docs/screenshots/`
 //! (`SCREENSHOT_DIR` overrides).
 
+mod about;
 mod dlq;
 mod harness;
 mod plane;
 mod scenarios;
+mod update_feed;

@@ -17,7 +17,7 @@ async fn wait_online(app: &App) -> Result<()> {
 }
 
 /// Adds a control plane through the switcher (testing the connection first) and switches to it.
-async fn add_profile(app: &App, name: &str, url: &str) -> Result<()> {
+pub(crate) async fn add_profile(app: &App, name: &str, url: &str) -> Result<()> {
     app.click("profile-switcher").await?;
     app.click("add-profile").await?;
     tokio::time::sleep(Duration::from_millis(600)).await;

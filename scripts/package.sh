@@ -48,11 +48,6 @@ mkdir -p "$shlib_dir/debian"
 printf 'Source: switchyard\n\nPackage: switchyard\nArchitecture: any\n' >"$shlib_dir/debian/control"
 depends="$(cd "$shlib_dir" && dpkg-shlibdeps -O "$OLDPWD/$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')"
 [ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no dependencies for $binary" >&2; exit 1; }
-# PACKAGE_DROP_DEPENDENCY removes one (the install test's negative control builds such a package).
-if [ -n "${PACKAGE_DROP_DEPENDENCY:-}" ]; then
-  depends="$(echo "$depends" | tr ',' '\n' | sed 's/^ *//' | grep -v "^${PACKAGE_DROP_DEPENDENCY}\b" | paste -sd, | sed 's/,/, /g')"
-  echo "package: WITHOUT ${PACKAGE_DROP_DEPENDENCY} (negative control)"
-fi
 json_depends="$(echo "$depends" | tr ',' '\n' | sed 's/^ *//; s/"/\\"/g; s/.*/"&"/' | paste -sd,)"
 configs+=(--config "{\"bundle\": {\"linux\": {\"deb\": {\"depends\": [$json_depends]}}}}")
 echo "package: deb depends: $depends"

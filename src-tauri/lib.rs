@@ -95,6 +95,10 @@ pub fn run() {
             let key = updates::test_pubkey_override()
                 .or_else(|| updates::configured_pubkey(app.config()));
             updates::set_key_present(key.is_some());
+            tracing::info!(
+                "Switchyard {} starting",
+                switchyard_build_info::LONG_VERSION
+            );
             update_flow::init(app.handle().clone());
             let state = tauri::async_runtime::block_on(open_state())
                 .map_err(|e| format!("Switchyard could not open its data: {e:#}"))?;

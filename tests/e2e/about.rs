@@ -29,20 +29,42 @@ async fn about_shows_the_build_and_diagnostics_carry_no_token() -> Result<()> {
     let version = app
         .wait_text("about-version", "the version", |t| !t.is_empty())
         .await?;
-    ensure!(version == env!("CARGO_PKG_VERSION"), "About shows version {version}");
-    let commit = app.text_of("[data-testid='about-commit']").await.unwrap_or_default();
+    ensure!(
+        version == env!("CARGO_PKG_VERSION"),
+        "About shows version {version}"
+    );
+    let commit = app
+        .text_of("[data-testid='about-commit']")
+        .await
+        .unwrap_or_default();
     match switchyard_build_info::commit() {
         Some(c) => ensure!(commit == c, "About shows commit {commit}, built from {c}"),
         None => ensure!(commit.starts_with("unknown"), "About shows commit {commit}"),
     }
-    let built = app.text_of("[data-testid='about-built']").await.unwrap_or_default();
-    ensure!(built == switchyard_build_info::BUILD_DATE, "About shows build date {built}");
-    let log = app.text_of("[data-testid='about-log-file']").await.unwrap_or_default();
-    ensure!(log.ends_with("/logs/switchyard.log"), "About shows the log file: {log}");
+    let built = app
+        .text_of("[data-testid='about-built']")
+        .await
+        .unwrap_or_default();
+    ensure!(
+        built == switchyard_build_info::BUILD_DATE,
+        "About shows build date {built}"
+    );
+    let log = app
+        .text_of("[data-testid='about-log-file']")
+        .await
+        .unwrap_or_default();
+    ensure!(
+        log.ends_with("/logs/switchyard.log"),
+        "About shows the log file: {log}"
+    );
 
     app.click("copy-diagnostics").await?;
+    // Copied within the click (WebKitGTK grants the copy command there).
+    app.el("diagnostics-copied").await?;
     let text = app
-        .wait_text("diagnostics-text", "the diagnostics", |t| t.contains("outbox"))
+        .wait_text("diagnostics-text", "the diagnostics", |t| {
+            t.contains("outbox")
+        })
         .await?;
     for needle in [
         format!("version         {}", env!("CARGO_PKG_VERSION")),
@@ -50,11 +72,23 @@ async fn about_shows_the_build_and_diagnostics_carry_no_token() -> Result<()> {
         "pending".to_owned(),
         "webview".to_owned(),
     ] {
-        ensure!(text.contains(&needle), "diagnostics lack {needle:?}: {text}");
+        ensure!(
+            text.contains(&needle),
+            "diagnostics lack {needle:?}: {text}"
+        );
     }
-    ensure!(!text.contains(TOKEN), "diagnostics contain the profile's token: {text}");
-    ensure!(!text.contains(&plane.url()), "diagnostics contain the control plane's URL");
-    ensure!(!text.contains("acme"), "diagnostics contain the profile's name");
+    ensure!(
+        !text.contains(TOKEN),
+        "diagnostics contain the profile's token: {text}"
+    );
+    ensure!(
+        !text.contains(&plane.url()),
+        "diagnostics contain the control plane's URL"
+    );
+    ensure!(
+        !text.contains("acme"),
+        "diagnostics contain the profile's name"
+    );
     app.shot("about").await?;
     app.quit().await
 }
@@ -67,7 +101,9 @@ async fn updates_verify_the_signature_and_refuse_what_does_not_match() -> Result
     let trusted = SigningKey::generate(keys.path(), "trusted.key")?;
     let other = SigningKey::generate(keys.path(), "other.key")?;
     // 3 MiB so the progress is visible; its content does not matter to the signature check.
-    let artefact: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let artefact: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
     let file = keys.path().join("Switchyard_9.9.9_amd64.deb");
     std::fs::write(&file, &artefact)?;
     let genuine = trusted.sign(&file, "9.9.9")?;
@@ -75,7 +111,8 @@ async fn updates_verify_the_signature_and_refuse_what_does_not_match() -> Result
     let feed = FeedServer::start().await?;
     let notes = "Faster DLQ paging.\nThe About dialog.";
 
-    let app = App::launch_with(&[("SWITCHYARD_TEST_UPDATE_PUBKEY", trusted.public.clone())]).await?;
+    let app =
+        App::launch_with(&[("SWITCHYARD_TEST_UPDATE_PUBKEY", trusted.public.clone())]).await?;
     // The first launch asks before any update check.
     app.el("update-optin").await?;
     open_about(&app).await?;
@@ -89,23 +126,35 @@ async fn updates_verify_the_signature_and_refuse_what_does_not_match() -> Result
     feed.serve("9.9.9", notes, tampered, &genuine);
     check_and_download(&app, notes).await?;
     let refused = app
-        .wait_text("update-state", "the tampered download refused", |t| t.contains("refused"))
+        .wait_text("update-state", "the tampered download refused", |t| {
+            t.contains("refused")
+        })
         .await?;
     ensure!(refused.contains("did not match its signature"), "{refused}");
-    ensure!(refused.contains(&format!("Switchyard {} keeps running", env!("CARGO_PKG_VERSION"))), "{refused}");
+    ensure!(
+        refused.contains(&format!(
+            "Switchyard {} keeps running",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{refused}"
+    );
     app.shot("update-refused").await?;
 
     // 2. Genuine bytes, signed by a key this build does not trust.
     feed.serve("9.9.9", notes, artefact.clone(), &foreign);
     check_and_download(&app, notes).await?;
     let refused = app
-        .wait_text("update-state", "the foreign signature refused", |t| t.contains("refused"))
+        .wait_text("update-state", "the foreign signature refused", |t| {
+            t.contains("refused")
+        })
         .await?;
     ensure!(refused.contains("did not match its signature"), "{refused}");
 
     // The running version is unchanged and answers.
     app.click("about-tab").await?;
-    let version = app.wait_text("about-version", "the version", |t| !t.is_empty()).await?;
+    let version = app
+        .wait_text("about-version", "the version", |t| !t.is_empty())
+        .await?;
     ensure!(version == env!("CARGO_PKG_VERSION"));
     app.click("updates-tab").await?;
 
@@ -113,8 +162,10 @@ async fn updates_verify_the_signature_and_refuse_what_does_not_match() -> Result
     // debug binary is no package, so it says it cannot replace itself).
     feed.serve("9.9.9", notes, artefact.clone(), &genuine);
     check_and_download(&app, notes).await?;
-    app.wait_text("update-state", "the verified download", |t| t.contains("signature verified"))
-        .await?;
+    app.wait_text("update-state", "the verified download", |t| {
+        t.contains("signature verified")
+    })
+    .await?;
     app.el("update-not-installable").await?;
     app.shot("update-ready").await?;
     app.quit().await
@@ -124,10 +175,15 @@ async fn updates_verify_the_signature_and_refuse_what_does_not_match() -> Result
 async fn check_and_download(app: &App, notes: &str) -> Result<()> {
     app.click("update-check").await?;
     let offer = app
-        .wait_text("update-state", "the offer", |t| t.contains("Version 9.9.9 available"))
+        .wait_text("update-state", "the offer", |t| {
+            t.contains("Version 9.9.9 available")
+        })
         .await?;
     let first_line = notes.lines().next().unwrap_or_default();
-    ensure!(offer.contains(first_line), "the offer shows what changed: {offer}");
+    ensure!(
+        offer.contains(first_line),
+        "the offer shows what changed: {offer}"
+    );
     app.click("update-download").await?;
     Ok(())
 }

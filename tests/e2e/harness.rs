@@ -92,6 +92,8 @@ impl App {
             .spawn()
             .context("starting tauri-driver (scripts/setup.sh installs it)")?;
         wait_for_port(DRIVER_PORT).await?;
+        // See the `rustls` dev-dependency in Cargo.toml.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut caps = serde_json::Map::new();
         caps.insert("tauri:options".into(), json!({ "application": binary }));
         // WebKitWebDriver may need a moment after the previous session; try a few times.

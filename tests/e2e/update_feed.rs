@@ -30,10 +30,17 @@ impl SigningKey {
             .arg(&private)
             .output()
             .context("running the Tauri CLI's signer (npm --prefix ui ci installs it)")?;
-        ensure!(out.status.success(), "signer generate: {}", String::from_utf8_lossy(&out.stderr));
+        ensure!(
+            out.status.success(),
+            "signer generate: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let public = std::fs::read_to_string(private.with_extension("key.pub"))
             .or_else(|_| std::fs::read_to_string(format!("{}.pub", private.display())))?;
-        Ok(Self { private, public: public.trim().to_owned() })
+        Ok(Self {
+            private,
+            public: public.trim().to_owned(),
+        })
     }
 
     /// The signature of `file` for `version`, as the feed carries it (the `.sig` file's text).
@@ -43,8 +50,14 @@ impl SigningKey {
             .arg(&self.private)
             .arg(file)
             .output()?;
-        ensure!(out.status.success(), "signer sign: {}", String::from_utf8_lossy(&out.stderr));
-        Ok(std::fs::read_to_string(format!("{}.sig", file.display()))?.trim().to_owned())
+        ensure!(
+            out.status.success(),
+            "signer sign: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(std::fs::read_to_string(format!("{}.sig", file.display()))?
+            .trim()
+            .to_owned())
     }
 }
 
@@ -72,7 +85,9 @@ impl FeedServer {
                 let shared = shared.clone();
                 tokio::spawn(async move {
                     let mut buf = vec![0u8; 8192];
-                    let Ok(n) = conn.read(&mut buf).await else { return };
+                    let Ok(n) = conn.read(&mut buf).await else {
+                        return;
+                    };
                     let head = String::from_utf8_lossy(&buf[..n]).to_string();
                     let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
                     let now = shared.lock().unwrap().clone();
@@ -112,7 +127,10 @@ impl FeedServer {
                 }
             }
         });
-        *self.served.lock().unwrap() = Served { feed: feed.to_string(), artefact };
+        *self.served.lock().unwrap() = Served {
+            feed: feed.to_string(),
+            artefact,
+        };
     }
 }
 

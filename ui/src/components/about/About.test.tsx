@@ -36,6 +36,7 @@ describe("About", () => {
     expect(await screen.findByTestId("about-commit")).toHaveTextContent(info.commit ?? "");
     expect(screen.getByTestId("about-built")).toHaveTextContent("2026-12-01T07:20:55Z");
     expect(screen.getByTestId("about-log-file")).toHaveTextContent(/logs\/switchyard\.log$/);
+    await waitFor(() => expect(screen.getByTestId("copy-diagnostics")).toBeEnabled());
     fireEvent.click(screen.getByTestId("copy-diagnostics"));
     expect(await screen.findByTestId("diagnostics-text")).toHaveValue(
       "Switchyard diagnostics\nversion         0.1.0\noutbox          0 pending",

@@ -12,7 +12,8 @@ import {
   Tooltip,
 } from "@mantine/core";
 import { IconCopy, IconInfoCircle } from "@tabler/icons-react";
-import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { useRef, useState } from "react";
 import { call, toIpcError } from "../../ipc/client";
 import { ErrorAlert } from "../ErrorAlert";
 import { useAppInfo } from "./queries";
@@ -94,26 +95,26 @@ function AboutBody() {
   );
 }
 
-/** Copies the diagnostics text; shows it too, so it can be copied by hand if the clipboard
- * is unavailable. It never contains a token. */
+/** Copies the diagnostics text (fetched when the dialog opens, so the copy happens within the
+ * click) and shows it, so it can also be copied by hand. It never contains a token. */
 function CopyDiagnostics() {
-  const [text, setText] = useState<string | null>(null);
+  const diagnostics = useQuery({
+    queryKey: ["diagnostics"],
+    queryFn: () => call("diagnostics", {}),
+  });
+  const [shown, setShown] = useState(false);
   const [copied, setCopied] = useState<boolean | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const copy = async () => {
-    setError(null);
-    try {
-      const body = await call("diagnostics", {});
-      setText(body);
-      try {
-        await navigator.clipboard.writeText(body);
-        setCopied(true);
-      } catch {
-        setCopied(false);
-      }
-    } catch (e) {
-      setError(e);
-    }
+  const area = useRef<HTMLTextAreaElement>(null);
+  const copy = () => {
+    const text = diagnostics.data;
+    if (!text) return;
+    setShown(true);
+    setCopied(copyText(text));
+    // The async clipboard API, where the webview grants it, confirms the copy.
+    navigator.clipboard?.writeText(text).then(
+      () => setCopied(true),
+      () => {},
+    );
   };
   return (
     <Stack gap="xs">
@@ -122,6 +123,7 @@ function CopyDiagnostics() {
           variant="default"
           leftSection={<IconCopy size={16} />}
           onClick={copy}
+          loading={diagnostics.isPending}
           data-testid="copy-diagnostics"
         >
           Copy diagnostics
@@ -137,10 +139,11 @@ function CopyDiagnostics() {
           </Text>
         )}
       </Group>
-      {error !== null && <ErrorAlert error={toIpcError(error)} />}
-      {text && (
+      {diagnostics.error && <ErrorAlert error={toIpcError(diagnostics.error)} />}
+      {shown && diagnostics.data && (
         <Textarea
-          value={text}
+          ref={area}
+          value={diagnostics.data}
           readOnly
           autosize
           minRows={6}
@@ -150,4 +153,24 @@ function CopyDiagnostics() {
       )}
     </Stack>
   );
+}
+
+/** Copies within the click that asked for it: a selected off-screen text area and the
+ * `copy` command, which WebKitGTK honours where `navigator.clipboard` is not granted. */
+function copyText(text: string): boolean {
+  const el = document.createElement("textarea");
+  el.value = text;
+  el.setAttribute("readonly", "");
+  el.style.position = "fixed";
+  el.style.left = "-10000px";
+  document.body.appendChild(el);
+  el.select();
+  let ok = false;
+  try {
+    ok = document.execCommand("copy");
+  } catch {
+    ok = false;
+  }
+  el.remove();
+  return ok;
 }

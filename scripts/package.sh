@@ -67,9 +67,9 @@ for f in target/release/bundle/deb/*_"${version}"_*.deb* target/release/bundle/a
 done
 
 if [ "${PACKAGE_SKIP_ARCHIVES:-}" != 1 ]; then
-  echo "package: building the CLI and the control plane (release)"
-  cargo build --release --locked -p switchyard-cli -p switchyard-control-plane \
-    --bin switchyard --bin switchyard-control-plane
+  # `tauri build` built every workspace binary with these features; this only makes sure
+  # (a different feature set would rebuild half the workspace for nothing).
+  cargo build --release --locked --bins --features tauri/custom-protocol
   for bin in switchyard switchyard-control-plane; do
     name="$bin-$version-$triple"
     stage="$(mktemp -d)/$name"

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tauri::AppHandle;
 use tauri_plugin_updater::UpdaterExt;
 
-use crate::ipc::{IpcError, IpcErrorCode, UpdateStatus};
+use crate::ipc::{IpcError, IpcErrorCode, OutboxTotals, UpdateStatus};
 use crate::state::AppState;
 use crate::updates::{self, UpdateSettings, Updates};
 
@@ -179,18 +179,7 @@ pub async fn install_and_restart(state: &AppState) -> Result<(), IpcError> {
              the new version from its package (docs/install.md).",
         ));
     }
-    let round = tokio::time::timeout(FLUSH_WAITS_AT_MOST, state.sync_round.lock())
-        .await
-        .map_err(|_| {
-            IpcError::new(
-                IpcErrorCode::Conflict,
-                "Writes are still being sent; try again when the sync finishes. Nothing was installed.",
-            )
-        })?;
-    let totals = crate::about::outbox_totals(&state.core)
-        .await
-        .ok()
-        .unwrap_or_default();
+    let (round, totals) = quiesce_sync(state, FLUSH_WAITS_AT_MOST).await?;
     tracing::info!(
         "update: installing {}; {} queued writes stay in the outbox and go out after the restart",
         update.version,
@@ -220,6 +209,26 @@ pub async fn install_and_restart(state: &AppState) -> Result<(), IpcError> {
     app.restart()
 }
 
+/// Stops the sync driver for a restart: waits at most `wait` for the round under way, keeps
+/// the guard so no new round starts, and counts what stays queued (nothing is discarded).
+pub async fn quiesce_sync(
+    state: &AppState,
+    wait: Duration,
+) -> Result<(tokio::sync::MutexGuard<'_, ()>, OutboxTotals), IpcError> {
+    let round = tokio::time::timeout(wait, state.sync_round.lock())
+        .await
+        .map_err(|_| {
+            IpcError::new(
+                IpcErrorCode::Conflict,
+                "Writes are still being sent; try again when the sync finishes. Nothing was installed.",
+            )
+        })?;
+    let totals = crate::about::outbox_totals(&state.core)
+        .await
+        .map_err(IpcError::from)?;
+    Ok((round, totals))
+}
+
 /// Opted-in automatic checks: once after launch, then daily. Only reports availability; the
 /// download and the restart stay a person's decision.
 pub async fn auto_check(app: AppHandle) {
@@ -239,5 +248,77 @@ pub async fn auto_check(app: AppHandle) {
             last = Some(std::time::Instant::now());
         }
         tokio::time::sleep(LOOK_EVERY).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use serde_json::json;
+    use switchyard_core::{Console, ConsoleOptions, NewProfile, ResourceKind, Write};
+
+    use super::*;
+
+    /// A restart for an update waits for the sync round under way, blocks the next one, and
+    /// leaves queued writes in the outbox; when the round does not end in time it installs
+    /// nothing and says why.
+    #[tokio::test]
+    async fn a_restart_waits_for_the_round_under_way_and_keeps_queued_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let core = Console::open(ConsoleOptions::new(dir.path(), "test"))
+            .await
+            .unwrap();
+        core.add_profile(NewProfile {
+            name: "prod".into(),
+            url: "http://127.0.0.1:9".into(),
+            token: "t".into(),
+        })
+        .await
+        .unwrap();
+        let write = |name: &str| Write::Create {
+            kind: ResourceKind::Endpoint,
+            name: name.into(),
+            spec: json!({"description": "queued before the update"}),
+        };
+        core.enqueue("prod", write("orders")).await.unwrap();
+        core.enqueue("prod", write("payments")).await.unwrap();
+        let state = std::sync::Arc::new(AppState::new(core, "prod".into()));
+
+        // A round under way for 300 ms.
+        let round_state = state.clone();
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let round = tokio::spawn(async move {
+            let _round = round_state.sync_round.lock().await;
+            started_tx.send(()).unwrap();
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        });
+        started_rx.await.unwrap();
+        let asked = Instant::now();
+        let (guard, totals) = quiesce_sync(&state, Duration::from_secs(5)).await.unwrap();
+        assert!(
+            asked.elapsed() >= Duration::from_millis(250),
+            "it waited for the round"
+        );
+        assert_eq!(totals.pending, 2, "queued writes stay queued: {totals:?}");
+        round.await.unwrap();
+        // No new round can start while the restart holds the guard.
+        assert!(state.sync_round.try_lock().is_err());
+        drop(guard);
+
+        // A round that does not finish in time: nothing is installed, nothing is lost.
+        let held = state.sync_round.lock().await;
+        let err = quiesce_sync(&state, Duration::from_millis(100))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, IpcErrorCode::Conflict);
+        assert!(
+            err.message.contains("Nothing was installed"),
+            "{}",
+            err.message
+        );
+        drop(held);
+        let counts = state.core.pending_counts("prod").await.unwrap();
+        assert_eq!(counts.pending, 2);
     }
 }

@@ -88,6 +88,7 @@ async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreE
                 state.kick.notify_one();
             }
             Some(CoreEvent::Operation {
+                profile,
                 op_id,
                 kind: op.kind.into(),
                 name: op.name,
@@ -101,6 +102,7 @@ async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreE
             attempts,
             ..
         } if profile == active => Some(CoreEvent::ReplayWrite {
+            profile,
             session_id,
             state: crate::ipc::ReplayWriteState::of(state, attempts),
         }),

@@ -13,6 +13,7 @@ use crate::state::AppState;
 #[tauri::command]
 pub async fn dlq_page(
     state: State<'_, AppState>,
+    profile: String,
     filter: DlqFilterInput,
     limit: u32,
     cursor: Option<String>,
@@ -22,25 +23,28 @@ pub async fn dlq_page(
         limit: Some(limit),
         cursor,
     };
-    let page = state.core.dlq_page(&state.active().await, &query).await?;
+    let page = state.core.dlq_page(&profile, &query).await?;
     Ok(DlqPageView {
         items: page.items.into_iter().map(Into::into).collect(),
         next_cursor: page.next_cursor,
     })
 }
 
+/// Exact DLQ counts, grouped, of the dead deliveries matching `filter` (`null`: all of them).
 #[tauri::command]
-pub async fn dlq_stats(state: State<'_, AppState>, group_by: DlqGrouping) -> Result<DlqStatsView> {
+pub async fn dlq_stats(
+    state: State<'_, AppState>,
+    profile: String,
+    group_by: DlqGrouping,
+    filter: Option<DlqFilterInput>,
+) -> Result<DlqStatsView> {
     let group_by = match group_by {
         DlqGrouping::Target => DlqGroupBy::Target,
         DlqGrouping::ErrorClass => DlqGroupBy::ErrorClass,
         DlqGrouping::Hour => DlqGroupBy::Hour,
     };
-    let profile = state.active().await;
-    let stats = state
-        .core
-        .dlq_stats(&profile, group_by, &Default::default())
-        .await?;
+    let filter = filter.map(|f| f.to_core()).unwrap_or_default();
+    let stats = state.core.dlq_stats(&profile, group_by, &filter).await?;
     Ok(stats.into())
 }
 
@@ -48,30 +52,30 @@ pub async fn dlq_stats(state: State<'_, AppState>, group_by: DlqGrouping) -> Res
 #[tauri::command]
 pub async fn dlq_causes(
     state: State<'_, AppState>,
+    profile: String,
     filter: DlqFilterInput,
 ) -> Result<Vec<DlqCauseView>> {
-    let profile = state.active().await;
     let causes = state.core.dlq_causes(&profile, &filter.to_core()).await?;
     Ok(causes.into_iter().map(Into::into).collect())
 }
 
 #[tauri::command]
-pub async fn get_event(state: State<'_, AppState>, id: String) -> Result<EventView> {
-    Ok(state
-        .core
-        .event(&state.active().await, id.trim())
-        .await?
-        .into())
+pub async fn get_event(
+    state: State<'_, AppState>,
+    profile: String,
+    id: String,
+) -> Result<EventView> {
+    Ok(state.core.event(&profile, id.trim()).await?.into())
 }
 
 /// The events submitted with `event_key` (on `endpoint`, when given), newest first.
 #[tauri::command]
 pub async fn find_events(
     state: State<'_, AppState>,
+    profile: String,
     event_key: String,
     endpoint: Option<String>,
 ) -> Result<EventListView> {
-    let profile = state.active().await;
     let found = state
         .core
         .find_events(&profile, event_key.trim(), endpoint.as_deref(), None)
@@ -80,29 +84,30 @@ pub async fn find_events(
 }
 
 #[tauri::command]
-pub async fn get_delivery(state: State<'_, AppState>, id: String) -> Result<DeliveryView> {
-    Ok(state
-        .core
-        .delivery(&state.active().await, id.trim())
-        .await?
-        .into())
+pub async fn get_delivery(
+    state: State<'_, AppState>,
+    profile: String,
+    id: String,
+) -> Result<DeliveryView> {
+    Ok(state.core.delivery(&profile, id.trim()).await?.into())
 }
 
 /// The planned delay before each attempt, in ms (from the server's `/v1/info`).
 #[tauri::command]
-pub async fn retry_schedule(state: State<'_, AppState>) -> Result<Vec<u64>> {
-    let info = state.core.server_info(&state.active().await).await?;
+pub async fn retry_schedule(state: State<'_, AppState>, profile: String) -> Result<Vec<u64>> {
+    let info = state.core.server_info(&profile).await?;
     Ok(schedule_ms(&info.retry_schedule))
 }
 
 #[tauri::command]
 pub async fn replay_dry_run(
     state: State<'_, AppState>,
+    profile: String,
     selection: ReplaySelectionInput,
 ) -> Result<u64> {
     Ok(state
         .core
-        .replay_dry_run(&state.active().await, selection.to_core())
+        .replay_dry_run(&profile, selection.to_core())
         .await?)
 }
 
@@ -116,9 +121,9 @@ pub async fn new_replay_id(_state: State<'_, AppState>) -> Result<String> {
 #[tauri::command]
 pub async fn start_replay(
     state: State<'_, AppState>,
+    profile: String,
     input: ReplayStartInput,
 ) -> Result<ReplayWriteView> {
-    let profile = state.active().await;
     let start = ReplayStart {
         session_id: Some(input.session_id),
         selection: input.selection.to_core(),
@@ -132,9 +137,9 @@ pub async fn start_replay(
 #[tauri::command]
 pub async fn cancel_replay(
     state: State<'_, AppState>,
+    profile: String,
     session_id: String,
 ) -> Result<ReplayWriteView> {
-    let profile = state.active().await;
     let op = state
         .core
         .enqueue_replay_cancel(&profile, &session_id)
@@ -152,10 +157,12 @@ fn send_in_background(state: &AppState, profile: String) {
     });
 }
 
-/// Replay writes of the active profile (newest first), with their local state.
+/// Replay writes of `profile` (newest first), with their local state.
 #[tauri::command]
-pub async fn list_replay_writes(state: State<'_, AppState>) -> Result<Vec<ReplayWriteView>> {
-    let profile = state.active().await;
+pub async fn list_replay_writes(
+    state: State<'_, AppState>,
+    profile: String,
+) -> Result<Vec<ReplayWriteView>> {
     Ok(state
         .core
         .replay_ops(&profile)
@@ -166,16 +173,19 @@ pub async fn list_replay_writes(state: State<'_, AppState>) -> Result<Vec<Replay
 }
 
 #[tauri::command]
-pub async fn list_replays(state: State<'_, AppState>) -> Result<Vec<ReplaySessionView>> {
-    let sessions = state.core.replay_sessions(&state.active().await).await?;
+pub async fn list_replays(
+    state: State<'_, AppState>,
+    profile: String,
+) -> Result<Vec<ReplaySessionView>> {
+    let sessions = state.core.replay_sessions(&profile).await?;
     Ok(sessions.into_iter().map(Into::into).collect())
 }
 
 #[tauri::command]
-pub async fn get_replay(state: State<'_, AppState>, id: String) -> Result<ReplaySessionView> {
-    Ok(state
-        .core
-        .replay_session(&state.active().await, &id)
-        .await?
-        .into())
+pub async fn get_replay(
+    state: State<'_, AppState>,
+    profile: String,
+    id: String,
+) -> Result<ReplaySessionView> {
+    Ok(state.core.replay_session(&profile, &id).await?.into())
 }

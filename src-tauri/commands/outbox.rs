@@ -7,11 +7,15 @@ use crate::ipc::convert::{audit_entry, conflict_view, outbox_entry};
 use crate::ipc::*;
 use crate::state::AppState;
 
-/// The active profile's outbox, newest first (settled rows included; the UI filters).
+/// The outbox of `profile`, or of every profile when `null`, newest first (settled rows
+/// included; the UI filters).
 #[tauri::command]
-pub async fn list_outbox(state: State<'_, AppState>) -> Result<Vec<OutboxEntry>> {
+pub async fn list_outbox(
+    state: State<'_, AppState>,
+    profile: Option<String>,
+) -> Result<Vec<OutboxEntry>> {
     let filter = OutboxFilter {
-        profile: Some(state.active().await),
+        profile,
         states: every_state(),
         newest_first: true,
         limit: Some(1000),

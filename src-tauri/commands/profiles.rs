@@ -12,8 +12,12 @@ use crate::state::AppState;
 #[tauri::command]
 pub async fn list_profiles(state: State<'_, AppState>) -> Result<Vec<ProfileView>> {
     let active = state.active().await;
-    let profiles = state.core.list_profiles().await?;
-    Ok(profiles.iter().map(|p| profile_view(p, &active)).collect())
+    let mut views = Vec::new();
+    for profile in state.core.list_profiles().await? {
+        let counts = state.core.pending_counts(&profile.name).await?;
+        views.push(profile_view(&profile, &active, counts));
+    }
+    Ok(views)
 }
 
 /// Adds a profile (`original: null`) or edits one; `input.token: null` keeps the stored token.
@@ -46,7 +50,8 @@ pub async fn save_profile(
             state.core.edit_profile(&name, edit).await?
         }
     };
-    Ok(profile_view(&profile, &state.active().await))
+    let counts = state.core.pending_counts(&profile.name).await?;
+    Ok(profile_view(&profile, &state.active().await, counts))
 }
 
 /// Removes a profile; removing the active one switches to the sandbox.
@@ -67,7 +72,8 @@ pub async fn activate_profile(state: State<'_, AppState>, name: String) -> Resul
     }
     let profile = state.core.profile(&name).await?;
     state.set_active(&name).await;
-    Ok(profile_view(&profile, &name))
+    let counts = state.core.pending_counts(&name).await?;
+    Ok(profile_view(&profile, &name, counts))
 }
 
 /// Tests a connection before it is saved (or a saved one, when no token is given).
@@ -95,11 +101,10 @@ pub async fn test_connection(state: State<'_, AppState>, input: ProfileInput) ->
     })
 }
 
-/// Health and latency of the active control plane.
+/// Health and latency of `profile`'s control plane.
 #[tauri::command]
-pub async fn check_health(state: State<'_, AppState>) -> Result<Health> {
-    let active = state.active().await;
-    Ok(health(state.core.test_connection(&active).await?))
+pub async fn check_health(state: State<'_, AppState>, profile: String) -> Result<Health> {
+    Ok(health(state.core.test_connection(&profile).await?))
 }
 
 fn health(report: switchyard_core::ConnectionReport) -> Health {

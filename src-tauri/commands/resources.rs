@@ -56,8 +56,11 @@ async fn latest_ops(
 }
 
 #[tauri::command]
-pub async fn list_resources(state: State<'_, AppState>, kind: Kind) -> Result<Vec<ResourceView>> {
-    let profile = state.active().await;
+pub async fn list_resources(
+    state: State<'_, AppState>,
+    profile: String,
+    kind: Kind,
+) -> Result<Vec<ResourceView>> {
     let kind: ResourceKind = kind.into();
     let cached = state.core.list_resources(&profile, kind).await?;
     let latest = latest_ops(&state, &profile, Some(kind), None).await?;
@@ -71,10 +74,10 @@ pub async fn list_resources(state: State<'_, AppState>, kind: Kind) -> Result<Ve
 #[tauri::command]
 pub async fn search_resources(
     state: State<'_, AppState>,
+    profile: String,
     query: String,
     limit: u32,
 ) -> Result<Vec<ResourceRef>> {
-    let profile = state.active().await;
     let found = state
         .core
         .search_resources(&profile, &query, limit.min(50))
@@ -91,10 +94,10 @@ pub async fn search_resources(
 #[tauri::command]
 pub async fn get_resource(
     state: State<'_, AppState>,
+    profile: String,
     kind: Kind,
     name: String,
 ) -> Result<ResourceView> {
-    let profile = state.active().await;
     let cached = state
         .core
         .get_resource(&profile, kind.into(), &name)
@@ -107,10 +110,10 @@ pub async fn get_resource(
 #[tauri::command]
 pub async fn fetch_live(
     state: State<'_, AppState>,
+    profile: String,
     kind: Kind,
     name: String,
 ) -> Result<Option<ResourceView>> {
-    let profile = state.active().await;
     let live = state.core.fetch_live(&profile, kind.into(), &name).await?;
     Ok(live.map(|r| {
         let cached = switchyard_core::CachedResource {
@@ -131,11 +134,12 @@ pub async fn fetch_live(
 #[tauri::command]
 pub async fn resource_history(
     state: State<'_, AppState>,
+    profile: String,
     kind: Kind,
     name: String,
 ) -> Result<Vec<OutboxEntry>> {
     let filter = OutboxFilter {
-        profile: Some(state.active().await),
+        profile: Some(profile),
         states: every_state(),
         kind: Some(kind.into()),
         name: Some(name),
@@ -155,6 +159,7 @@ pub async fn resource_history(
 #[tauri::command]
 pub async fn dependants(
     state: State<'_, AppState>,
+    profile: String,
     kind: Kind,
     name: String,
 ) -> Result<Vec<String>> {
@@ -163,7 +168,6 @@ pub async fn dependants(
         Kind::Target => "target",
         Kind::Flow => return Ok(Vec::new()),
     };
-    let profile = state.active().await;
     let flows = state
         .core
         .list_resources(&profile, ResourceKind::Flow)
@@ -182,10 +186,14 @@ pub async fn dependants(
         .collect())
 }
 
-/// Queues a write in the outbox (works offline) and wakes the sync driver.
+/// Queues a write for `profile` in the outbox (works offline) and wakes the sync driver. The
+/// profile is the one the form was opened on, never whichever is active when the click lands.
 #[tauri::command]
-pub async fn queue_write(state: State<'_, AppState>, request: WriteRequest) -> Result<OutboxEntry> {
-    let profile = state.active().await;
+pub async fn queue_write(
+    state: State<'_, AppState>,
+    profile: String,
+    request: WriteRequest,
+) -> Result<OutboxEntry> {
     let kind: ResourceKind = request.kind.into();
     if let Some(base) = request.base_version {
         // The edit was made on version `base`; if the cache has moved on since, say so rather
@@ -239,10 +247,9 @@ pub async fn queue_write(state: State<'_, AppState>, request: WriteRequest) -> R
     Ok(outbox_entry(&op))
 }
 
-/// Counts and recent activity of the active control plane.
+/// Counts and recent activity of `profile`, from the local cache.
 #[tauri::command]
-pub async fn overview(state: State<'_, AppState>) -> Result<Overview> {
-    let profile = state.active().await;
+pub async fn overview(state: State<'_, AppState>, profile: String) -> Result<Overview> {
     let core = &state.core;
     let counts = core.pending_counts(&profile).await?;
     let resources = core.resource_counts(&profile).await?;

@@ -103,8 +103,15 @@ pub fn write_error(e: &OpError) -> WriteError {
     }
 }
 
-pub fn profile_view(profile: &Profile, active: &str) -> ProfileView {
+/// `counts`: the profile's writes not yet confirmed (shown next to it in the switcher).
+pub fn profile_view(
+    profile: &Profile,
+    active: &str,
+    counts: switchyard_core::PendingCounts,
+) -> ProfileView {
     ProfileView {
+        pending: (counts.pending + counts.sending) as u32,
+        needs_attention: counts.needs_attention as u32,
         name: profile.name.clone(),
         url: profile.url.clone(),
         sandbox: profile.sandbox,

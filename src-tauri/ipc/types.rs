@@ -27,6 +27,10 @@ pub struct ProfileView {
     pub active: bool,
     /// Whether a token is stored for it (the token itself never leaves the Rust side).
     pub has_token: bool,
+    /// Its writes saved locally or being sent, not yet confirmed.
+    pub pending: u32,
+    /// Its writes the control plane refused; a person decides.
+    pub needs_attention: u32,
 }
 
 /// Adding or editing a profile. `token: null` on edit keeps the stored token.
@@ -264,8 +268,9 @@ pub struct Overview {
 pub enum CoreEvent {
     /// Online/offline, pending counts, sync progress.
     Sync(SyncStatus),
-    /// A queued write changed state.
+    /// A queued write of `profile` changed state.
     Operation {
+        profile: String,
         #[ts(type = "number")]
         op_id: i64,
         kind: Kind,
@@ -277,6 +282,7 @@ pub enum CoreEvent {
     /// A replay write (start or cancel) moved: saved locally → sent → confirmed, or needs
     /// attention. The UI re-reads the replay writes and sessions.
     ReplayWrite {
+        profile: String,
         session_id: String,
         state: super::dlq::ReplayWriteState,
     },

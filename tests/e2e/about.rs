@@ -8,7 +8,6 @@ use anyhow::{Result, ensure};
 
 use crate::harness::{App, ONE_AT_A_TIME};
 use crate::plane::{Plane, TOKEN};
-use crate::scenarios::add_profile;
 use crate::update_feed::{FeedServer, SigningKey};
 
 async fn open_about(app: &App) -> Result<()> {
@@ -24,7 +23,7 @@ async fn about_shows_the_build_and_diagnostics_carry_no_token() -> Result<()> {
     let dir = tempfile::tempdir()?;
     let plane = Plane::start(dir.path()).await?;
     let app = App::launch().await?;
-    add_profile(&app, "acme", &plane.url()).await?;
+    app.add_profile("acme", &plane.url(), true).await?;
     open_about(&app).await?;
     let version = app
         .wait_text("about-version", "the version", |t| !t.is_empty())

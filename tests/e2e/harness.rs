@@ -258,14 +258,85 @@ impl App {
         )
     }
 
-    /// A screenshot of the window into the screenshot dir.
+    pub async fn wait_online(&self) -> Result<()> {
+        self.wait_text("status-online", "the online badge", |t| {
+            t.contains("Online")
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Adds a control plane through the switcher and switches to it. A reachable one has its
+    /// connection tested first; an unreachable one is saved as it is.
+    pub async fn add_profile(&self, name: &str, url: &str, reachable: bool) -> Result<()> {
+        self.click("profile-switcher").await?;
+        self.click("add-profile").await?;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        self.type_into("profile-name", name).await?;
+        self.type_into("profile-url", url).await?;
+        self.type_into("profile-token", crate::plane::TOKEN).await?;
+        if reachable {
+            self.click("profile-test").await?;
+            self.wait_text("test-result", "a successful connection test", |t| {
+                t.starts_with("Connected")
+            })
+            .await?;
+        }
+        self.click("profile-save").await?;
+        self.wait_text("profile-switcher", "the new profile to be active", |t| {
+            t.contains(name)
+        })
+        .await?;
+        // Let the modal finish closing before the next click.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        Ok(())
+    }
+
+    /// Switches to a profile already added, through the switcher.
+    pub async fn switch_profile(&self, name: &str) -> Result<()> {
+        self.click("profile-switcher").await?;
+        self.click(&format!("profile-{name}")).await?;
+        self.wait_text("profile-switcher", "the profile to be active", |t| {
+            t.contains(name)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Runs a script and converts its result.
+    pub async fn eval<T: serde::de::DeserializeOwned>(&self, script: &str) -> Result<T> {
+        Ok(self.driver.execute(script, vec![]).await?.convert::<T>()?)
+    }
+
+    /// How many elements have this `data-testid` now.
+    pub async fn count(&self, testid: &str) -> Result<u64> {
+        self.eval(&format!(
+            "return document.querySelectorAll(\"[data-testid='{testid}']\").length;"
+        ))
+        .await
+    }
+
+    /// A screenshot of the window into the screenshot dir. WebKitWebDriver's screenshot
+    /// waits for a paint; when none comes within 10 s the virtual display is captured instead.
     pub async fn shot(&self, name: &str) -> Result<()> {
         let dir = screenshot_dir();
         std::fs::create_dir_all(&dir)?;
-        self.driver
-            .screenshot(&dir.join(format!("{name}.png")))
-            .await?;
-        Ok(())
+        let path = dir.join(format!("{name}.png"));
+        let taken = tokio::time::timeout(Duration::from_secs(10), self.driver.screenshot(&path));
+        match taken.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(e.into()),
+            Err(_) => {
+                eprintln!("the WebDriver screenshot of {name} hung; capturing the display");
+                let status = Command::new("import")
+                    .args(["-window", "root"])
+                    .arg(&path)
+                    .status()
+                    .context("running ImageMagick's import")?;
+                anyhow::ensure!(status.success(), "import failed for {name}");
+                Ok(())
+            }
+        }
     }
 
     pub async fn quit(mut self) -> Result<()> {

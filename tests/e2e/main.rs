@@ -16,5 +16,6 @@ mod about;
 mod dlq;
 mod harness;
 mod plane;
+mod profiles;
 mod scenarios;
 mod update_feed;

@@ -3,6 +3,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
@@ -13,30 +14,94 @@ pub const TOKEN: &str = "e2e-token-acme";
 
 pub struct Plane {
     db: PathBuf,
+    one_attempt: bool,
     pub port: u16,
     server: Option<Server>,
 }
 
-async fn start_on(db: &Path, port: u16) -> Result<Server> {
+/// Names of the dead deliveries `Plane::seed_dlq` makes.
+pub struct DlqSeed<'a> {
+    pub endpoint: &'a str,
+    pub flow: &'a str,
+    pub target: &'a str,
+    pub event_type: &'a str,
+    pub count: usize,
+}
+
+async fn start_on(db: &Path, port: u16, one_attempt: bool) -> Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
-    let config = ServerConfig::new(
+    let mut config = ServerConfig::new(
         SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
         format!("sqlite://{}", db.display()),
         tenants,
     );
+    if one_attempt {
+        config.delivery.schedule = vec![Duration::ZERO];
+    }
     Server::start(config).await
 }
 
 impl Plane {
     pub async fn start(dir: &std::path::Path) -> Result<Self> {
+        Self::start_with(dir, false).await
+    }
+
+    /// A plane whose deliveries get a single attempt: one that fails is dead at once, so a
+    /// test has a DLQ in a second instead of the demo schedule's minutes.
+    pub async fn start_one_attempt(dir: &std::path::Path) -> Result<Self> {
+        Self::start_with(dir, true).await
+    }
+
+    async fn start_with(dir: &std::path::Path, one_attempt: bool) -> Result<Self> {
         let db = dir.join("cp.db");
-        let server = start_on(&db, 0).await?;
+        let server = start_on(&db, 0, one_attempt).await?;
         Ok(Self {
             db,
+            one_attempt,
             port: server.addr.port(),
             server: Some(server),
         })
+    }
+
+    /// `seed.count` dead deliveries through a flow to a target on a closed port (creating the
+    /// endpoint, target and flow when missing); returns once the DLQ holds them all.
+    pub async fn seed_dlq(&self, seed: DlqSeed<'_>) -> Result<()> {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+        let target = json!({"name": seed.target, "spec": {"url": format!("http://{closed}/hook"), "timeout_ms": 1000}});
+        let flow =
+            json!({"name": seed.flow, "spec": {"endpoint": seed.endpoint, "target": seed.target}});
+        for (path, body) in [
+            (
+                "/v1/endpoints",
+                json!({"name": seed.endpoint, "spec": {"description": "e2e"}}),
+            ),
+            ("/v1/targets", target),
+            ("/v1/flows", flow),
+        ] {
+            // Already there from an earlier seed: fine.
+            let _ = self.call("POST", path, Some(body)).await;
+        }
+        let before = self.dlq_total().await?;
+        for n in 0..seed.count {
+            let event = json!({"endpoint": seed.endpoint, "event_type": seed.event_type, "payload": {"n": n}});
+            self.call("POST", "/v1/events", Some(event)).await?;
+        }
+        let started = std::time::Instant::now();
+        while self.dlq_total().await? < before + seed.count as u64 {
+            if started.elapsed() > Duration::from_secs(30) {
+                bail!("the seeded deliveries did not reach the DLQ within 30 s");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
+    }
+
+    pub async fn dlq_total(&self) -> Result<u64> {
+        let stats = self
+            .call("GET", "/v1/dlq/stats?group_by=target", None)
+            .await?;
+        Ok(stats["total"].as_u64().unwrap_or(0))
     }
 
     pub fn url(&self) -> String {
@@ -54,14 +119,14 @@ impl Plane {
     /// Back on the same port with the same data.
     pub async fn restart(&mut self) -> Result<()> {
         self.stop().await?;
-        self.server = Some(start_on(&self.db, self.port).await?);
+        self.server = Some(start_on(&self.db, self.port, self.one_attempt).await?);
         Ok(())
     }
 
     /// Another client changes the data while this plane's port stays closed: a second server
     /// on the same database and another port, for the duration of `f`.
     pub async fn other_client_patch(&self, kind: &str, name: &str, patch: Value) -> Result<Value> {
-        let other = start_on(&self.db, 0).await?;
+        let other = start_on(&self.db, 0, false).await?;
         let result = request(
             &other.url(),
             "PATCH",

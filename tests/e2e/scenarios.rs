@@ -6,36 +6,7 @@ use anyhow::{Result, ensure};
 use serde_json::json;
 
 use crate::harness::{App, ONE_AT_A_TIME};
-use crate::plane::{Plane, TOKEN};
-
-async fn wait_online(app: &App) -> Result<()> {
-    app.wait_text("status-online", "the online badge", |t| {
-        t.contains("Online")
-    })
-    .await?;
-    Ok(())
-}
-
-/// Adds a control plane through the switcher (testing the connection first) and switches to it.
-pub(crate) async fn add_profile(app: &App, name: &str, url: &str) -> Result<()> {
-    app.click("profile-switcher").await?;
-    app.click("add-profile").await?;
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    app.type_into("profile-name", name).await?;
-    app.type_into("profile-url", url).await?;
-    app.type_into("profile-token", TOKEN).await?;
-    app.click("profile-test").await?;
-    app.wait_text("test-result", "a successful connection test", |t| {
-        t.starts_with("Connected")
-    })
-    .await?;
-    app.click("profile-save").await?;
-    app.wait_text("profile-switcher", "the new profile to be active", |t| {
-        t.contains(name)
-    })
-    .await?;
-    Ok(())
-}
+use crate::plane::Plane;
 
 async fn badge_of(
     app: &App,
@@ -74,7 +45,7 @@ async fn close_drawer(app: &App) -> Result<()> {
 async fn first_launch_shows_the_sandbox() -> Result<()> {
     let _one = ONE_AT_A_TIME.lock().await;
     let app = App::launch().await?;
-    wait_online(&app).await?;
+    app.wait_online().await?;
     app.wait_text("profile-switcher", "the sandbox profile", |t| {
         t.contains("sandbox")
     })
@@ -149,7 +120,7 @@ async fn first_launch_shows_the_sandbox() -> Result<()> {
 async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
     let _one = ONE_AT_A_TIME.lock().await;
     let app = App::launch().await?;
-    wait_online(&app).await?;
+    app.wait_online().await?;
     app.click("nav-endpoint").await?;
     app.el("row-orders").await?;
     app.click("new-resource").await?;
@@ -204,8 +175,8 @@ async fn offline_edit_queues_and_syncs_when_the_plane_returns() -> Result<()> {
         )
         .await?;
     let app = App::launch().await?;
-    wait_online(&app).await?;
-    add_profile(&app, "acme", &plane.url()).await?;
+    app.wait_online().await?;
+    app.add_profile("acme", &plane.url(), true).await?;
     app.click("nav-endpoint").await?;
     app.el("row-alpha").await?;
 
@@ -244,7 +215,7 @@ async fn offline_edit_queues_and_syncs_when_the_plane_returns() -> Result<()> {
         t.starts_with("Confirmed")
     })
     .await?;
-    wait_online(&app).await?;
+    app.wait_online().await?;
     app.wait_text("status-pending", "nothing pending", |t| {
         t.starts_with("0 pending")
     })
@@ -273,8 +244,8 @@ async fn a_version_conflict_shows_the_three_way_view_and_resolves() -> Result<()
         )
         .await?;
     let app = App::launch().await?;
-    wait_online(&app).await?;
-    add_profile(&app, "acme", &plane.url()).await?;
+    app.wait_online().await?;
+    app.add_profile("acme", &plane.url(), true).await?;
     app.click("nav-endpoint").await?;
     app.el("row-alpha").await?;
 

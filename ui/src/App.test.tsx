@@ -34,15 +34,6 @@ describe("App", () => {
       sync_status: () => status,
       overview: () => overview,
       check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      list_profiles: () => [
-        {
-          name: "sandbox",
-          url: "http://127.0.0.1:1",
-          sandbox: true,
-          active: true,
-          has_token: true,
-        },
-      ],
       ui_ready: () => 1,
       search_resources: ({ query }) =>
         ["orders", "orders-eu", "billing"]
@@ -60,6 +51,9 @@ describe("App", () => {
     // Labels are split by the query highlight, so read the text as a person would.
     await waitFor(() => expect(document.body.textContent).toContain("orders-eu"));
     expect(document.body.textContent).not.toContain("billing");
-    expect(calls).toContainEqual(["search_resources", { query: "orders", limit: 30 }]);
+    expect(calls).toContainEqual([
+      "search_resources",
+      { profile: "sandbox", query: "orders", limit: 30 },
+    ]);
   });
 });

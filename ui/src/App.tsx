@@ -25,14 +25,20 @@ import {
   IconSun,
   IconTarget,
 } from "@tabler/icons-react";
-import { type ReactNode, useEffect, useRef, useState } from "react";
+import { Fragment, type ReactNode, useEffect, useRef, useState } from "react";
 import { AboutButton } from "./components/about/AboutDialog";
 import { UpdateNotice } from "./components/about/UpdateNotice";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
 import { call } from "./ipc/client";
-import { useOverview, useResourceSearch, useSyncNow, useSyncStatus } from "./ipc/queries";
+import {
+  useActiveProfile,
+  useOverview,
+  useResourceSearch,
+  useSyncNow,
+  useSyncStatus,
+} from "./ipc/queries";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
 import { ActivityPage } from "./pages/ActivityPage";
@@ -73,7 +79,11 @@ export function App() {
   const [page, setPage] = useState<Page>(
     window.location.hash.startsWith("#dlq?") ? "dlq" : "overview",
   );
-  const [replay, setReplay] = useState<string | null>(null);
+  const profile = useActiveProfile();
+  // The replay session shown belongs to the profile it was picked on.
+  const [replayOf, setReplayOf] = useState<{ profile: string; id: string } | null>(null);
+  const replay = replayOf && replayOf.profile === profile ? replayOf.id : null;
+  const setReplay = (id: string | null) => setReplayOf(id && profile ? { profile, id } : null);
   const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
   const resourcesRef = useRef<ResourcesPageHandle>(null);
   const { setColorScheme } = useMantineColorScheme();
@@ -223,21 +233,26 @@ export function App() {
         ))}
       </AppShell.Navbar>
       <AppShell.Main style={{ display: "flex", flexDirection: "column", height: "100dvh" }}>
-        {page === "overview" && <OverviewPage />}
-        {isKind(page) && (
-          <ResourcesPage key={page} kind={page} ref={resourcesRef} initialOpen={openOnArrival} />
-        )}
-        {page === "outbox" && <OutboxPage />}
-        {page === "activity" && <ActivityPage />}
-        {page === "dlq" && (
-          <DlqPage
-            onReplayStarted={(id) => {
-              setReplay(id);
-              go("replays");
-            }}
-          />
-        )}
-        {page === "replays" && <ReplaysPage selected={replay} onSelect={setReplay} />}
+        {/* Keyed by profile: a switch drops every page's local state (open drawers, selections,
+            forms) along with the data, so nothing from one control plane stays on screen
+            under another's name. */}
+        <Fragment key={profile ?? ""}>
+          {page === "overview" && <OverviewPage />}
+          {isKind(page) && (
+            <ResourcesPage key={page} kind={page} ref={resourcesRef} initialOpen={openOnArrival} />
+          )}
+          {page === "outbox" && <OutboxPage />}
+          {page === "activity" && <ActivityPage />}
+          {page === "dlq" && (
+            <DlqPage
+              onReplayStarted={(id) => {
+                setReplay(id);
+                go("replays");
+              }}
+            />
+          )}
+          {page === "replays" && <ReplaysPage selected={replay} onSelect={setReplay} />}
+        </Fragment>
       </AppShell.Main>
       <AppShell.Footer>
         <StatusBar onOutbox={() => go("outbox")} />

@@ -35,6 +35,7 @@ describe("ApplyEditor", () => {
     fireEvent.click(screen.getByTestId("apply-queue"));
     await waitFor(() => expect(onDone).toHaveBeenCalled());
     expect(calls.find(([cmd]) => cmd === "queue_write")?.[1]).toEqual({
+      profile: "sandbox",
       request: {
         kind: "endpoint",
         name: "orders",

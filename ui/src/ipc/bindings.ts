@@ -61,7 +61,7 @@ theirs_from_cache: boolean,
  */
 conflicting_fields: Array<string>, };
 
-export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", session_id: string, state: ReplayWriteState, };
+export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, };
 
 export type DeliveryView = { id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, 
 /**
@@ -177,7 +177,15 @@ sandbox: boolean, active: boolean,
 /**
  * Whether a token is stored for it (the token itself never leaves the Rust side).
  */
-has_token: boolean, };
+has_token: boolean, 
+/**
+ * Its writes saved locally or being sent, not yet confirmed.
+ */
+pending: number, 
+/**
+ * Its writes the control plane refused; a person decides.
+ */
+needs_attention: number, };
 
 export type ReplayCountsView = { total: number, succeeded: number, failed: number, pending: number, cancelled: number, skipped: number, };
 
@@ -293,16 +301,16 @@ export type Commands = {
   remove_profile: { args: { name: string }; result: null };
   activate_profile: { args: { name: string }; result: ProfileView };
   test_connection: { args: { input: ProfileInput }; result: Health };
-  check_health: { args: {  }; result: Health };
-  overview: { args: {  }; result: Overview };
-  list_resources: { args: { kind: Kind }; result: Array<ResourceView> };
-  search_resources: { args: { query: string; limit: number }; result: Array<ResourceRef> };
-  get_resource: { args: { kind: Kind; name: string }; result: ResourceView };
-  fetch_live: { args: { kind: Kind; name: string }; result: ResourceView | null };
-  resource_history: { args: { kind: Kind; name: string }; result: Array<OutboxEntry> };
-  dependants: { args: { kind: Kind; name: string }; result: Array<string> };
-  queue_write: { args: { request: WriteRequest }; result: OutboxEntry };
-  list_outbox: { args: {  }; result: Array<OutboxEntry> };
+  check_health: { args: { profile: string }; result: Health };
+  overview: { args: { profile: string }; result: Overview };
+  list_resources: { args: { profile: string; kind: Kind }; result: Array<ResourceView> };
+  search_resources: { args: { profile: string; query: string; limit: number }; result: Array<ResourceRef> };
+  get_resource: { args: { profile: string; kind: Kind; name: string }; result: ResourceView };
+  fetch_live: { args: { profile: string; kind: Kind; name: string }; result: ResourceView | null };
+  resource_history: { args: { profile: string; kind: Kind; name: string }; result: Array<OutboxEntry> };
+  dependants: { args: { profile: string; kind: Kind; name: string }; result: Array<string> };
+  queue_write: { args: { profile: string; request: WriteRequest }; result: OutboxEntry };
+  list_outbox: { args: { profile: string | null }; result: Array<OutboxEntry> };
   retry_now: { args: { id: number }; result: null };
   resolve: { args: { id: number; resolution: Resolution }; result: null };
   get_conflict: { args: { id: number }; result: ConflictView };
@@ -311,20 +319,20 @@ export type Commands = {
   list_audit: { args: { limit: number }; result: Array<AuditEntry> };
   op_audit: { args: { id: number }; result: Array<AuditEntry> };
   ui_ready: { args: {  }; result: number };
-  dlq_page: { args: { filter: DlqFilterInput; limit: number; cursor: string | null }; result: DlqPageView };
-  dlq_stats: { args: { groupBy: DlqGrouping }; result: DlqStatsView };
-  dlq_causes: { args: { filter: DlqFilterInput }; result: Array<DlqCauseView> };
-  get_event: { args: { id: string }; result: EventView };
-  find_events: { args: { eventKey: string; endpoint: string | null }; result: EventListView };
-  get_delivery: { args: { id: string }; result: DeliveryView };
-  retry_schedule: { args: {  }; result: Array<number> };
-  replay_dry_run: { args: { selection: ReplaySelectionInput }; result: number };
+  dlq_page: { args: { profile: string; filter: DlqFilterInput; limit: number; cursor: string | null }; result: DlqPageView };
+  dlq_stats: { args: { profile: string; groupBy: DlqGrouping; filter: DlqFilterInput | null }; result: DlqStatsView };
+  dlq_causes: { args: { profile: string; filter: DlqFilterInput }; result: Array<DlqCauseView> };
+  get_event: { args: { profile: string; id: string }; result: EventView };
+  find_events: { args: { profile: string; eventKey: string; endpoint: string | null }; result: EventListView };
+  get_delivery: { args: { profile: string; id: string }; result: DeliveryView };
+  retry_schedule: { args: { profile: string }; result: Array<number> };
+  replay_dry_run: { args: { profile: string; selection: ReplaySelectionInput }; result: number };
   new_replay_id: { args: {  }; result: string };
-  start_replay: { args: { input: ReplayStartInput }; result: ReplayWriteView };
-  cancel_replay: { args: { sessionId: string }; result: ReplayWriteView };
-  list_replay_writes: { args: {  }; result: Array<ReplayWriteView> };
-  list_replays: { args: {  }; result: Array<ReplaySessionView> };
-  get_replay: { args: { id: string }; result: ReplaySessionView };
+  start_replay: { args: { profile: string; input: ReplayStartInput }; result: ReplayWriteView };
+  cancel_replay: { args: { profile: string; sessionId: string }; result: ReplayWriteView };
+  list_replay_writes: { args: { profile: string }; result: Array<ReplayWriteView> };
+  list_replays: { args: { profile: string }; result: Array<ReplaySessionView> };
+  get_replay: { args: { profile: string; id: string }; result: ReplaySessionView };
   app_info: { args: {  }; result: AppInfo };
   diagnostics: { args: {  }; result: string };
   update_settings: { args: {  }; result: UpdateSettingsView };

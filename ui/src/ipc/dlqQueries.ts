@@ -1,5 +1,13 @@
-// TanStack Query hooks for the DLQ explorer and replay sessions.
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+// TanStack Query hooks for the DLQ explorer and replay sessions. Every key is scoped by the
+// profile (see queries.ts): the DLQ of one control plane is never shown under another's name.
+import {
+  type SkipToken,
+  skipToken,
+  useInfiniteQuery,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from "@tanstack/react-query";
 import type {
   DlqFilterInput,
   DlqGrouping,
@@ -7,121 +15,215 @@ import type {
   ReplayStartInput,
 } from "./bindings";
 import { call } from "./client";
+import { useActiveProfile } from "./queries";
 
 export const PAGE_SIZE = 200;
 
-export const dlqKeys = {
-  all: ["dlq"] as const,
-  page: (filter: DlqFilterInput) => ["dlq", "page", filter] as const,
-  stats: (g: DlqGrouping) => ["dlq", "stats", g] as const,
-  causes: (filter: DlqFilterInput) => ["dlq", "causes", filter] as const,
-  delivery: (id: string) => ["delivery", id] as const,
-  event: (id: string) => ["event", id] as const,
-  eventsByKey: (key: string, endpoint: string | null) => ["events", key, endpoint] as const,
-  schedule: ["schedule"] as const,
-  replays: ["replays"] as const,
-  replay: (id: string) => ["replays", id] as const,
-  writes: ["replay-writes"] as const,
+export const dlqKeys = (profile: string) => {
+  const base = ["p", profile] as const;
+  return {
+    all: [...base, "dlq"] as const,
+    page: (filter: DlqFilterInput) => [...base, "dlq", "page", filter] as const,
+    stats: (g: DlqGrouping, filter: DlqFilterInput | null) =>
+      [...base, "dlq", "stats", g, filter] as const,
+    causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,
+    delivery: (id: string) => [...base, "delivery", id] as const,
+    event: (id: string) => [...base, "event", id] as const,
+    eventsByKey: (key: string, endpoint: string | null) =>
+      [...base, "events", key, endpoint] as const,
+    schedule: [...base, "schedule"] as const,
+    replays: [...base, "replays"] as const,
+    replay: (id: string) => [...base, "replays", id] as const,
+    writes: [...base, "replay-writes"] as const,
+  };
 };
 
+type DlqKeys = ReturnType<typeof dlqKeys>;
+
+/** Key and query function for `profile`; waits (skipToken) while the profile is unknown. */
+function scoped<T>(
+  profile: string | undefined,
+  key: (s: DlqKeys) => readonly unknown[],
+  fetch: ((profile: string) => Promise<T>) | null,
+): { queryKey: readonly unknown[]; queryFn: (() => Promise<T>) | SkipToken } {
+  return {
+    queryKey: profile === undefined ? ["p", null, "unknown"] : key(dlqKeys(profile)),
+    queryFn: profile === undefined || fetch === null ? skipToken : () => fetch(profile),
+  };
+}
+
 /** The DLQ as pages fetched on demand (cursor pagination). */
-export const useDlqPages = (filter: DlqFilterInput) =>
-  useInfiniteQuery({
-    queryKey: dlqKeys.page(filter),
-    queryFn: ({ pageParam }) =>
-      call("dlq_page", { filter, limit: PAGE_SIZE, cursor: pageParam ?? null }),
+export function useDlqPages(filter: DlqFilterInput) {
+  const profile = useActiveProfile();
+  return useInfiniteQuery({
+    queryKey:
+      profile === undefined ? (["p", null, "unknown"] as const) : dlqKeys(profile).page(filter),
+    queryFn:
+      profile === undefined
+        ? skipToken
+        : ({ pageParam }) =>
+            call("dlq_page", { profile, filter, limit: PAGE_SIZE, cursor: pageParam ?? null }),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
   });
+}
 
-export const useDlqStats = (groupBy: DlqGrouping, refetchMs?: number) =>
-  useQuery({
-    queryKey: dlqKeys.stats(groupBy),
-    queryFn: () => call("dlq_stats", { groupBy }),
+/**
+ * Exact DLQ counts from the server, grouped; `filter: null` is the whole DLQ (the badge and
+ * the overview's tile share that key, so they always agree).
+ */
+export function useDlqStats(
+  groupBy: DlqGrouping,
+  refetchMs?: number,
+  filter: DlqFilterInput | null = null,
+) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.stats(groupBy, filter),
+      (p) => call("dlq_stats", { profile: p, groupBy, filter }),
+    ),
     refetchInterval: refetchMs,
   });
+}
 
 /** Error class × target counts of the DLQ matching `filter` (one server call). */
-export const useDlqCauses = (filter: DlqFilterInput) =>
-  useQuery({ queryKey: dlqKeys.causes(filter), queryFn: () => call("dlq_causes", { filter }) });
+export function useDlqCauses(filter: DlqFilterInput) {
+  const profile = useActiveProfile();
+  return useQuery(
+    scoped(
+      profile,
+      (k) => k.causes(filter),
+      (p) => call("dlq_causes", { profile: p, filter }),
+    ),
+  );
+}
 
-export const useDelivery = (id: string | null) =>
-  useQuery({
-    queryKey: dlqKeys.delivery(id ?? ""),
-    queryFn: () => call("get_delivery", { id: id ?? "" }),
-    enabled: !!id,
-  });
+export function useDelivery(id: string | null) {
+  const profile = useActiveProfile();
+  return useQuery(
+    scoped(
+      profile,
+      (k) => k.delivery(id ?? ""),
+      id ? (p) => call("get_delivery", { profile: p, id }) : null,
+    ),
+  );
+}
 
-export const useEvent = (id: string | null) =>
-  useQuery({
-    queryKey: dlqKeys.event(id ?? ""),
-    queryFn: () => call("get_event", { id: id ?? "" }),
-    enabled: !!id,
+export function useEvent(id: string | null) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.event(id ?? ""),
+      id ? (p) => call("get_event", { profile: p, id }) : null,
+    ),
     retry: false,
   });
+}
 
 /** Every event submitted with `key` (on `endpoint`, when given), newest first. */
-export const useEventsByKey = (key: string | null, endpoint: string | null) =>
-  useQuery({
-    queryKey: dlqKeys.eventsByKey(key ?? "", endpoint),
-    queryFn: () => call("find_events", { eventKey: key ?? "", endpoint }),
-    enabled: !!key,
+export function useEventsByKey(key: string | null, endpoint: string | null) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.eventsByKey(key ?? "", endpoint),
+      key ? (p) => call("find_events", { profile: p, eventKey: key, endpoint }) : null,
+    ),
     retry: false,
   });
+}
 
-export const useSchedule = () =>
-  useQuery({
-    queryKey: dlqKeys.schedule,
-    queryFn: () => call("retry_schedule", {}),
+export function useSchedule() {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.schedule,
+      (p) => call("retry_schedule", { profile: p }),
+    ),
     staleTime: 60_000,
   });
+}
 
-export const useReplays = (refetchMs = 2000) =>
-  useQuery({
-    queryKey: dlqKeys.replays,
-    queryFn: () => call("list_replays", {}),
+export function useReplays(refetchMs = 2000) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.replays,
+      (p) => call("list_replays", { profile: p }),
+    ),
     refetchInterval: refetchMs,
   });
+}
 
-export const useReplay = (id: string | null, refetchMs: number | false = 1000) =>
-  useQuery({
-    queryKey: dlqKeys.replay(id ?? ""),
-    queryFn: () => call("get_replay", { id: id ?? "" }),
-    enabled: !!id,
+export function useReplay(id: string | null, refetchMs: number | false = 1000) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.replay(id ?? ""),
+      id ? (p) => call("get_replay", { profile: p, id }) : null,
+    ),
     refetchInterval: refetchMs,
   });
+}
 
 /**
  * The replay writes (outbox rows) and their states. The core announces every move of a row
  * (`replay_write` core event, which invalidates this); the slow poll is only a safety net.
  */
-export const useReplayWrites = (refetchMs = 15_000) =>
-  useQuery({
-    queryKey: dlqKeys.writes,
-    queryFn: () => call("list_replay_writes", {}),
+export function useReplayWrites(refetchMs = 15_000) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.writes,
+      (p) => call("list_replay_writes", { profile: p }),
+    ),
     refetchInterval: refetchMs,
   });
+}
 
-export const useDryRun = () =>
-  useMutation({
-    mutationFn: (selection: ReplaySelectionInput) => call("replay_dry_run", { selection }),
+export function useDryRun() {
+  const profile = useActiveProfile();
+  return useMutation({
+    mutationFn: (selection: ReplaySelectionInput) => {
+      if (profile === undefined) throw new Error("no control plane is selected");
+      return call("replay_dry_run", { profile, selection });
+    },
   });
+}
 
 export function useStartReplay() {
   const client = useQueryClient();
+  const profile = useActiveProfile();
   return useMutation({
-    mutationFn: (input: ReplayStartInput) => call("start_replay", { input }),
+    mutationFn: (input: ReplayStartInput) => {
+      if (profile === undefined) throw new Error("no control plane is selected");
+      return call("start_replay", { profile, input });
+    },
     onSettled: () => {
-      client.invalidateQueries({ queryKey: dlqKeys.writes });
-      client.invalidateQueries({ queryKey: dlqKeys.replays });
+      if (profile === undefined) return;
+      client.invalidateQueries({ queryKey: dlqKeys(profile).writes });
+      client.invalidateQueries({ queryKey: dlqKeys(profile).replays });
     },
   });
 }
 
 export function useCancelReplay() {
   const client = useQueryClient();
+  const profile = useActiveProfile();
   return useMutation({
-    mutationFn: (sessionId: string) => call("cancel_replay", { sessionId }),
-    onSettled: () => client.invalidateQueries({ queryKey: dlqKeys.writes }),
+    mutationFn: (sessionId: string) => {
+      if (profile === undefined) throw new Error("no control plane is selected");
+      return call("cancel_replay", { profile, sessionId });
+    },
+    onSettled: () => {
+      if (profile !== undefined) client.invalidateQueries({ queryKey: dlqKeys(profile).writes });
+    },
   });
 }

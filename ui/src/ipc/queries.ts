@@ -1,89 +1,176 @@
-// TanStack Query hooks over the typed IPC. Query keys are small and stable so the core's events
-// can invalidate exactly what changed.
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { Kind, ProfileInput, Resolution, WriteRequest } from "./bindings";
+// TanStack Query hooks over the typed IPC.
+//
+// Every query whose answer depends on a control plane is keyed by that control plane's
+// profile (`scope(profile)` below) and passes the profile to the command: data fetched for one
+// profile can never be shown under another's name, and an answer that arrives after a switch
+// lands in the cache of the profile it was asked for. While no profile is known the queries
+// wait (`skipToken`). Only state that spans every profile (the profile list, the outbox across
+// profiles, the local audit log, one operation by id) has an unscoped key.
+import {
+  keepPreviousData,
+  type QueryClient,
+  type SkipToken,
+  skipToken,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from "@tanstack/react-query";
+import type { Kind, ProfileInput, ProfileView, Resolution, WriteRequest } from "./bindings";
 import { call } from "./client";
 
+/** The keys of one profile's server-backed and cached data, all under `["p", profile]`. */
+export const scope = (profile: string) => {
+  const base = ["p", profile] as const;
+  return {
+    all: base,
+    health: [...base, "health"] as const,
+    overview: [...base, "overview"] as const,
+    allResources: [...base, "resources"] as const,
+    resources: (kind: Kind) => [...base, "resources", kind] as const,
+    // Under "resources" so a cache change refreshes open searches too.
+    resourceSearch: (query: string) => [...base, "resources", "search", query] as const,
+    allResource: [...base, "resource"] as const,
+    resource: (kind: Kind, name: string) => [...base, "resource", kind, name] as const,
+    live: (kind: Kind, name: string) => [...base, "live", kind, name] as const,
+    allHistory: [...base, "history"] as const,
+    history: (kind: Kind, name: string) => [...base, "history", kind, name] as const,
+    dependants: (kind: Kind, name: string) => [...base, "dependants", kind, name] as const,
+  };
+};
+
+/** Keys that span every profile. */
 export const keys = {
   profiles: ["profiles"] as const,
-  health: ["health"] as const,
-  overview: ["overview"] as const,
-  resources: (kind: Kind) => ["resources", kind] as const,
-  // Under "resources" so a cache change refreshes open searches too.
-  resourceSearch: (query: string) => ["resources", "search", query] as const,
-  allResources: ["resources"] as const,
-  resource: (kind: Kind, name: string) => ["resource", kind, name] as const,
-  live: (kind: Kind, name: string) => ["live", kind, name] as const,
-  history: (kind: Kind, name: string) => ["history", kind, name] as const,
-  dependants: (kind: Kind, name: string) => ["dependants", kind, name] as const,
+  /** The outbox of every profile (the page shows a Control plane column). */
   outbox: ["outbox"] as const,
   conflict: (id: number) => ["conflict", id] as const,
+  /** The status bar's sync state; it names its own profile. */
   sync: ["sync"] as const,
   audit: ["audit"] as const,
+  opAudit: (id: number) => ["op-audit", id] as const,
 };
 
 export const useProfiles = () =>
   useQuery({ queryKey: keys.profiles, queryFn: () => call("list_profiles", {}) });
 
-export const useHealth = () =>
-  useQuery({
-    queryKey: keys.health,
-    queryFn: () => call("check_health", {}),
+/** The profile every page shows; `undefined` until the profile list has loaded. */
+export function useActiveProfile(): string | undefined {
+  return useProfiles().data?.find((p) => p.active)?.name;
+}
+
+/** The key and query function of a profile-scoped query: waits while no profile is known. */
+function scoped<T>(
+  profile: string | undefined,
+  key: (s: ReturnType<typeof scope>) => readonly unknown[],
+  fetch: ((profile: string) => Promise<T>) | null,
+): { queryKey: readonly unknown[]; queryFn: (() => Promise<T>) | SkipToken } {
+  return {
+    queryKey: profile === undefined ? ["p", null, "unknown"] : key(scope(profile)),
+    queryFn: profile === undefined || fetch === null ? skipToken : () => fetch(profile),
+  };
+}
+
+export function useHealth() {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (s) => s.health,
+      (p) => call("check_health", { profile: p }),
+    ),
     refetchInterval: 15_000,
   });
+}
 
-export const useOverview = () =>
-  useQuery({ queryKey: keys.overview, queryFn: () => call("overview", {}) });
+export function useOverview() {
+  const profile = useActiveProfile();
+  return useQuery(
+    scoped(
+      profile,
+      (s) => s.overview,
+      (p) => call("overview", { profile: p }),
+    ),
+  );
+}
 
-export const useResources = (kind: Kind) =>
-  useQuery({ queryKey: keys.resources(kind), queryFn: () => call("list_resources", { kind }) });
+export function useResources(kind: Kind) {
+  const profile = useActiveProfile();
+  return useQuery(
+    scoped(
+      profile,
+      (s) => s.resources(kind),
+      (p) => call("list_resources", { profile: p, kind }),
+    ),
+  );
+}
 
 /** The command palette's resource search: names containing `query`, from the local cache. */
-export const useResourceSearch = (query: string) =>
-  useQuery({
-    queryKey: keys.resourceSearch(query.trim()),
-    queryFn: () => call("search_resources", { query: query.trim(), limit: 30 }),
-    enabled: query.trim().length > 0,
+export function useResourceSearch(query: string) {
+  const profile = useActiveProfile();
+  const q = query.trim();
+  return useQuery({
+    ...scoped(
+      profile,
+      (s) => s.resourceSearch(q),
+      q ? (p) => call("search_resources", { profile: p, query: q, limit: 30 }) : null,
+    ),
     placeholderData: keepPreviousData,
   });
+}
 
-export const useResource = (kind: Kind, name: string | null) =>
-  useQuery({
-    queryKey: keys.resource(kind, name ?? ""),
-    queryFn: () => call("get_resource", { kind, name: name ?? "" }),
-    enabled: !!name,
-  });
+export function useResource(kind: Kind, name: string | null) {
+  const profile = useActiveProfile();
+  return useQuery(
+    scoped(
+      profile,
+      (s) => s.resource(kind, name ?? ""),
+      name ? (p) => call("get_resource", { profile: p, kind, name }) : null,
+    ),
+  );
+}
 
-export const useLive = (kind: Kind, name: string, enabled: boolean) =>
-  useQuery({
-    queryKey: keys.live(kind, name),
-    queryFn: () => call("fetch_live", { kind, name }),
-    enabled,
+export function useLive(kind: Kind, name: string, enabled: boolean) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (s) => s.live(kind, name),
+      enabled ? (p) => call("fetch_live", { profile: p, kind, name }) : null,
+    ),
     retry: false,
   });
+}
 
-export const useHistory = (kind: Kind, name: string | null) =>
-  useQuery({
-    queryKey: keys.history(kind, name ?? ""),
-    queryFn: () => call("resource_history", { kind, name: name ?? "" }),
-    enabled: !!name,
-  });
+export function useHistory(kind: Kind, name: string | null) {
+  const profile = useActiveProfile();
+  return useQuery(
+    scoped(
+      profile,
+      (s) => s.history(kind, name ?? ""),
+      name ? (p) => call("resource_history", { profile: p, kind, name }) : null,
+    ),
+  );
+}
 
-export const useDependants = (kind: Kind, name: string, enabled: boolean) =>
-  useQuery({
-    queryKey: keys.dependants(kind, name),
-    queryFn: () => call("dependants", { kind, name }),
-    enabled,
-  });
+export function useDependants(kind: Kind, name: string, enabled: boolean) {
+  const profile = useActiveProfile();
+  return useQuery(
+    scoped(
+      profile,
+      (s) => s.dependants(kind, name),
+      enabled ? (p) => call("dependants", { profile: p, kind, name }) : null,
+    ),
+  );
+}
 
+/** Every profile's writes, newest first. */
 export const useOutbox = () =>
-  useQuery({ queryKey: keys.outbox, queryFn: () => call("list_outbox", {}) });
+  useQuery({ queryKey: keys.outbox, queryFn: () => call("list_outbox", { profile: null }) });
 
 export const useConflict = (id: number | null) =>
   useQuery({
     queryKey: keys.conflict(id ?? -1),
-    queryFn: () => call("get_conflict", { id: id ?? -1 }),
-    enabled: id !== null,
+    queryFn: id === null ? skipToken : () => call("get_conflict", { id }),
   });
 
 export const useSyncStatus = () =>
@@ -92,28 +179,38 @@ export const useSyncStatus = () =>
 export const useAudit = (limit = 500) =>
   useQuery({ queryKey: keys.audit, queryFn: () => call("list_audit", { limit }) });
 
-/** Everything that shows cached or queued state. */
-function useInvalidateLocal() {
-  const client = useQueryClient();
-  return () =>
-    Promise.all(
-      [
-        keys.allResources,
-        ["resource"],
-        ["history"],
-        keys.outbox,
-        keys.overview,
-        keys.sync,
-        keys.audit,
-      ].map((queryKey) => client.invalidateQueries({ queryKey })),
-    );
+export const useOpAudit = (id: number) =>
+  useQuery({ queryKey: keys.opAudit(id), queryFn: () => call("op_audit", { id }) });
+
+/** Everything that shows cached or queued state of `profile` (all profiles when undefined). */
+export function invalidateLocal(client: QueryClient, profile: string | undefined) {
+  const s = profile === undefined ? null : scope(profile);
+  const perProfile: readonly (readonly unknown[])[] = s
+    ? [s.allResources, s.allResource, s.allHistory, s.overview]
+    : [["p"]];
+  return Promise.all(
+    [...perProfile, keys.outbox, keys.sync, keys.audit, keys.profiles].map((queryKey) =>
+      client.invalidateQueries({ queryKey }),
+    ),
+  );
 }
 
+function useInvalidateLocal() {
+  const client = useQueryClient();
+  const profile = useActiveProfile();
+  return () => invalidateLocal(client, profile);
+}
+
+/** Queues a write for the profile shown (the one the form or drawer was opened on). */
 export function useQueueWrite() {
-  const invalidate = useInvalidateLocal();
+  const client = useQueryClient();
+  const profile = useActiveProfile();
   return useMutation({
-    mutationFn: (request: WriteRequest) => call("queue_write", { request }),
-    onSettled: invalidate,
+    mutationFn: (request: WriteRequest) => {
+      if (profile === undefined) throw new Error("no control plane is selected");
+      return call("queue_write", { profile, request });
+    },
+    onSettled: () => invalidateLocal(client, profile),
   });
 }
 
@@ -126,11 +223,12 @@ export function useRetryNow() {
 }
 
 export function useResolve() {
-  const invalidate = useInvalidateLocal();
+  const client = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, resolution }: { id: number; resolution: Resolution }) =>
+    mutationFn: ({ id, resolution }: { id: number; resolution: Resolution; profile?: string }) =>
       call("resolve", { id, resolution }),
-    onSettled: invalidate,
+    // A row of the outbox may belong to any profile: refresh that profile's views.
+    onSettled: (_data, _error, vars) => invalidateLocal(client, vars.profile),
   });
 }
 
@@ -139,40 +237,58 @@ export function useSyncNow() {
   return useMutation({ mutationFn: () => call("sync_now", {}), onSettled: invalidate });
 }
 
-/** Switching, adding or removing a profile changes everything on screen. */
-function useInvalidateAll() {
-  const client = useQueryClient();
-  return () => client.invalidateQueries();
+/**
+ * After a switch, the new profile is active at once: its queries have their own keys, so the
+ * previous profile's data is never on screen under the new name (it stays cached under its
+ * own key for when the person switches back).
+ */
+function markActive(client: QueryClient, name: string) {
+  client.setQueryData<ProfileView[]>(keys.profiles, (list) =>
+    list?.map((p) => ({ ...p, active: p.name === name })),
+  );
+}
+
+function refreshAfterSwitch(client: QueryClient) {
+  for (const queryKey of [keys.profiles, keys.sync, keys.outbox, keys.audit]) {
+    client.invalidateQueries({ queryKey });
+  }
 }
 
 export function useSaveProfile() {
-  const invalidate = useInvalidateAll();
+  const client = useQueryClient();
   return useMutation({
     mutationFn: ({ original, input }: { original: string | null; input: ProfileInput }) =>
       call("save_profile", { original, input }),
-    onSuccess: invalidate,
+    onSuccess: (saved, { original }) => {
+      // An edited URL or token may answer differently: drop what was fetched with the old one.
+      if (original) client.invalidateQueries({ queryKey: scope(saved.name).all });
+      refreshAfterSwitch(client);
+    },
   });
 }
 
 export function useRemoveProfile() {
-  const invalidate = useInvalidateAll();
+  const client = useQueryClient();
   return useMutation({
     mutationFn: (name: string) => call("remove_profile", { name }),
-    onSuccess: invalidate,
+    onSuccess: (_none, name) => {
+      client.removeQueries({ queryKey: scope(name).all });
+      refreshAfterSwitch(client);
+    },
   });
 }
 
 export function useActivateProfile() {
-  const invalidate = useInvalidateAll();
+  const client = useQueryClient();
   return useMutation({
     mutationFn: (name: string) => call("activate_profile", { name }),
-    onSuccess: invalidate,
+    onSuccess: (profile) => {
+      markActive(client, profile.name);
+      refreshAfterSwitch(client);
+    },
   });
 }
 
 export function useTestConnection() {
   return useMutation({ mutationFn: (input: ProfileInput) => call("test_connection", { input }) });
 }
-
-export const useOpAudit = (id: number) =>
-  useQuery({ queryKey: ["op-audit", id], queryFn: () => call("op_audit", { id }) });

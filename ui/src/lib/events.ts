@@ -1,46 +1,54 @@
 // Keeps the screen current from the core's events: no polling for state the core announces.
+// Every event names its profile, and only that profile's queries are refreshed.
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import type { CoreEvent, SyncStatus } from "../ipc/bindings";
 import { onCoreEvent } from "../ipc/client";
 import { dlqKeys } from "../ipc/dlqQueries";
-import { keys } from "../ipc/queries";
+import { keys, scope } from "../ipc/queries";
 
 export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event: CoreEvent): void {
+  const invalidate = (queryKey: readonly unknown[]) => client.invalidateQueries({ queryKey });
   switch (event.type) {
     case "sync": {
       const { type: _type, ...status } = event;
       const before = client.getQueryData<SyncStatus>(keys.sync);
       client.setQueryData<SyncStatus>(keys.sync, status);
-      if (before?.online !== status.online) client.invalidateQueries({ queryKey: keys.health });
-      client.invalidateQueries({ queryKey: keys.overview });
+      if (before?.online !== status.online) invalidate(scope(status.profile).health);
+      invalidate(scope(status.profile).overview);
+      invalidate(keys.profiles);
       break;
     }
-    case "operation":
+    case "operation": {
+      const s = scope(event.profile);
       for (const queryKey of [
         keys.outbox,
-        keys.resources(event.kind),
-        keys.resource(event.kind, event.name),
-        keys.history(event.kind, event.name),
-        keys.overview,
+        s.resources(event.kind),
+        s.resource(event.kind, event.name),
+        s.history(event.kind, event.name),
+        s.overview,
         keys.audit,
+        keys.profiles,
         ["conflict"],
       ]) {
-        client.invalidateQueries({ queryKey });
+        invalidate(queryKey);
       }
       break;
-    case "resources_changed":
-      for (const queryKey of [keys.allResources, ["resource"], keys.overview]) {
-        client.invalidateQueries({ queryKey });
-      }
+    }
+    case "resources_changed": {
+      const s = scope(event.profile);
+      for (const queryKey of [s.allResources, s.allResource, s.overview]) invalidate(queryKey);
       break;
-    case "replay_write":
+    }
+    case "replay_write": {
       // The replay outbox row moved (saved → sent → confirmed / needs attention): the write
       // badges and the sessions (a confirmed start is a running session) are stale.
-      for (const queryKey of [dlqKeys.writes, dlqKeys.replays, dlqKeys.replay(event.session_id)]) {
-        client.invalidateQueries({ queryKey });
+      const k = dlqKeys(event.profile);
+      for (const queryKey of [k.writes, k.replays, k.replay(event.session_id)]) {
+        invalidate(queryKey);
       }
       break;
+    }
   }
 }
 
@@ -50,8 +58,14 @@ export function useCoreEvents(): void {
     let unlisten: (() => void) | undefined;
     let cancelled = false;
     onCoreEvent((event) => applyCoreEvent(client, event)).then((fn) => {
-      if (cancelled) fn();
-      else unlisten = fn;
+      if (cancelled) {
+        fn();
+        return;
+      }
+      unlisten = fn;
+      // Whatever the core announced before this listener existed (the first sync runs while
+      // the first screen loads) was missed: read the status again now that nothing can be.
+      client.invalidateQueries({ queryKey: keys.sync });
     });
     return () => {
       cancelled = true;

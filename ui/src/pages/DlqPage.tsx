@@ -19,8 +19,10 @@ import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
 import { DlqTable } from "../components/dlq/DlqTable";
 import { EventLookup } from "../components/dlq/EventLookup";
 import { ReplayDialog } from "../components/dlq/ReplayDialog";
+import { StaleNote, serverWait } from "../components/StaleNote";
 import type { DlqFilterInput, FailureClass, ReplaySelectionInput } from "../ipc/bindings";
 import { useDlqCauses, useDlqPages, useDlqStats } from "../ipc/dlqQueries";
+import { useActiveProfile } from "../ipc/queries";
 import {
   causeMatrix,
   type DlqView,
@@ -152,8 +154,11 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
   const [open, setOpen] = useState<string | null>(null);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [replay, setReplay] = useState<ReplaySelectionInput | null>(null);
+  const profile = useActiveProfile();
   const total = useDlqStats("error_class", 5000);
   const pages = useDlqPages(view.filter);
+  // Replaying needs the control plane (a dry-run count, then the session): say why it waits.
+  const waits = serverWait(profile, pages, total);
 
   useEffect(() => {
     const q = viewToQuery(view);
@@ -181,8 +186,13 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
       <Group justify="space-between">
         <Group gap="xs">
           <Title order={3}>Dead-letter queue</Title>
-          <Badge size="lg" color="red" data-testid="dlq-total">
-            {total.data?.total ?? "…"}
+          <Badge
+            size="lg"
+            color={total.data ? "red" : "gray"}
+            data-testid="dlq-total"
+            title={total.isError ? total.error.message : "dead deliveries, exact (server count)"}
+          >
+            {total.data?.total ?? (total.isError ? "—" : "…")}
           </Badge>
         </Group>
         <EventLookup onDelivery={setOpen} />
@@ -190,7 +200,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
       <FilterBar view={view} onChange={setView} />
       <Group gap="xs">
         <Button
-          disabled={selected.size === 0}
+          disabled={selected.size === 0 || waits !== null}
           data-testid="replay-selected"
           onClick={() => setReplay({ by: "ids", delivery_ids: [...selected] })}
         >
@@ -198,6 +208,7 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
         </Button>
         <Button
           variant="light"
+          disabled={waits !== null}
           data-testid="replay-filter"
           onClick={() => setReplay({ by: "filter", filter: view.filter })}
         >
@@ -218,6 +229,11 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
           {pages.hasNextPage ? ` of ${loaded.length}+ loaded (more as you scroll)` : ""}
         </Text>
       </Group>
+      {waits && (
+        <Text size="sm" c="dimmed" data-testid="replay-waits">
+          Replay: {waits}
+        </Text>
+      )}
       <Tabs
         value={tab}
         onChange={setTab}
@@ -236,7 +252,12 @@ export function DlqPage({ onReplayStarted }: { onReplayStarted?: (id: string) =>
           value="entries"
           style={{ flex: 1, minHeight: 0, display: "flex", flexDirection: "column" }}
         >
-          {pages.isError && <Alert color="red">{pages.error.message}</Alert>}
+          <StaleNote query={pages} profile={profile} />
+          {pages.isError && pages.data === undefined && (
+            <Alert color="red" data-testid="dlq-error">
+              {pages.error.message}
+            </Alert>
+          )}
           <DlqTable
             rows={rows}
             hasNextPage={pages.hasNextPage}

@@ -15,6 +15,7 @@ import {
 import { useEffect, useRef, useState } from "react";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
 import { WriteBadge } from "../components/dlq/ReplayDialog";
+import { StaleNote } from "../components/StaleNote";
 import type { ReplaySessionView } from "../ipc/bindings";
 import {
   useCancelReplay,
@@ -23,6 +24,7 @@ import {
   useReplays,
   useReplayWrites,
 } from "../ipc/dlqQueries";
+import { useActiveProfile } from "../ipc/queries";
 
 /** Finished / total, rate (items per second since first seen) and time left. */
 export function progressOf(
@@ -56,7 +58,8 @@ export function ReplayDetail({ id }: { id: string }) {
     }
   }, [s]);
   if (dlq.data && dlqAtStart.current === null) dlqAtStart.current = dlq.data.total;
-  if (session.isError) return <Alert color="red">{session.error.message}</Alert>;
+  // An unreachable control plane is said once, by the page's list; a known session stays.
+  if (session.isError && !s) return null;
   if (!s) return <Text>Loading…</Text>;
   const p = progressOf(s, first.current);
   // Re-deliveries of this session that die again are counted as failed; anything beyond that
@@ -169,6 +172,7 @@ export function ReplaysPage({
   selected: string | null;
   onSelect: (id: string | null) => void;
 }) {
+  const profile = useActiveProfile();
   const sessions = useReplays();
   const writes = useReplayWrites();
   const queued = (writes.data ?? []).filter((w) => w.state !== "confirmed");
@@ -185,7 +189,12 @@ export function ReplaysPage({
           {w.error ? ` — ${w.error}` : ""}
         </Alert>
       ))}
-      {sessions.isError && <Alert color="red">{sessions.error.message}</Alert>}
+      <StaleNote query={sessions} profile={profile} />
+      {sessions.isError && sessions.data === undefined && (
+        <Alert color="red" data-testid="replays-error">
+          {sessions.error.message}
+        </Alert>
+      )}
       <Table highlightOnHover data-testid="replay-list">
         <Table.Thead>
           <Table.Tr>

@@ -3,23 +3,38 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { render } from "@testing-library/react";
 import type { ReactNode } from "react";
-import type { Commands, OutboxEntry, ResourceView } from "../ipc/bindings";
+import type { Commands, OutboxEntry, ProfileView, ResourceView } from "../ipc/bindings";
+import { keys } from "../ipc/queries";
 
 type Handlers = { [K in keyof Commands]?: (args: Commands[K]["args"]) => Commands[K]["result"] };
 
 /** Every IPC call the UI made, in order: [command, args]. */
 export type CallLog = [string, unknown][];
 
+/** The profile list when a test does not give one: the sandbox, active. */
+export const sandboxProfile = (over: Partial<ProfileView> = {}): ProfileView => ({
+  name: "sandbox",
+  url: "http://127.0.0.1:1",
+  sandbox: true,
+  active: true,
+  has_token: true,
+  pending: 0,
+  needs_attention: 0,
+  ...over,
+});
+
 /**
  * Mocks the Rust side with typed handlers; an unhandled command rejects like a Rust error so a
- * test never passes on a call it did not expect.
+ * test never passes on a call it did not expect. `list_profiles` defaults to the sandbox
+ * alone (every profile-scoped query waits for the active profile).
  */
 export function mockCommands(handlers: Handlers): CallLog {
   const calls: CallLog = [];
+  const all: Handlers = { list_profiles: () => [sandboxProfile()], ...handlers };
   mockIPC(
     (cmd, payload) => {
       calls.push([cmd, payload]);
-      const handler = handlers[cmd as keyof Commands] as ((args: unknown) => unknown) | undefined;
+      const handler = all[cmd as keyof Commands] as ((args: unknown) => unknown) | undefined;
       if (!handler) {
         throw { code: "internal", message: `unexpected command ${cmd}`, problem: null };
       }
@@ -30,15 +45,23 @@ export function mockCommands(handlers: Handlers): CallLog {
   return calls;
 }
 
-export function renderUi(ui: ReactNode) {
+/**
+ * Renders with a fresh query client. The profile list starts as `profiles` (the sandbox,
+ * active), as the app has it long before a person can click anything.
+ */
+export function renderUi(ui: ReactNode, profiles: ProfileView[] = [sandboxProfile()]) {
   const client = new QueryClient({
     defaultOptions: { queries: { retry: false }, mutations: { retry: false } },
   });
-  return render(
+  client.setQueryData(keys.profiles, profiles);
+  // Seeded, not fetched again on mount (a switch invalidates it, which does fetch).
+  client.setQueryDefaults(keys.profiles, { staleTime: Number.POSITIVE_INFINITY });
+  const rendered = render(
     <MantineProvider>
       <QueryClientProvider client={client}>{ui}</QueryClientProvider>
     </MantineProvider>,
   );
+  return { ...rendered, client };
 }
 
 export function resource(over: Partial<ResourceView> = {}): ResourceView {

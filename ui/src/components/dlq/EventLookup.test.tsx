@@ -58,7 +58,7 @@ describe("EventLookup", () => {
 
     const dead = await screen.findByTestId("found-delivery-dlv_dead");
     expect(calls.filter(([c]) => c === "find_events").map(([, a]) => a)).toEqual([
-      { eventKey: "order-42", endpoint: "orders" },
+      { profile: "sandbox", eventKey: "order-42", endpoint: "orders" },
     ]);
     expect(within(dead).getByTestId("found-state")).toHaveTextContent("dead");
     expect(within(dead).getByText("HTTP 503")).toBeInTheDocument();

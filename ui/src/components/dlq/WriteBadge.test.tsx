@@ -38,7 +38,12 @@ describe("WriteBadge", () => {
     ] as const) {
       state = next;
       await act(() =>
-        emit(CORE_EVENT, { type: "replay_write", session_id: "rpl_live", state: next }),
+        emit(CORE_EVENT, {
+          type: "replay_write",
+          profile: "sandbox",
+          session_id: "rpl_live",
+          state: next,
+        }),
       );
       await waitFor(
         () => expect(screen.getByTestId("write-state-rpl_live")).toHaveTextContent(label),

@@ -4,12 +4,14 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops
+.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
+	@echo "make package - the .deb (and AppImage where its tools exist), CLI and control-plane archives, SHA256SUMS in dist/"
+	@echo "make test-package - install the .deb into a clean Debian 12 root and launch it (root; see docs/install.md)"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
 	@echo "make bench-postgres - the same on PostgreSQL, plus throughput by 1 vs 3 replicas"
 	@echo "make bench-gitops - GitOps plan time at 1,000 and 10,000 manifests (3 changed)"
@@ -61,6 +63,15 @@ test-e2e: ui
 
 test: setup lint test-scripts test-rust check-release test-ui test-e2e
 	@echo "make test: all checks passed"
+
+# Release packages into dist/ (docs/install.md): heavy (release build), so not part of `make test`.
+package: setup
+	./scripts/package.sh
+
+# The .deb installed into a clean Debian 12 root (debootstrap, cached in .package-cache/) and
+# launched under Xvfb, plus a negative control (a package missing a dependency must fail).
+test-package: package
+	./scripts/test-package.sh
 
 bench:
 	cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench

@@ -438,6 +438,8 @@ async fn main() -> Result<()> {
         .context("starting tauri-driver (scripts/setup.sh installs it)")?;
     let result = async {
         wait_port(DRIVER_PORT).await?;
+        // See the `rustls` dev-dependency in Cargo.toml.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut caps = serde_json::Map::new();
         caps.insert(
             "tauri:options".into(),

@@ -4,11 +4,14 @@
 //! `SWITCHYARD_DATA_DIR` overrides it), and — when no control plane is configured, or the
 //! sandbox was the last one used — starts the embedded sandbox control plane with demo data.
 
+mod about;
 pub mod commands;
 mod events;
 pub mod ipc;
 pub mod state;
 mod sync_driver;
+mod update_flow;
+pub mod updates;
 pub mod webkit_env;
 
 use std::path::PathBuf;
@@ -53,6 +56,15 @@ async fn open_state() -> anyhow::Result<AppState> {
     Ok(state)
 }
 
+/// Signed updates; the key is the build's (`plugins.updater.pubkey`), see `updates.rs`.
+fn updater_plugin() -> tauri::plugin::TauriPlugin<tauri::Wry, tauri_plugin_updater::Config> {
+    let builder = tauri_plugin_updater::Builder::new();
+    match updates::test_pubkey_override() {
+        Some(key) => builder.pubkey(key).build(),
+        None => builder.build(),
+    }
+}
+
 pub fn run() {
     started();
     let log = tauri_plugin_log::Builder::new()
@@ -79,7 +91,16 @@ pub fn run() {
         }))
         .plugin(log)
         .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(updater_plugin())
         .setup(|app| {
+            let key = updates::test_pubkey_override()
+                .or_else(|| updates::configured_pubkey(app.config()));
+            updates::set_key_present(key.is_some());
+            tracing::info!(
+                "Switchyard {} starting",
+                switchyard_build_info::LONG_VERSION
+            );
+            update_flow::init(app.handle().clone());
             let state = tauri::async_runtime::block_on(open_state())
                 .map_err(|e| format!("Switchyard could not open its data: {e:#}"))?;
             tracing::info!(
@@ -89,7 +110,8 @@ pub fn run() {
             app.manage(state);
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(events::forward(handle.clone()));
-            tauri::async_runtime::spawn(sync_driver::run(handle));
+            tauri::async_runtime::spawn(sync_driver::run(handle.clone()));
+            tauri::async_runtime::spawn(update_flow::auto_check(handle));
             Ok(())
         })
         .on_page_load(|_webview, payload| {

@@ -19,6 +19,9 @@ pub struct AppState {
     pub kick: Notify,
     /// Fired once the UI shows its first screen: the sync driver's first round waits for it.
     pub ui_ready: Notify,
+    /// Held by the sync driver for each round; an update's restart takes it and keeps it, so
+    /// it waits for the round under way and no new one starts.
+    pub sync_round: tokio::sync::Mutex<()>,
     /// The embedded control plane, once started.
     pub sandbox: tokio::sync::Mutex<Option<Sandbox>>,
     /// Where the active profile is remembered between launches.
@@ -37,6 +40,7 @@ impl AppState {
             active: RwLock::new(active),
             kick: Notify::new(),
             ui_ready: Notify::new(),
+            sync_round: tokio::sync::Mutex::new(()),
             sandbox: tokio::sync::Mutex::new(None),
             settings,
         }

@@ -24,7 +24,9 @@ pub async fn run(app: AppHandle) {
     let mut last_refresh: Option<(String, Instant)> = None;
     loop {
         let profile = state.active().await;
+        let round = state.sync_round.lock().await;
         let wait = step(&state, &profile, &mut last_refresh).await;
+        drop(round);
         tokio::select! {
             _ = state.kick.notified() => {}
             _ = tokio::time::sleep(wait) => {}

@@ -2,6 +2,7 @@
 //! `command_map!` below is the single list the handler and the generated TypeScript use.
 
 mod agents;
+mod app;
 mod dlq;
 mod gitops;
 mod outbox;
@@ -9,6 +10,7 @@ mod profiles;
 mod resources;
 
 pub use agents::*;
+pub use app::*;
 pub use dlq::*;
 pub use gitops::*;
 pub use outbox::*;
@@ -70,6 +72,14 @@ command_map! {
     gitops_progress(profile: String, source: String, commit: String) -> ApplyProgress;
     gitops_status(profile: String, source: String) -> GitopsStatus;
     gitops_managed(profile: String) -> Vec<ManagedResource>;
+    app_info() -> AppInfo;
+    diagnostics() -> String;
+    update_settings() -> UpdateSettingsView;
+    save_update_settings(input: UpdateSettingsInput) -> UpdateSettingsView;
+    check_update() -> UpdateStatus;
+    download_update() -> UpdateStatus;
+    update_status() -> UpdateStatus;
+    install_update() -> ();
 }
 
 /// Registers every command of the map with Tauri.
@@ -124,6 +134,14 @@ macro_rules! handler {
             $crate::commands::gitops_progress,
             $crate::commands::gitops_status,
             $crate::commands::gitops_managed,
+            $crate::commands::app_info,
+            $crate::commands::diagnostics,
+            $crate::commands::update_settings,
+            $crate::commands::save_update_settings,
+            $crate::commands::check_update,
+            $crate::commands::download_update,
+            $crate::commands::update_status,
+            $crate::commands::install_update,
         ]
     };
 }

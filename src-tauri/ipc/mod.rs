@@ -1,9 +1,11 @@
 //! The IPC surface: the types that cross into the webview and their generated TypeScript.
 
+mod app;
 pub mod bindings;
 pub mod convert;
 mod dlq;
 mod types;
 
+pub use app::*;
 pub use dlq::*;
 pub use types::*;

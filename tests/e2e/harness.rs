@@ -59,6 +59,15 @@ impl App {
     }
 
     pub async fn launch_in(dirs: tempfile::TempDir) -> Result<Self> {
+        Self::launch_in_with(dirs, &[]).await
+    }
+
+    /// Like `launch`, with extra environment for the app.
+    pub async fn launch_with(env: &[(&str, String)]) -> Result<Self> {
+        Self::launch_in_with(tempfile::tempdir()?, env).await
+    }
+
+    pub async fn launch_in_with(dirs: tempfile::TempDir, env: &[(&str, String)]) -> Result<Self> {
         let binary = app_binary();
         if !binary.exists() {
             bail!(
@@ -77,11 +86,14 @@ impl App {
             .env("XDG_CONFIG_HOME", dirs.path().join("config"))
             .env("XDG_CACHE_HOME", dirs.path().join("cache"))
             .env("SWITCHYARD_DATA_DIR", dirs.path().join("switchyard"))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .context("starting tauri-driver (scripts/setup.sh installs it)")?;
         wait_for_port(DRIVER_PORT).await?;
+        // See the `rustls` dev-dependency in Cargo.toml.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut caps = serde_json::Map::new();
         caps.insert("tauri:options".into(), json!({ "application": binary }));
         // WebKitWebDriver may need a moment after the previous session; try a few times.

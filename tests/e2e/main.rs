@@ -12,6 +12,7 @@
 //! Each test gets throw-away XDG and data dirs. Screenshots land in `docs/screenshots/`
 //! (`SCREENSHOT_DIR` overrides).
 
+mod about;
 mod agents;
 mod dlq;
 mod gitops;
@@ -20,3 +21,4 @@ mod plane;
 mod profiles;
 mod replay;
 mod scenarios;
+mod update_feed;

@@ -27,6 +27,8 @@ import {
   IconTarget,
 } from "@tabler/icons-react";
 import { Fragment, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
+import { AboutButton } from "./components/about/AboutDialog";
+import { UpdateNotice } from "./components/about/UpdateNotice";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
@@ -229,6 +231,7 @@ export function App() {
             </Text>
           </Group>
           <Group gap="sm" wrap="nowrap">
+            <UpdateNotice />
             <ProfileSwitcher onOutbox={() => go("outbox")} />
             <Tooltip label="Light/dark theme (Ctrl+Shift+L)">
               <ActionIcon
@@ -241,6 +244,7 @@ export function App() {
                 {scheme === "dark" ? <IconSun size={16} /> : <IconMoon size={16} />}
               </ActionIcon>
             </Tooltip>
+            <AboutButton />
           </Group>
         </Group>
       </AppShell.Header>

@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "switchyard",
-    version,
+    version = switchyard_build_info::LONG_VERSION,
     about = "The Switchyard console: manage endpoints, targets and flows on control planes"
 )]
 pub struct Cli {

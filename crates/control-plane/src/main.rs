@@ -15,7 +15,7 @@ use tracing_subscriber::EnvFilter;
 #[derive(Parser)]
 #[command(
     name = "switchyard-control-plane",
-    version,
+    version = switchyard_build_info::LONG_VERSION,
     about = "The Switchyard reference control plane"
 )]
 struct Cli {

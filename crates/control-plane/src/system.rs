@@ -49,7 +49,9 @@ pub const FEATURES: &[&str] = &[
 
 async fn info(State(state): State<AppState>, _tenant: Tenant) -> Json<ServerInfo> {
     Json(ServerInfo {
-        version: env!("CARGO_PKG_VERSION").to_owned(),
+        version: switchyard_build_info::VERSION.to_owned(),
+        commit: switchyard_build_info::commit().map(str::to_owned),
+        build_date: Some(switchyard_build_info::BUILD_DATE.to_owned()),
         idempotency_retention_seconds: state.idempotency.retention.as_secs(),
         retry_schedule: state.retry_schedule.clone(),
         features: FEATURES.iter().map(|f| (*f).to_owned()).collect(),

@@ -6,6 +6,12 @@ use utoipa::ToSchema;
 pub struct ServerInfo {
     /// Server version (semver).
     pub version: String,
+    /// The git commit the server was built from; absent when its source had no git metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// When the server binary was built (RFC 3339 UTC); absent from servers older than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_date: Option<String>,
     /// How long a completed Idempotency-Key is remembered. A retry older than this may
     /// execute again, so clients check live state before resending older operations.
     pub idempotency_retention_seconds: u64,

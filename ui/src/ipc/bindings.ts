@@ -25,6 +25,24 @@ agents_read_only: boolean,
  */
 recent_calls: Array<AuditEntry>, };
 
+export type AppInfo = { version: string, 
+/**
+ * Absent when the build's source had no git metadata.
+ */
+commit: string | null, 
+/**
+ * RFC 3339 UTC.
+ */
+build_date: string, tauri_version: string, 
+/**
+ * The system webview (WebKitGTK on Linux); absent when it cannot be asked.
+ */
+webview_version: string | null, os: string, log_file: string | null, data_dir: string, 
+/**
+ * Whether this build carries an update key (packaged builds do; source builds do not).
+ */
+signed_updates: boolean, };
+
 export type ApplyProgress = { profile: string, source: string, commit: string, waves: Array<WaveProgress>, 
 /**
  * Every write of the apply is confirmed.
@@ -454,6 +472,20 @@ round_done: number, round_total: number,
  */
 offline_reason: string | null, };
 
+export type UpdateSettingsInput = { feed_url: string | null, auto_check: boolean | null, };
+
+export type UpdateSettingsView = { feed_url: string | null, 
+/**
+ * `null`: not decided yet (the first launch asks); nothing is checked until `true`.
+ */
+auto_check: boolean | null, signed_updates: boolean, 
+/**
+ * Whether this copy was installed from a package the updater can replace.
+ */
+installable: boolean, };
+
+export type UpdateStatus = { "state": "idle" } | { "state": "checking" } | { "state": "up_to_date", current_version: string, } | { "state": "available", version: string, current_version: string, notes: string | null, date: string | null, } | { "state": "downloading", version: string, downloaded: number, total: number | null, } | { "state": "ready", version: string, } | { "state": "installing", version: string, } | { "state": "failed", message: string, refused: boolean, };
+
 export type WaveProgress = { wave: number, total: number, 
 /**
  * Confirmed by the control plane.
@@ -556,4 +588,12 @@ export type Commands = {
   gitops_progress: { args: { profile: string; source: string; commit: string }; result: ApplyProgress };
   gitops_status: { args: { profile: string; source: string }; result: GitopsStatus };
   gitops_managed: { args: { profile: string }; result: Array<ManagedResource> };
+  app_info: { args: {  }; result: AppInfo };
+  diagnostics: { args: {  }; result: string };
+  update_settings: { args: {  }; result: UpdateSettingsView };
+  save_update_settings: { args: { input: UpdateSettingsInput }; result: UpdateSettingsView };
+  check_update: { args: {  }; result: UpdateStatus };
+  download_update: { args: {  }; result: UpdateStatus };
+  update_status: { args: {  }; result: UpdateStatus };
+  install_update: { args: {  }; result: null };
 };

@@ -167,3 +167,20 @@ async fn walkthrough_profile_edit_sync_conflict_and_wait() {
     );
     server.stop().await.unwrap();
 }
+
+#[test]
+fn version_names_the_commit_and_the_build_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["--version"], None);
+    assert!(out.status.success());
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        line.trim_end(),
+        format!("switchyard {}", switchyard_build_info::LONG_VERSION)
+    );
+    assert!(line.starts_with(&format!(
+        "switchyard {} (commit ",
+        env!("CARGO_PKG_VERSION")
+    )));
+    assert!(line.contains(switchyard_build_info::BUILD_DATE));
+}

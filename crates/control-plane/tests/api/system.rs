@@ -16,6 +16,18 @@ async fn health_info_and_openapi() {
     assert_eq!(health.status(), 200, "no auth needed");
     let info = Observed::of(s.get("/v1/info").await).await.json();
     assert_eq!(info["idempotency_retention_seconds"], 86400);
+    // What an operator reports: the version, the commit and the build date of this binary.
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        info["commit"].as_str(),
+        switchyard_build_info::commit(),
+        "the commit the server was built from (absent without git metadata)"
+    );
+    let built = info["build_date"].as_str().expect("build_date is reported");
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(built).is_ok(),
+        "build_date is RFC 3339: {built}"
+    );
     assert_eq!(
         info["retry_schedule"],
         serde_json::json!(["0s", "10s", "1m", "10m", "1h"])

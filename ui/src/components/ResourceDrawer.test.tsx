@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { WriteError } from "../ipc/bindings";
-import { mockCommands, renderUi, resource } from "../test/render";
+import { mockCommands, outboxEntry, renderUi, resource } from "../test/render";
 import { retryWouldRepeat } from "./AttentionActions";
 import { ResourceDrawer } from "./ResourceDrawer";
 
@@ -64,6 +64,40 @@ describe("ResourceDrawer", () => {
     );
     fireEvent.click(screen.getByText("Status"));
     expect(await screen.findByTestId("status-table")).toHaveTextContent("pending deliveries3");
+  });
+
+  it("names who queued each change in the history: an agent, GitOps, or nobody for the console", async () => {
+    mockCommands({
+      get_resource: () => resource({ name: "orders" }),
+      resource_history: () => [
+        outboxEntry({
+          id: 7,
+          operation: "update",
+          state: "done",
+          origin: { via: "mcp", client: "claude-desktop 1.2" },
+        }),
+        outboxEntry({
+          id: 8,
+          operation: "update",
+          state: "done",
+          origin: {
+            via: "gitops",
+            source: "git@example.com:ops/switchyard.git",
+            commit: "0123456789abcdef0123",
+            path: "endpoints/orders.yaml",
+          },
+        }),
+        outboxEntry({ id: 9, state: "done" }),
+      ],
+    });
+    renderUi(<ResourceDrawer kind="endpoint" name="orders" onClose={() => {}} />);
+    fireEvent.click(await screen.findByRole("tab", { name: "History" }));
+    const byAgent = await screen.findByTestId("history-7");
+    expect(byAgent).toHaveTextContent("via MCP: claude-desktop 1.2");
+    expect(screen.getByTestId("history-8")).toHaveTextContent(
+      "via GitOps: 0123456789ab endpoints/orders.yaml",
+    );
+    expect(within(screen.getByTestId("history-9")).queryByTestId("origin-note")).toBeNull();
   });
 });
 

@@ -20,6 +20,7 @@ import { ApplyEditor } from "./ApplyEditor";
 import { AttentionActions } from "./AttentionActions";
 import { ErrorAlert } from "./ErrorAlert";
 import { JsonBlock } from "./JsonDiff";
+import { OriginNote } from "./OriginNote";
 import { PendingBadge, StateBadge } from "./PendingBadge";
 import { ResourceForm } from "./ResourceForm";
 
@@ -219,9 +220,12 @@ function Details({
             </Table.Thead>
             <Table.Tbody>
               {(history.data ?? []).map((entry) => (
-                <Table.Tr key={entry.id}>
+                <Table.Tr key={entry.id} data-testid={`history-${entry.id}`}>
                   <Table.Td>{shortTime(entry.created_at)}</Table.Td>
-                  <Table.Td>{operationLabels[entry.operation]}</Table.Td>
+                  <Table.Td>
+                    {operationLabels[entry.operation]}
+                    <OriginNote origin={entry.origin} />
+                  </Table.Td>
                   <Table.Td>
                     <StateBadge state={entry.state} />
                   </Table.Td>

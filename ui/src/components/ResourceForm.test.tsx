@@ -129,6 +129,39 @@ describe("ResourceForm", () => {
       base_version: 4,
     });
   });
+
+  it("warns that an edit of a Git-managed resource drifts from Git, and only then", async () => {
+    mockCommands({
+      list_resources: none,
+      list_outbox: none,
+      gitops_managed: () => [
+        {
+          kind: "endpoint",
+          name: "orders",
+          source: "ops-repo",
+          commit: "0123456789abcdef0123",
+          path: "endpoints/orders.yaml",
+          created: true,
+          state: "in_sync",
+          changes: [],
+          changed_by: null,
+          changed_at: null,
+        },
+      ],
+    });
+    // Both forms read the same managed list: once it has arrived for one, it has for the other.
+    renderUi(
+      <>
+        <ResourceForm kind="endpoint" resource={resource({ name: "orders" })} onDone={() => {}} />
+        <ResourceForm kind="endpoint" resource={resource({ name: "payments" })} onDone={() => {}} />
+      </>,
+    );
+    const warning = await screen.findByRole("alert", { name: "Managed by Git" });
+    expect(warning).toHaveTextContent(
+      "orders comes from endpoints/orders.yaml in ops-repo. An edit made here drifts from Git",
+    );
+    expect(screen.getAllByRole("alert", { name: "Managed by Git" })).toHaveLength(1);
+  });
 });
 
 describe("ResourceForm selects", () => {

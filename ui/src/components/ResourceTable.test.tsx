@@ -1,5 +1,6 @@
 import { fireEvent, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
+import type { ManagedResource } from "../ipc/bindings";
 import { emptyText } from "../pages/ResourcesPage";
 import { renderUi, resource } from "../test/render";
 import { ResourceTable } from "./ResourceTable";
@@ -52,6 +53,43 @@ describe("ResourceTable", () => {
     expect(within(row).getByTestId("pending-badge")).toHaveTextContent("Needs attention · edit");
     fireEvent.click(row);
     expect(onOpen).toHaveBeenCalledWith(items[2]);
+  });
+
+  it("marks a Git-managed resource changed outside Git as drifted, and one in sync as Git", async () => {
+    const fromGit = (name: string, over: Partial<ManagedResource>): ManagedResource => ({
+      kind: "endpoint",
+      name,
+      source: "ops-repo",
+      commit: "0123456789abcdef0123",
+      path: `endpoints/${name}.yaml`,
+      created: true,
+      state: "in_sync",
+      changes: [],
+      changed_by: null,
+      changed_at: null,
+      ...over,
+    });
+    const managed = {
+      "endpoint/orders": fromGit("orders", {
+        state: "drifted",
+        changes: [{ field: "spec.description", before: "Orders", after: "All orders" }],
+        changed_by: "desktop",
+      }),
+      "endpoint/payments": fromGit("payments", {}),
+    };
+    renderUi(<ResourceTable items={items} managed={managed} onOpen={() => {}} />);
+    const drifted = within(screen.getByTestId("row-orders")).getByTestId("git-badge");
+    expect(drifted).toHaveTextContent("drifted");
+    expect(within(screen.getByTestId("row-payments")).getByTestId("git-badge")).toHaveTextContent(
+      /^Git$/,
+    );
+    expect(within(screen.getByTestId("row-inventory")).queryByTestId("git-badge")).toBeNull();
+    fireEvent.mouseEnter(drifted);
+    expect(
+      await screen.findByText(
+        "Changed outside Git (spec.description) by desktop. Managed by ops-repo at 0123456789ab.",
+      ),
+    ).toBeInTheDocument();
   });
 });
 

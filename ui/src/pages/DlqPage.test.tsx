@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { DlqEntryView, DlqFilterInput } from "../ipc/bindings";
-import { mockCommands, renderUi } from "../test/render";
+import { type CallLog, mockCommands, renderUi } from "../test/render";
 import { DlqPage } from "./DlqPage";
 
 const entry = (i: number, target: string): DlqEntryView => ({
@@ -134,5 +134,92 @@ describe("DlqPage filters and empty states", () => {
       overflow: "hidden",
       textOverflow: "ellipsis",
     });
+  });
+});
+
+describe("DlqPage dates, live count and charts", () => {
+  /** The filter of the last `command` call (of the `groupBy` grouping, for stats). */
+  const lastFilter = (calls: CallLog, command: string, groupBy?: string) => {
+    const sent = calls
+      .map(([c, args]) => ({
+        c,
+        args: args as { groupBy?: string; filter: DlqFilterInput | null },
+      }))
+      .filter(({ c, args }) => c === command && (!groupBy || args.groupBy === groupBy));
+    return sent.at(-1)?.args.filter;
+  };
+
+  it("labels the date fields, and a quick range fills Dead since and clears Dead until", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    const calls = mockCommands({
+      dlq_stats: () => ({ total: 0, groups: [] }),
+      dlq_page: () => ({ items: [], next_cursor: null }),
+      list_resources: () => [],
+    });
+    renderUi(<DlqPage />);
+    const since = screen.getByLabelText("Dead since");
+    const until = screen.getByLabelText("Dead until");
+    expect(since).toHaveValue("");
+    expect(since).toHaveAttribute("placeholder", "any");
+    fireEvent.change(until, { target: { value: "2031-01-02T03:04" } });
+    await waitFor(() =>
+      expect(lastFilter(calls, "dlq_page")?.until).toBe(Date.parse("2031-01-02T03:04")),
+    );
+    const before = Date.now();
+    fireEvent.click(screen.getByRole("button", { name: "1 h" }));
+    const after = Date.now();
+    await waitFor(() => expect(lastFilter(calls, "dlq_page")?.until).toBeNull());
+    const sent = lastFilter(calls, "dlq_page")?.since ?? 0;
+    expect(sent).toBeGreaterThanOrEqual(before - 3_600_000);
+    expect(sent).toBeLessThanOrEqual(after - 3_600_000);
+    // The field shows the same moment, to the minute, in local time.
+    expect(Date.parse((since as HTMLInputElement).value)).toBe(Math.floor(sent / 60_000) * 60_000);
+    expect(until).toHaveValue("");
+  });
+
+  it("says when the live count differs from the loaded list, and reloads on a click", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    let dead = [entry(1, "crm"), entry(2, "erp"), entry(3, "crm")];
+    mockCommands({
+      dlq_stats: () => ({ total: 5, groups: [] }),
+      dlq_page: () => ({ items: dead, next_cursor: null }),
+      list_resources: () => [],
+    });
+    renderUi(<DlqPage />);
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("3 shown"));
+    const changed = await screen.findByRole("button", {
+      name: "The DLQ changed: 5 now in it — load them",
+    });
+    dead = [...dead, entry(4, "erp"), entry(5, "crm")];
+    fireEvent.click(changed);
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("5 shown"));
+    expect(screen.queryByRole("button", { name: /The DLQ changed/ })).toBeNull();
+  });
+
+  it("the charts count what the filter matches: a new filter is a new stats query", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    const calls = mockCommands({
+      dlq_stats: () => ({ total: 2, groups: [] }),
+      dlq_page: () => ({ items: [entry(1, "crm"), entry(2, "erp")], next_cursor: null }),
+      list_resources: () => [],
+    });
+    renderUi(<DlqPage />);
+    fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
+    await waitFor(() =>
+      expect(screen.getByTestId("charts-scope")).toHaveTextContent(
+        "Counts from the server, the whole DLQ.",
+      ),
+    );
+    expect(lastFilter(calls, "dlq_stats", "hour")).toBeNull();
+    fireEvent.change(screen.getByTestId("filter-target"), { target: { value: "crm" } });
+    await waitFor(() =>
+      expect(screen.getByTestId("charts-scope")).toHaveTextContent(
+        "Counts from the server, matching target = crm.",
+      ),
+    );
+    expect(lastFilter(calls, "dlq_stats", "hour")).toMatchObject({ target: "crm", endpoint: null });
   });
 });

@@ -62,8 +62,9 @@ export type Page =
   | "replays"
   | "gitops";
 
-// Pages in navigation order; their position is the Ctrl+<n> shortcut. The DLQ explorer and
-// replay sessions join this list when they land.
+// Pages in navigation order; position n (from 1) is the Ctrl+<n> shortcut and the palette's
+// hint for it: GitOps, ninth, is Ctrl+9, and a tenth page would get no key. The keyboard table
+// in docs/desktop.md lists the same.
 const pages: { id: Page; label: string; icon: ReactNode }[] = [
   { id: "overview", label: "Overview", icon: <IconDashboard size={18} /> },
   { id: "endpoint", label: "Endpoints", icon: <IconPlugConnected size={18} /> },

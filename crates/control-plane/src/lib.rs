@@ -26,7 +26,7 @@ mod system;
 
 use std::sync::Arc;
 
-pub use server::{Server, ServerConfig};
+pub use server::{DrainReport, Server, ServerConfig};
 
 /// Shared state of every request handler.
 pub type AppState = Arc<AppStateInner>;

@@ -51,6 +51,11 @@ struct EdgeArgs {
     /// Delays before each try of an outcome report to the control plane.
     #[arg(long, default_value = "0s,10s,1m,10m,1h")]
     retry_schedule: String,
+    /// On SIGTERM or Ctrl-C, how long to let the attempts in flight finish and report
+    /// before exiting (what is left then is reported as interrupted and retried at once).
+    /// A second signal exits at once.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    drain_timeout: Duration,
 }
 
 #[derive(clap::Args)]
@@ -107,8 +112,8 @@ struct ServeArgs {
     #[arg(long)]
     no_worker: bool,
     /// On SIGTERM or Ctrl-C, how long to wait for requests and attempts in progress to
-    /// finish before exiting (attempts still in flight then are retried by other replicas
-    /// once their leases expire).
+    /// finish before exiting (attempts still in flight then are released: due again at
+    /// once, for another replica or the next start). A second signal exits at once.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     drain_timeout: Duration,
     /// This process's worker name, recorded as `performed_by` of its attempts (default:
@@ -210,8 +215,19 @@ async fn main() -> anyhow::Result<()> {
         None
     };
     server
-        .run_until(shutdown_signal(), args.drain_timeout)
+        .run_until(first_of_two_signals(), args.drain_timeout)
         .await
+}
+
+/// Resolves on the first stop signal, and makes a second one end the process at once
+/// (an operator who does not want to wait for the drain).
+async fn first_of_two_signals() {
+    shutdown_signal().await;
+    tokio::spawn(async {
+        shutdown_signal().await;
+        eprintln!("second stop signal: exiting now without finishing the drain");
+        std::process::exit(130);
+    });
 }
 
 /// SIGINT (Ctrl-C) or SIGTERM (what `systemctl stop`, Kubernetes and most supervisors send).
@@ -283,8 +299,11 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
         "switchyard edge plane {:?} relaying for {}",
         config.name, config.control_plane
     );
-    tokio::select! {
-        result = switchyard_control_plane::edge::agent::run(config) => result,
-        _ = tokio::signal::ctrl_c() => Ok(()),
-    }
+    switchyard_control_plane::edge::agent::run_until(
+        config,
+        first_of_two_signals(),
+        args.drain_timeout,
+    )
+    .await
+    .map(drop)
 }

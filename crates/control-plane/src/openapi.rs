@@ -317,6 +317,30 @@ pub fn document() -> OpenApi {
             ),
         )
         .path(
+            "/readyz",
+            PathItem::new(
+                HttpMethod::Get,
+                OperationBuilder::new()
+                    .summary(Some(
+                        "Readiness: 200 while serving, 503 once draining (stop a load \
+                         balancer's traffic) or when the store is unreachable",
+                    ))
+                    .tag("system")
+                    .responses(
+                        ResponsesBuilder::new()
+                            .response("200", ResponseBuilder::new().description("ready").build())
+                            .response(
+                                "503",
+                                ResponseBuilder::new()
+                                    .description("draining, or store unreachable")
+                                    .build(),
+                            )
+                            .build(),
+                    )
+                    .build(),
+            ),
+        )
+        .path(
             "/v1/info",
             PathItem::new(
                 HttpMethod::Get,

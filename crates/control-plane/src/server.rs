@@ -56,6 +56,17 @@ impl ServerConfig {
     }
 }
 
+/// What a drain did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrainReport {
+    /// Attempts the worker held when the drain began.
+    pub in_flight: usize,
+    /// Of those, how many were still unrecorded when time ran out and were released.
+    pub released: usize,
+    /// Whether requests still running at the deadline were cut off.
+    pub requests_cut: bool,
+}
+
 /// A running control plane.
 pub struct Server {
     pub addr: SocketAddr,
@@ -184,11 +195,14 @@ impl Server {
         Ok(())
     }
 
-    /// Drains and stops: stops accepting requests and finishes those in progress, and the
-    /// worker claims nothing more and records the attempts it holds, for at most `within`
-    /// (after that, their leases expire and other replicas retry them). Nothing is lost
-    /// either way; draining first spares receivers a repeated attempt.
-    pub async fn drain(mut self, within: Duration) -> anyhow::Result<()> {
+    /// Drains and stops: stops accepting connections, and for at most `within` finishes the
+    /// requests in progress while the worker claims nothing more and records the attempts it
+    /// holds. What is still held when time runs out is released (recorded as interrupted and
+    /// due again at once: see [`crate::delivery::worker::release_in_flight`]), so another
+    /// replica or the next start takes it over without waiting out a lease. Draining first
+    /// spares receivers a repeated attempt; nothing is lost either way.
+    pub async fn drain(mut self, within: Duration) -> anyhow::Result<DrainReport> {
+        let deadline = tokio::time::Instant::now() + within;
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -197,15 +211,46 @@ impl Server {
             .draining
             .store(true, std::sync::atomic::Ordering::SeqCst);
         delivery.wake.notify_one();
+        let mut report = DrainReport {
+            in_flight: delivery.in_flight_count(),
+            released: 0,
+            requests_cut: false,
+        };
+        tracing::info!(
+            in_flight = report.in_flight,
+            within_ms = within.as_millis() as u64,
+            "draining: no new connections or attempts; finishing those in progress"
+        );
         if let Some(mut worker) = self.worker.take()
-            && tokio::time::timeout(within, &mut worker).await.is_err()
+            && tokio::time::timeout_at(deadline, &mut worker)
+                .await
+                .is_err()
         {
-            tracing::warn!(
-                "drain timed out; attempts still in flight are retried after their leases expire"
-            );
             worker.abort();
+            report.released = crate::delivery::worker::release_in_flight(&delivery).await?;
+            tracing::warn!(
+                released = report.released,
+                "drain timed out: released the attempts still in flight (due again at once)"
+            );
         }
-        self.stop().await
+        self.sweeper.abort();
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
+        }
+        match tokio::time::timeout_at(deadline, &mut self.task).await {
+            Ok(served) => served??,
+            Err(_) => {
+                report.requests_cut = true;
+                tracing::warn!("drain timed out: closing the requests still running");
+                self.task.abort();
+            }
+        }
+        tracing::info!(
+            recorded = report.in_flight.saturating_sub(report.released),
+            released = report.released,
+            "drained"
+        );
+        Ok(report)
     }
 
     /// Runs until `signal` resolves, then drains (see [`Server::drain`]).
@@ -216,10 +261,7 @@ impl Server {
     ) -> anyhow::Result<()> {
         tokio::select! {
             result = &mut self.task => result?.map_err(Into::into),
-            () = signal => {
-                tracing::info!("draining: no new requests or attempts; finishing those in progress");
-                self.drain(drain_within).await
-            }
+            () = signal => self.drain(drain_within).await.map(drop),
         }
     }
 

@@ -15,6 +15,7 @@ use crate::extract::Tenant;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/v1/info", get(info))
         .route("/openapi.json", get(openapi))
 }
@@ -31,6 +32,19 @@ async fn healthz(State(state): State<AppState>) -> Response {
                 .into_response()
         }
     }
+}
+
+/// Readiness for a load balancer: 503 from the moment a drain begins (while `/healthz`
+/// stays live), or while the store is unreachable.
+async fn readyz(State(state): State<AppState>) -> Response {
+    if state.delivery.is_draining() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(serde_json::json!({"status": "draining"})),
+        )
+            .into_response();
+    }
+    healthz(State(state)).await
 }
 
 pub const FEATURES: &[&str] = &[

@@ -98,6 +98,9 @@ pub struct DeliveryContext {
     /// Set when the server drains: the worker claims nothing more and ends once the
     /// attempts it holds are recorded.
     pub draining: std::sync::atomic::AtomicBool,
+    /// The attempts this process's worker holds (sent or about to be, not yet recorded), by
+    /// attempt id: what a drain that runs out of time releases.
+    pub in_flight: std::sync::Mutex<std::collections::HashMap<String, Claimed>>,
 }
 
 impl DeliveryContext {
@@ -115,7 +118,18 @@ impl DeliveryContext {
             clock,
             wake: Arc::new(tokio::sync::Notify::new()),
             draining: std::sync::atomic::AtomicBool::new(false),
+            in_flight: std::sync::Mutex::default(),
         }
+    }
+
+    /// Whether the server is draining (readiness turns false; the worker claims nothing).
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How many attempts the worker holds right now.
+    pub fn in_flight_count(&self) -> usize {
+        self.in_flight.lock().expect("in-flight lock").len()
     }
 
     pub fn lease_margin_ms(&self) -> i64 {

@@ -10,7 +10,7 @@ use tokio::sync::Semaphore;
 
 use super::http::{self, AttemptResult};
 use super::{DeliveryContext, decide, reaper};
-use crate::store::{Claimed, DueScope, FinishedBy, StoreError};
+use crate::store::{Claimed, DueScope, FinishedBy, StoreError, Transition};
 
 /// Sends one claimed attempt and records its outcome. Returns the result and whether it was
 /// recorded (`false`: the lease was lost and a newer holder owns the delivery).
@@ -93,7 +93,7 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
         let permits = Arc::new(Semaphore::new(concurrency));
         let mut last_sweep = 0i64;
         loop {
-            if ctx.draining.load(std::sync::atomic::Ordering::SeqCst) {
+            if ctx.is_draining() {
                 // Every permit back means every attempt in flight has been recorded.
                 let _all = permits
                     .acquire_many(u32::try_from(concurrency).unwrap_or(u32::MAX))
@@ -115,11 +115,19 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
                             return;
                         };
                         let ctx = ctx.clone();
+                        ctx.in_flight
+                            .lock()
+                            .expect("in-flight lock")
+                            .insert(claimed.attempt_id.clone(), claimed.clone());
                         tokio::spawn(async move {
                             if let Err(e) = perform(&ctx, &claimed).await {
                                 tracing::warn!(error = %e, delivery = %claimed.delivery_id,
                                     "recording an attempt failed; its lease will expire and it is retried");
                             }
+                            ctx.in_flight
+                                .lock()
+                                .expect("in-flight lock")
+                                .remove(&claimed.attempt_id);
                             drop(permit);
                         });
                     }
@@ -140,6 +148,47 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Releases every attempt the worker still holds when a drain runs out of time: each is
+/// recorded (through its fence, so an outcome that lands first wins) as an interrupted
+/// attempt and is due again at once, so the next replica or the next start sends it now
+/// instead of after its lease expires. The receiver may have seen it: the copy it gets next
+/// carries the same `webhook-id`. Returns how many were released.
+pub async fn release_in_flight(ctx: &DeliveryContext) -> Result<usize, StoreError> {
+    let held: Vec<Claimed> = ctx
+        .in_flight
+        .lock()
+        .expect("in-flight lock")
+        .drain()
+        .map(|(_, c)| c)
+        .collect();
+    let now = ctx.clock.now_ms();
+    let mut released = 0;
+    for claimed in &held {
+        let result = AttemptResult::failed(
+            ErrorClass::Timeout,
+            "interrupted: the control plane stopped before the receiver answered",
+        );
+        let next = match decide(
+            &result,
+            claimed.hop_number,
+            claimed.max_attempts,
+            &ctx.policy,
+            now,
+        ) {
+            Transition::RetryAt(_) => Transition::RetryAt(now),
+            other => other,
+        };
+        if ctx
+            .store
+            .finish_attempt(claimed.fence(), &result, FinishedBy::Sender, next, now)
+            .await?
+        {
+            released += 1;
+        }
+    }
+    Ok(released)
 }
 
 /// Deletes event keys older than the dedup window (they no longer dedup anything).

@@ -8,5 +8,6 @@ mod openapi;
 mod paths;
 mod replay;
 mod sandbox;
+mod shutdown;
 mod support;
 mod workers;

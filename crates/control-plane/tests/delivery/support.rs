@@ -44,6 +44,9 @@ type Behaviour = Arc<dyn Fn(usize) -> Reply + Send + Sync>;
 pub struct Received {
     pub headers: HashMap<String, String>,
     pub body: String,
+    pub received_at: Instant,
+    /// When the receiver finished its answer (`None`: still holding the request).
+    pub answered_at: Option<Instant>,
 }
 
 impl Received {
@@ -77,6 +80,8 @@ async fn receive(
             .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
             .collect(),
         body: String::from_utf8_lossy(&body).into_owned(),
+        received_at: Instant::now(),
+        answered_at: None,
     };
     let index = {
         let mut log = state.log.lock().unwrap();
@@ -88,6 +93,7 @@ async fn receive(
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
     }
+    state.log.lock().unwrap()[index].answered_at = Some(Instant::now());
     StatusCode::from_u16(reply.status).unwrap()
 }
 
@@ -292,6 +298,24 @@ impl Child {
         self.child.start_kill().unwrap();
         self.child.wait().await.unwrap();
     }
+
+    /// Sends SIGTERM (what `systemctl stop` and Kubernetes send) without waiting.
+    pub fn terminate(&self) {
+        let pid = self.child.id().expect("a running child").to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM {pid}");
+    }
+
+    /// Waits for the process to exit on its own, at most `within`.
+    pub async fn exit_status(&mut self, within: Duration) -> std::process::ExitStatus {
+        tokio::time::timeout(within, self.child.wait())
+            .await
+            .expect("the process exits")
+            .unwrap()
+    }
 }
 
 impl Drop for Child {
@@ -346,6 +370,11 @@ pub async fn spawn_serve(db_url: &str, extra: &[&str], env: &[(&str, &str)]) -> 
 
 /// Starts `switchyard-control-plane edge` for `control_plane`.
 pub fn spawn_edge(control_plane: &str, name: &str) -> Child {
+    spawn_edge_with(control_plane, name, &[])
+}
+
+/// Starts `switchyard-control-plane edge` with `extra` arguments.
+pub fn spawn_edge_with(control_plane: &str, name: &str, extra: &[&str]) -> Child {
     let child = tokio::process::Command::new(BIN)
         .args([
             "edge",
@@ -357,6 +386,7 @@ pub fn spawn_edge(control_plane: &str, name: &str) -> Child {
             "20ms",
         ])
         .args(["--retry-schedule", FAST])
+        .args(extra)
         .env("SWITCHYARD_EDGE_TOKEN", TOKEN)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod signals;
 mod table;
 
 use std::process::ExitCode;

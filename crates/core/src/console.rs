@@ -70,6 +70,9 @@ pub(crate) struct Inner {
     pub opts: ConsoleOptions,
     /// Identifies this process's leases: `boot-id:pid:uuid`.
     pub owner: String,
+    /// Set by [`Console::stop_syncs`]: every sync run picks nothing new, waits for what it
+    /// sent, records it, releases the rest and returns.
+    pub stop: tokio::sync::watch::Sender<bool>,
 }
 
 /// The console core. Cheap to clone; all methods take `&self`.
@@ -101,8 +104,28 @@ impl Console {
                 events,
                 opts,
                 owner,
+                stop: tokio::sync::watch::Sender::new(false),
             }),
         })
+    }
+
+    /// Asks every sync run of this process to stop gracefully (a stop signal, the app
+    /// quitting): no operation is claimed or started any more, those already sent are
+    /// waited for and recorded, and those claimed but not sent are released at once for the
+    /// next run. Runs started afterwards return at once. Idempotent.
+    pub fn stop_syncs(&self) {
+        self.inner.stop.send_replace(true);
+    }
+
+    /// Whether [`Console::stop_syncs`] was called.
+    pub fn syncs_stopped(&self) -> bool {
+        *self.inner.stop.borrow()
+    }
+
+    /// Resolves once [`Console::stop_syncs`] is called.
+    pub(crate) async fn stop_requested(&self) {
+        let mut stop = self.inner.stop.subscribe();
+        let _ = stop.wait_for(|stopped| *stopped).await;
     }
 
     pub fn data_dir(&self) -> &Path {

@@ -116,7 +116,7 @@ pub async fn mcp_cmd(console: Console, profile: String, args: McpArgs) -> anyhow
     );
     tokio::select! {
         r = running.wait() => r?,
-        _ = tokio::signal::ctrl_c() => {}
+        () = crate::signals::stop_signal() => {}
     }
     Ok(Exit::Ok)
 }

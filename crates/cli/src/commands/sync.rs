@@ -51,6 +51,7 @@ pub async fn run_sync(
             eprintln!();
         }
     });
+    let stopper = tokio::spawn(stop_on_signal(console.clone()));
     let result = console
         .sync(
             profile,
@@ -61,8 +62,22 @@ pub async fn run_sync(
             },
         )
         .await;
+    stopper.abort();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), progress).await;
     result
+}
+
+/// SIGINT or SIGTERM: the run picks no new operation, waits for those already sent and
+/// records them, and hands the rest back to the outbox (nothing is sent twice; the next sync
+/// sends what is left). A second signal exits at once (what was in flight is sent again
+/// with the same key by the next sync, and the server replays it).
+async fn stop_on_signal(console: Console) {
+    crate::signals::stop_signal().await;
+    eprintln!("\nsync: stopping: finishing the writes already sent (a second signal quits now)");
+    console.stop_syncs();
+    crate::signals::stop_signal().await;
+    eprintln!("sync: quitting now; unfinished writes are sent again, same key, by the next sync");
+    std::process::exit(130);
 }
 
 pub async fn sync(

@@ -242,7 +242,9 @@ impl Console {
             while let Ok(a) = pipe.done_rx.try_recv() {
                 st.finished.push(a);
             }
-            let past_deadline = deadline.is_some_and(|d| Instant::now() >= d);
+            // A stop request ends the run the way its deadline does.
+            let past_deadline =
+                deadline.is_some_and(|d| Instant::now() >= d) || self.syncs_stopped();
             let stopping = st.halted() || past_deadline;
             if stopping {
                 let unsent = pipe.take_queued();
@@ -290,6 +292,8 @@ impl Console {
                 Some(j) = pipe.workers.join_next() => st.worker_ended(j),
                 _ = async { tokio::time::sleep_until(until.expect("a deadline")).await },
                     if until.is_some() => {}
+                // Takes back at once what no worker has started yet.
+                () = self.stop_requested(), if !past_deadline => {}
             }
         }
         self.finish_run(profile, &opts, st, started).await
@@ -385,7 +389,10 @@ impl Console {
         if let Some(d) = deadline {
             wait = wait.min(d.saturating_duration_since(Instant::now()).as_millis() as i64 + 1);
         }
-        tokio::time::sleep(Duration::from_millis(wait.max(1) as u64)).await;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(wait.max(1) as u64)) => {}
+            () = self.stop_requested() => {}
+        }
     }
 
     /// Ends a run: refreshes the cache (if asked), counts what is left, audits and reports.

@@ -21,6 +21,14 @@ fn sync_child_process() {
         let console = Console::open(ConsoleOptions::new(&dir, "test-child"))
             .await
             .unwrap();
+        // SIGTERM asks the run to stop gracefully, as `switchyard sync` does.
+        let stopping = console.clone();
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+        tokio::spawn(async move {
+            term.recv().await;
+            stopping.stop_syncs();
+        });
         match console
             .sync(
                 "p",

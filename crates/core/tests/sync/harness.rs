@@ -18,6 +18,8 @@ pub struct ControlPlane {
     pub server: Option<Server>,
     pub require_key: bool,
     pub retention: Duration,
+    /// Pauses keyed requests at their crash points (a slow server).
+    pub hooks: Option<std::sync::Arc<dyn switchyard_control_plane::hooks::Hooks>>,
 }
 
 impl ControlPlane {
@@ -27,6 +29,7 @@ impl ControlPlane {
             server: None,
             require_key,
             retention: Duration::from_secs(86_400),
+            hooks: None,
         };
         cp.restart().await;
         cp
@@ -46,6 +49,9 @@ impl ControlPlane {
         config.idempotency.require_key = self.require_key;
         config.idempotency.retention = self.retention;
         config.sweep_every = Duration::from_millis(200);
+        if let Some(hooks) = &self.hooks {
+            config.hooks = hooks.clone();
+        }
         self.server = Some(Server::start(config).await.unwrap());
     }
 

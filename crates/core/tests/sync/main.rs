@@ -5,6 +5,7 @@ mod cache_queries;
 mod chaos;
 mod child;
 mod concurrent_enqueue;
+mod graceful;
 mod harness;
 mod keyed;
 mod proxy;

@@ -8,6 +8,7 @@ mod about;
 pub mod commands;
 mod events;
 pub mod ipc;
+mod quit;
 pub mod state;
 mod sync_driver;
 mod update_flow;
@@ -125,7 +126,29 @@ pub fn run() {
                 }
             }
         })
+        .on_window_event(|window, event| {
+            // Closing the window quits once the writes in flight are answered.
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event
+                && !quit::quitting()
+            {
+                api.prevent_close();
+                quit::begin(window.app_handle());
+            }
+        })
         .invoke_handler(handler!())
-        .run(tauri::generate_context!("tauri.conf.json"))
-        .expect("error while running the Switchyard desktop console");
+        .build(tauri::generate_context!("tauri.conf.json"))
+        .expect("error while building the Switchyard desktop console")
+        .run(|app, event| {
+            // Any other way out (the last window gone) goes through the same quit; an exit
+            // the app asks for itself (`code` set: the quit's own exit, an update's restart,
+            // which flushes the outbox its own way) goes through.
+            if let tauri::RunEvent::ExitRequested {
+                api, code: None, ..
+            } = event
+                && !quit::quitting()
+            {
+                api.prevent_exit();
+                quit::begin(app);
+            }
+        });
 }

@@ -25,6 +25,10 @@ pub async fn run(app: AppHandle) {
     loop {
         let profile = state.active().await;
         let round = state.sync_round.lock().await;
+        if state.core.syncs_stopped() {
+            // Quitting: the round that was under way has finished; start no other.
+            return;
+        }
         let wait = step(&state, &profile, &mut last_refresh).await;
         drop(round);
         tokio::select! {

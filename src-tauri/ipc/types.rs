@@ -286,6 +286,9 @@ pub enum CoreEvent {
         session_id: String,
         state: super::dlq::ReplayWriteState,
     },
+    /// The app is quitting and waits for the writes already sent to be answered; the rest
+    /// stay queued for the next launch.
+    Quitting { sending: u32 },
 }
 
 /// The tauri event name of [`CoreEvent`].

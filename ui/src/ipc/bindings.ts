@@ -109,7 +109,7 @@ theirs_from_cache: boolean,
  */
 conflicting_fields: Array<string>, };
 
-export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, };
+export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, } | { "type": "quitting", sending: number, };
 
 export type DeliveryHop = "control_plane_webhook" | "control_plane_edge" | "edge_webhook";
 

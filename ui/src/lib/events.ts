@@ -1,5 +1,6 @@
 // Keeps the screen current from the core's events: no polling for state the core announces.
 // Every event names its profile, and only that profile's queries are refreshed.
+import { notifications } from "@mantine/notifications";
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import type { CoreEvent, SyncStatus } from "../ipc/bindings";
@@ -38,6 +39,22 @@ export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event:
     case "resources_changed": {
       const s = scope(event.profile);
       for (const queryKey of [s.allResources, s.allResource, s.overview]) invalidate(queryKey);
+      break;
+    }
+    case "quitting": {
+      // The window stays until the writes already sent are answered: say why.
+      const writes = event.sending === 1 ? "1 write" : `${event.sending} writes`;
+      notifications.show({
+        id: "quitting",
+        loading: true,
+        autoClose: false,
+        withCloseButton: false,
+        title: "Closing Switchyard",
+        message:
+          event.sending > 0
+            ? `Finishing ${writes} already sent; anything else stays queued for the next launch.`
+            : "Finishing the sync under way; queued writes stay for the next launch.",
+      });
       break;
     }
     case "replay_write": {

@@ -195,6 +195,19 @@ impl Console {
         Ok(c)
     }
 
+    /// Writes this process has on the wire right now (leased by it and sending), across
+    /// profiles: what a graceful stop waits for. Leases of other or dead processes are not
+    /// counted.
+    pub async fn sending_here(&self) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM outbox WHERE state = 'sending' AND lease_owner = ?",
+        )
+        .bind(&self.inner.owner)
+        .fetch_one(&self.inner.pool)
+        .await?;
+        Ok(n as u64)
+    }
+
     pub(crate) async fn emit_counts(&self, profile: &str) {
         if self.inner.events.receiver_count() == 0 {
             return;

@@ -403,7 +403,7 @@ impl Console {
         st: RunState,
         started: Instant,
     ) -> Result<SyncReport> {
-        if opts.refresh_after && !st.halted() {
+        if opts.refresh_after && !st.halted() && !self.syncs_stopped() {
             // Best effort: the ops' own responses already updated the cache.
             let _ = self.refresh(profile).await;
         }

@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
+.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
@@ -43,6 +43,17 @@ lint:
 test-rust:
 	cargo test --workspace
 
+# Profile tokens in a real OS keychain (crates/core/tests/keychain.rs): gnome-keyring's Secret
+# Service in a private D-Bus session, its login keyring unlocked with a throwaway password and
+# kept in a temp dir (never yours). REQUIRE_KEYCHAIN=1: no Secret Service fails, not skips.
+test-keychain:
+	@command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null || \
+	  { echo "test-keychain: needs dbus-run-session and gnome-keyring-daemon (make setup installs them)" >&2; exit 1; }
+	keyring_tmp=$$(mktemp -d) && trap 'rm -rf "$$keyring_tmp"' EXIT && mkdir -m 700 "$$keyring_tmp/run" && \
+	XDG_DATA_HOME="$$keyring_tmp/data" XDG_RUNTIME_DIR="$$keyring_tmp/run" dbus-run-session -- bash -c \
+	  'echo -n test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && \
+	   REQUIRE_KEYCHAIN=1 cargo test -p switchyard-core --test keychain -- --nocapture'
+
 # A release build carries none of the tests' fault-injection switches.
 check-release:
 	./scripts/check-release-binaries.sh
@@ -61,7 +72,7 @@ test-ui:
 test-e2e: ui
 	xvfb-run -a -s "-screen 0 1280x800x24" cargo test -p switchyard-desktop --features custom-protocol --test e2e -- --ignored --test-threads=1
 
-test: setup lint test-scripts test-rust check-release test-ui test-e2e
+test: setup lint test-scripts test-rust test-keychain check-release test-ui test-e2e
 	@echo "make test: all checks passed"
 
 # Release packages into dist/ (docs/install.md): heavy (release build), so not part of `make test`.

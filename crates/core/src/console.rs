@@ -57,6 +57,49 @@ pub fn default_data_dir() -> PathBuf {
         .join("switchyard")
 }
 
+/// Creates the data dir readable only by its owner (0700 on unix; its parents are created
+/// as usual). An existing data dir that grants group or other access is tightened: those bits
+/// are removed (0755 becomes 0700), never added. A shared sticky directory such as `/tmp` is
+/// not a data dir of its own and is left as it is, with a warning, as is a directory this
+/// user may not change; the files in it are 0600 either way (`console.db` and its `-wal` and
+/// `-shm`, `tokens.json`).
+fn create_private_dir(dir: &Path) -> Result<()> {
+    let cannot =
+        |e: std::io::Error| CoreError::io(format!("cannot create {}: {e}", dir.display()), e);
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(cannot)?;
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    match builder.create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+        Err(e) => return Err(cannot(e)),
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir).map_err(cannot)?.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            if mode & 0o1000 != 0 {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    "the data dir is a shared sticky directory (mode {mode:o}); left as it is"
+                );
+            } else if let Err(e) =
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & 0o700))
+            {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    "cannot restrict the data dir (mode {mode:o}) to its owner: {e}"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(crate) struct Inner {
     /// Readers (WAL: they never block the writer).
     pub pool: SqlitePool,
@@ -84,9 +127,7 @@ pub struct Console {
 impl Console {
     /// Opens (creating if needed) the data dir and its database, and runs migrations.
     pub async fn open(opts: ConsoleOptions) -> Result<Self> {
-        std::fs::create_dir_all(&opts.data_dir).map_err(|e| {
-            CoreError::io(format!("cannot create {}: {e}", opts.data_dir.display()), e)
-        })?;
+        create_private_dir(&opts.data_dir)?;
         let (pool, writer) = crate::db::open(&opts.data_dir.join("console.db")).await?;
         let (events, _) = broadcast::channel(1024);
         let owner = format!(

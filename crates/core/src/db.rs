@@ -7,7 +7,7 @@ use std::time::Duration;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use crate::error::Result;
+use crate::error::{CoreError, Result};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
@@ -34,6 +34,7 @@ pub fn pool_options() -> SqlitePoolOptions {
 
 /// Opens the writer (one connection) and the readers, running migrations first.
 pub async fn open(path: &Path) -> Result<(SqlitePool, SqlitePool)> {
+    restrict_files(path)?;
     let writer = pool_options()
         .max_connections(1)
         .acquire_timeout(Duration::from_secs(120))
@@ -46,4 +47,47 @@ pub async fn open(path: &Path) -> Result<(SqlitePool, SqlitePool)> {
         .connect_with(connect_options(path))
         .await?;
     Ok((readers, writer))
+}
+
+/// The database files are the owner's alone (0600 on unix): `console.db` is created 0600
+/// before SQLite opens it, because SQLite creates `-wal` and `-shm` with the database file's
+/// mode. An existing database, WAL or shared-memory file that grants anyone else access (an
+/// older version's, or one made with a looser umask) is tightened first; no bit is ever
+/// added.
+#[cfg(unix)]
+fn restrict_files(path: &Path) -> Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        CoreError::io(format!("cannot {what} {}: {e}", p.display()), e)
+    };
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io("create", path, e)),
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let file = std::path::PathBuf::from(file);
+        let mode = match std::fs::metadata(&file) {
+            Ok(m) => m.permissions().mode() & 0o7777,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io("read the mode of", &file, e)),
+        };
+        if mode & 0o177 != 0 {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode & 0o600))
+                .map_err(|e| io("restrict to its owner (0600)", &file, e))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn restrict_files(_path: &Path) -> Result<()> {
+    Ok(())
 }

@@ -34,6 +34,10 @@ pub enum FailureClass {
     Connect,
     #[serde(rename = "tls")]
     Tls,
+    /// The target's address is loopback, private, link-local or another range the server
+    /// forbids; nothing was sent and it is not retried.
+    #[serde(rename = "forbidden_address")]
+    ForbiddenAddress,
 }
 
 impl From<ErrorClass> for FailureClass {
@@ -44,6 +48,7 @@ impl From<ErrorClass> for FailureClass {
             ErrorClass::Timeout => Self::Timeout,
             ErrorClass::Connect => Self::Connect,
             ErrorClass::Tls => Self::Tls,
+            ErrorClass::ForbiddenAddress => Self::ForbiddenAddress,
         }
     }
 }
@@ -56,6 +61,7 @@ impl From<FailureClass> for ErrorClass {
             FailureClass::Timeout => Self::Timeout,
             FailureClass::Connect => Self::Connect,
             FailureClass::Tls => Self::Tls,
+            FailureClass::ForbiddenAddress => Self::ForbiddenAddress,
         }
     }
 }

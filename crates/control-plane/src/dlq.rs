@@ -58,7 +58,9 @@ impl DlqQuery {
                 ErrorClass::parse(c).ok_or_else(|| {
                     ApiError::validation(
                         "error_class",
-                        format!("{c:?} is not one of http_4xx, http_5xx, timeout, connect, tls"),
+                        format!(
+                            "{c:?} is not one of http_4xx, http_5xx, timeout, connect, tls, forbidden_address"
+                        ),
                     )
                 })
             })

@@ -11,6 +11,9 @@ use crate::store::{StoreError, StoredResponse};
 pub enum ApiError {
     #[error("{0}")]
     Validation(FieldError),
+    /// A target URL names an address deliveries may not reach (`field` says which).
+    #[error("{0}")]
+    TargetAddressForbidden(FieldError),
     #[error("Idempotency-Key header is required on this request")]
     KeyMissing,
     #[error("Idempotency-Key header {0}")]
@@ -67,7 +70,10 @@ impl ApiError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            Self::Validation(_) | Self::KeyMissing | Self::KeyInvalid(_) => StatusCode::BAD_REQUEST,
+            Self::Validation(_)
+            | Self::TargetAddressForbidden(_)
+            | Self::KeyMissing
+            | Self::KeyInvalid(_) => StatusCode::BAD_REQUEST,
             Self::KeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Self::KeyInProgress { .. } | Self::NameTaken { .. } | Self::InUse { .. } => {
                 StatusCode::CONFLICT
@@ -87,6 +93,7 @@ impl ApiError {
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::Validation(_) => ErrorCode::ValidationFailed,
+            Self::TargetAddressForbidden(_) => ErrorCode::TargetAddressForbidden,
             Self::KeyMissing => ErrorCode::IdempotencyKeyMissing,
             Self::KeyInvalid(_) => ErrorCode::IdempotencyKeyInvalid,
             Self::KeyReused => ErrorCode::IdempotencyKeyReused,
@@ -116,6 +123,7 @@ impl ApiError {
     fn title(&self) -> &'static str {
         match self {
             Self::Validation(_) => "Request validation failed",
+            Self::TargetAddressForbidden(_) => "Target address forbidden",
             Self::KeyMissing => "Idempotency-Key missing",
             Self::KeyInvalid(_) => "Idempotency-Key invalid",
             Self::KeyReused => "Idempotency-Key reused with a different request",
@@ -144,7 +152,9 @@ impl ApiError {
             other => other.to_string(),
         });
         match self {
-            Self::Validation(e) => problem.field = Some(e.field.clone()),
+            Self::Validation(e) | Self::TargetAddressForbidden(e) => {
+                problem.field = Some(e.field.clone());
+            }
             Self::ReferenceMissing { field, .. } => problem.field = Some((*field).into()),
             Self::InUse { used_by, .. } => problem.used_by = Some(used_by.clone()),
             Self::VersionMismatch { current, .. } => problem.current_version = *current,

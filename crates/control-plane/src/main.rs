@@ -73,6 +73,11 @@ struct ServeArgs {
         default_value = "sqlite://cp.db"
     )]
     db: String,
+    /// Let webhooks go to loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7),
+    /// link-local (169.254/16, fe80::/10) and other non-public addresses, which are refused
+    /// by default (forbidden_address). For receivers on this host or its private network.
+    #[arg(long)]
+    allow_private_targets: bool,
     /// Most connections this process opens to PostgreSQL.
     #[arg(long, default_value_t = 16)]
     db_max_connections: u32,
@@ -142,6 +147,12 @@ fn load_tenants(args: &ServeArgs) -> anyhow::Result<Tenants> {
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
                 .map(str::to_owned),
+    /// Let targets point at loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7),
+    /// link-local (169.254/16, fe80::/10) and other non-public addresses. By default a
+    /// target naming one is refused (400 target_address_forbidden) and a delivery whose
+    /// name resolves to one fails (forbidden_address). --demo implies it.
+    #[arg(long)]
+    allow_private_targets: bool,
         );
     }
     let mut tenants = Tenants::default();
@@ -217,6 +228,14 @@ async fn main() -> anyhow::Result<()> {
     server
         .run_until(first_of_two_signals(), args.drain_timeout)
         .await
+    // The demo's receiver is on loopback; every other server forbids private targets
+    // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
+    config.delivery.allow_private_targets = args.allow_private_targets || args.demo;
+    if config.delivery.allow_private_targets {
+        tracing::warn!(
+            "private targets allowed: webhooks may go to loopback, private and link-local addresses"
+        );
+    }
 }
 
 /// Resolves on the first stop signal, and makes a second one end the process at once
@@ -307,3 +326,4 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
     .await
     .map(drop)
 }
+        allow_private_targets: args.allow_private_targets,

@@ -101,13 +101,24 @@ fn operation(op: Op<'_>) -> utoipa::openapi::path::Operation {
         ok = ok.content("application/json", json_content(&schema));
     }
     let mut responses = ResponsesBuilder::new().response(op.ok.0, ok.build());
-    for (status, description) in op.errors.iter().chain(&[
-        (
-            "400",
-            "validation_failed, idempotency_key_missing or idempotency_key_invalid",
-        ),
-        ("401", "unauthorized"),
-    ]) {
+    // A target's create, update and apply also refuse a URL naming a forbidden address.
+    let writes_target = op.tag == ResourceKind::Target.plural()
+        && matches!(
+            op.body,
+            Some("CreateRequest" | "UpdateRequest" | "ApplyRequest")
+        );
+    let bad_request = if writes_target {
+        "validation_failed, target_address_forbidden (field spec.url: an IP literal in a \
+         loopback, private, link-local or other non-public range, or localhost), \
+         idempotency_key_missing or idempotency_key_invalid"
+    } else {
+        "validation_failed, idempotency_key_missing or idempotency_key_invalid"
+    };
+    for (status, description) in op
+        .errors
+        .iter()
+        .chain(&[("400", bad_request), ("401", "unauthorized")])
+    {
         responses = responses.response(*status, problem_response(description));
     }
     if op.keyed {

@@ -37,6 +37,8 @@ impl Sandbox {
         config.delivery.schedule =
             crate::delivery::schedule::parse_schedule(crate::demo::DEMO_SCHEDULE)
                 .map_err(anyhow::Error::msg)?;
+        // The sandbox's demo receiver is on loopback: said here, not left to the default.
+        config.delivery.allow_private_targets = true;
         let server = Server::start(config).await?;
         let demo = crate::demo::start(&server.url(), std::time::Duration::from_secs(3)).await?;
         Ok(Self {

@@ -71,7 +71,7 @@ pub struct FilterArgs {
     pub endpoint: Option<String>,
     pub target: Option<String>,
     pub flow: Option<String>,
-    /// `http_4xx`, `http_5xx`, `timeout`, `connect` or `tls`.
+    /// `http_4xx`, `http_5xx`, `timeout`, `connect`, `tls` or `forbidden_address`.
     pub error_class: Option<String>,
     /// Dead at or after this instant (RFC 3339).
     pub since: Option<String>,
@@ -120,7 +120,7 @@ impl FilterArgs {
         serde_json::from_value(Value::Object(obj)).map_err(|_| {
             ToolError::invalid(
                 field("error_class"),
-                "must be one of http_4xx, http_5xx, timeout, connect, tls",
+                "must be one of http_4xx, http_5xx, timeout, connect, tls, forbidden_address",
             )
         })
     }
@@ -132,7 +132,7 @@ pub struct DlqListArgs {
     pub endpoint: Option<String>,
     pub target: Option<String>,
     pub flow: Option<String>,
-    /// `http_4xx`, `http_5xx`, `timeout`, `connect` or `tls`.
+    /// `http_4xx`, `http_5xx`, `timeout`, `connect`, `tls` or `forbidden_address`.
     pub error_class: Option<String>,
     /// Dead at or after this instant (RFC 3339).
     pub since: Option<String>,

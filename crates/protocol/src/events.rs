@@ -126,15 +126,21 @@ pub enum ErrorClass {
     /// The TLS handshake failed (certificate, protocol).
     #[serde(rename = "tls")]
     Tls,
+    /// Nothing was sent: the target's address (its IP literal, or every address its name
+    /// resolved to) is loopback, private, link-local or another range deliveries may not
+    /// reach (`serve --allow-private-targets` lifts it). Not retried.
+    #[serde(rename = "forbidden_address")]
+    ForbiddenAddress,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 5] = [
+    pub const ALL: [ErrorClass; 6] = [
         Self::Http4xx,
         Self::Http5xx,
         Self::Timeout,
         Self::Connect,
         Self::Tls,
+        Self::ForbiddenAddress,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -144,7 +150,14 @@ impl ErrorClass {
             Self::Timeout => "timeout",
             Self::Connect => "connect",
             Self::Tls => "tls",
+            Self::ForbiddenAddress => "forbidden_address",
         }
+    }
+
+    /// Whether a failure of this class is retried on the schedule; `false` for one that no
+    /// retry can cure (the delivery is dead at once).
+    pub fn is_retried(self) -> bool {
+        !matches!(self, Self::ForbiddenAddress)
     }
 
     pub fn parse(text: &str) -> Option<Self> {
@@ -281,4 +294,23 @@ pub struct Delivery {
     /// Full attempt history, oldest first.
     #[serde(default)]
     pub attempts: Vec<Attempt>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_classes_round_trip_and_only_a_forbidden_address_is_not_retried() {
+        for class in ErrorClass::ALL {
+            let json = serde_json::to_string(&class).unwrap();
+            assert_eq!(json, format!("\"{}\"", class.as_str()));
+            assert_eq!(ErrorClass::parse(class.as_str()), Some(class));
+            assert_eq!(class.is_retried(), class != ErrorClass::ForbiddenAddress);
+        }
+        assert_eq!(
+            ErrorClass::parse("forbidden_address"),
+            Some(ErrorClass::ForbiddenAddress)
+        );
+    }
 }

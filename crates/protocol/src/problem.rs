@@ -23,6 +23,9 @@ pub enum ErrorCode {
     ReplaySessionReused,
     PayloadTooLarge,
     UnsupportedMediaType,
+    /// A target URL names an address deliveries may not reach (loopback, private,
+    /// link-local, …, or `localhost`); `field` is `spec.url`.
+    TargetAddressForbidden,
     MethodNotAllowed,
     RateLimited,
     Internal,
@@ -50,6 +53,7 @@ impl ErrorCode {
             Self::ReplaySessionReused => "replay_session_reused",
             Self::PayloadTooLarge => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::TargetAddressForbidden => "target_address_forbidden",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::RateLimited => "rate_limited",
             Self::Internal => "internal",
@@ -76,8 +80,8 @@ pub struct Problem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     pub code: ErrorCode,
-    /// For `validation_failed` and `reference_missing`: the offending field, as a JSON path
-    /// (`spec.url`, `name`).
+    /// For `validation_failed`, `target_address_forbidden` and `reference_missing`: the
+    /// offending field, as a JSON path (`spec.url`, `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
     /// For `in_use`: the resources that still reference the one being deleted.

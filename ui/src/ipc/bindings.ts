@@ -169,7 +169,7 @@ more: boolean, };
 
 export type EventView = { id: string, endpoint: string, event_type: string, event_key: string | null, payload: JsonValue, created_at: number, deliveries: Array<DeliveryView>, };
 
-export type FailureClass = "http_4xx" | "http_5xx" | "timeout" | "connect" | "tls";
+export type FailureClass = "http_4xx" | "http_5xx" | "timeout" | "connect" | "tls" | "forbidden_address";
 
 export type FieldChange = { field: string, 
 /**

@@ -2,7 +2,14 @@
 // grouping by cause, and the chart series.
 import type { DlqCauseView, DlqEntryView, DlqFilterInput, FailureClass } from "../ipc/bindings";
 
-export const failureClasses: FailureClass[] = ["http_4xx", "http_5xx", "timeout", "connect", "tls"];
+export const failureClasses: FailureClass[] = [
+  "http_4xx",
+  "http_5xx",
+  "timeout",
+  "connect",
+  "tls",
+  "forbidden_address",
+];
 
 /** The explorer's view: the server-side filter plus free text on event type / key / id. */
 export type DlqView = { filter: DlqFilterInput; text: string };

@@ -66,7 +66,7 @@ pub struct FilterArgs {
     pub target: Option<String>,
     #[arg(long)]
     pub flow: Option<String>,
-    /// http_4xx, http_5xx, timeout, connect or tls.
+    /// http_4xx, http_5xx, timeout, connect, tls or forbidden_address.
     #[arg(long)]
     pub error_class: Option<String>,
     /// Dead at or after: RFC 3339, or an age like 30m, 2h, 1d.
@@ -140,7 +140,7 @@ impl FilterArgs {
                     .find(|k| k.as_str() == c)
                     .with_context(|| {
                         format!(
-                            "--error-class {c:?}: one of http_4xx, http_5xx, timeout, connect, tls"
+                            "--error-class {c:?}: one of http_4xx, http_5xx, timeout, connect, tls, forbidden_address"
                         )
                     })
             })

@@ -1,8 +1,13 @@
 //! One webhook attempt over HTTP, and the classification of its failure.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use switchyard_protocol::ErrorClass;
+
+use super::addresses;
 
 /// What one attempt observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,28 +34,117 @@ impl AttemptResult {
     }
 }
 
-/// The client every attempt uses: no redirects (a 3xx is a failure the receiver must fix),
-/// no proxies (deliveries go where the target says), connection reuse.
-pub fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .pool_max_idle_per_host(32)
-        .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .expect("the HTTP client builds")
+/// The HTTP client every webhook attempt uses (the control plane's worker, target tests,
+/// an edge plane): no redirects (a 3xx is a failure the receiver must fix, and following one
+/// could lead anywhere), no proxies (deliveries go where the target says), connection reuse,
+/// and the address policy of [`super::addresses`] enforced on the address it connects to.
+#[derive(Clone)]
+pub struct WebhookClient {
+    client: reqwest::Client,
+    allow_private: bool,
 }
 
-/// POSTs `body` with `headers` to `url`; success is a 2xx within `timeout`.
+/// Resolves host names for [`WebhookClient`]; the system resolver unless a test injects
+/// one (a name that resolves to loopback, say).
+pub type Lookup = Arc<dyn Resolve>;
+
+impl WebhookClient {
+    /// A client that refuses forbidden addresses unless `allow_private`, looking names up
+    /// with `lookup` (`None`: the system resolver).
+    pub fn new(allow_private: bool, lookup: Option<Lookup>) -> Self {
+        let resolver = GuardedResolver {
+            lookup,
+            allow_private,
+        };
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(Arc::new(resolver))
+            .pool_max_idle_per_host(32)
+            .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("the HTTP client builds");
+        Self {
+            client,
+            allow_private,
+        }
+    }
+
+    /// Whether this client may connect to private, loopback and other forbidden addresses.
+    pub fn allows_private(&self) -> bool {
+        self.allow_private
+    }
+}
+
+/// The refusal to connect to a forbidden address. The resolver returns it, so it reaches
+/// [`classify`] as a source of the request's error.
+#[derive(Debug)]
+struct ForbiddenAddress(String);
+
+impl std::fmt::Display for ForbiddenAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ForbiddenAddress {}
+
+/// Looks a name up and hands the connector only the permitted addresses, so the address
+/// connected to is always one that was checked: a name that resolves to a forbidden
+/// address now, whatever it resolved to before (DNS rebinding), connects nowhere.
+struct GuardedResolver {
+    lookup: Option<Lookup>,
+    allow_private: bool,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let lookup = self.lookup.clone();
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<SocketAddr> = match lookup {
+                Some(lookup) => lookup.resolve(name).await?.collect(),
+                None => tokio::net::lookup_host((host.as_str(), 0)).await?.collect(),
+            };
+            if allow_private {
+                return Ok(Box::new(found.into_iter()) as Addrs);
+            }
+            let (permitted, refused): (Vec<SocketAddr>, Vec<SocketAddr>) = found
+                .into_iter()
+                .partition(|a| addresses::forbidden(a.ip()).is_none());
+            if let (true, Some(first)) = (permitted.is_empty(), refused.first()) {
+                let why = addresses::forbidden(first.ip()).unwrap_or("forbidden");
+                let refusal = ForbiddenAddress(format!(
+                    "refused to connect: {host} resolves only to forbidden addresses ({} is {why})",
+                    first.ip()
+                ));
+                return Err(Box::new(refusal) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(permitted.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// POSTs `body` with `headers` to `url`; success is a 2xx within `timeout`. A URL whose host
+/// is a forbidden IP literal (which no resolver sees) fails before anything is sent.
 pub async fn send(
-    client: &reqwest::Client,
+    client: &WebhookClient,
     url: &str,
     timeout: Duration,
     headers: &[(String, String)],
     body: String,
 ) -> AttemptResult {
+    if !client.allow_private
+        && let Some(why) = addresses::url_forbidden(url)
+    {
+        return AttemptResult::failed(
+            ErrorClass::ForbiddenAddress,
+            format!("refused to connect: {why}"),
+        );
+    }
     let started = Instant::now();
-    let mut request = client.post(url).timeout(timeout).body(body);
+    let mut request = client.client.post(url).timeout(timeout).body(body);
     for (name, value) in headers {
         request = request.header(name, value);
     }
@@ -95,6 +189,9 @@ fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
     while let Some(e) = source {
         chain.push_str(&e.to_string().to_ascii_lowercase());
         chain.push(' ');
+        if let Some(refusal) = e.downcast_ref::<ForbiddenAddress>() {
+            return (ErrorClass::ForbiddenAddress, refusal.0.clone());
+        }
         source = e.source();
     }
     if error.is_timeout() {
@@ -124,4 +221,130 @@ fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
         ErrorClass::Connect,
         "the connection closed before a complete answer".into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// Resolves every name to `ips`.
+    struct Fixed(Vec<IpAddr>);
+
+    impl Resolve for Fixed {
+        fn resolve(&self, _: Name) -> Resolving {
+            let addrs: Vec<SocketAddr> = self.0.iter().map(|ip| SocketAddr::new(*ip, 0)).collect();
+            Box::pin(async move { Ok(Box::new(addrs.into_iter()) as Addrs) })
+        }
+    }
+
+    async fn resolve(ips: &[&str], allow_private: bool) -> Result<Vec<IpAddr>, String> {
+        let resolver = GuardedResolver {
+            lookup: Some(Arc::new(Fixed(
+                ips.iter().map(|i| i.parse().unwrap()).collect(),
+            ))),
+            allow_private,
+        };
+        match resolver
+            .resolve("hooks.example.test".parse().unwrap())
+            .await
+        {
+            Ok(addrs) => Ok(addrs.map(|a| a.ip()).collect()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_resolver_hands_on_only_permitted_addresses() {
+        let ip = |t: &str| t.parse::<IpAddr>().unwrap();
+        assert_eq!(
+            resolve(&["127.0.0.1", "93.184.215.14", "::1"], false).await,
+            Ok(vec![ip("93.184.215.14")])
+        );
+        let refused = resolve(&["10.0.0.7", "::ffff:169.254.169.254"], false)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused,
+            "refused to connect: hooks.example.test resolves only to forbidden addresses \
+             (10.0.0.7 is private (10.0.0.0/8))"
+        );
+        assert_eq!(
+            resolve(&["127.0.0.1", "::1"], true).await,
+            Ok(vec![ip("127.0.0.1"), ip("::1")])
+        );
+    }
+
+    /// A listener on loopback that counts the connections it accepts and answers 204.
+    async fn counting_listener() -> (String, Arc<AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf).await;
+                let _ = stream
+                    .write_all(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+            }
+        });
+        (format!("{port}"), accepted)
+    }
+
+    #[tokio::test]
+    async fn an_ip_literal_url_is_refused_before_connecting() {
+        let (port, accepted) = counting_listener().await;
+        let forbidding = WebhookClient::new(false, None);
+        let allowing = WebhookClient::new(true, None);
+        for host in ["127.0.0.1", "[::ffff:127.0.0.1]"] {
+            let url = format!("http://{host}:{port}/hook");
+            let sent = send(&forbidding, &url, Duration::from_secs(2), &[], "{}".into()).await;
+            assert_eq!(
+                sent.error_class,
+                Some(ErrorClass::ForbiddenAddress),
+                "{url}"
+            );
+            assert!(
+                sent.error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("loopback")),
+                "{sent:?}"
+            );
+            assert_eq!(
+                accepted.load(Ordering::SeqCst),
+                0,
+                "{url}: nothing connected"
+            );
+        }
+        // The control: allowed, the same URL is sent.
+        let url = format!("http://127.0.0.1:{port}/hook");
+        let sent = send(&allowing, &url, Duration::from_secs(2), &[], "{}".into()).await;
+        assert!(sent.succeeded(), "{sent:?}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_only_to_forbidden_addresses_is_classed_forbidden_address() {
+        let (port, accepted) = counting_listener().await;
+        let lookup: Lookup = Arc::new(Fixed(vec!["127.0.0.1".parse().unwrap()]));
+        let url = format!("http://hooks.example.test:{port}/hook");
+        let forbidding = WebhookClient::new(false, Some(lookup.clone()));
+        let sent = send(&forbidding, &url, Duration::from_secs(2), &[], "{}".into()).await;
+        assert_eq!(
+            sent.error_class,
+            Some(ErrorClass::ForbiddenAddress),
+            "{sent:?}"
+        );
+        assert_eq!(accepted.load(Ordering::SeqCst), 0);
+        let allowing = WebhookClient::new(true, Some(lookup));
+        let sent = send(&allowing, &url, Duration::from_secs(2), &[], "{}".into()).await;
+        assert!(sent.succeeded(), "{sent:?}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
 }

@@ -6,6 +6,7 @@
 //! recovery point before the external call), the request is sent, and the store records
 //! the outcome and the transition [`decide`] chose, only if the lease token still matches.
 
+pub mod addresses;
 pub mod http;
 pub mod reaper;
 pub mod schedule;
@@ -43,6 +44,14 @@ pub struct DeliveryConfig {
     pub poll_max: Duration,
     /// How long an `event_key` dedups; the server sets it to the idempotency retention.
     pub dedup_retention: Duration,
+    /// Whether targets may point at loopback, private, link-local and the other addresses
+    /// [`addresses::forbidden`] names. `true` by default for embedders and the in-process
+    /// tests (their receivers are on loopback); the `serve` binary sets `false` unless it
+    /// is given `--allow-private-targets` (or `--demo`).
+    pub allow_private_targets: bool,
+    /// The name lookup under the address check (`None`: the system resolver). Tests map a
+    /// name to loopback to show the check judges the address a name resolves to.
+    pub resolver: Option<http::Lookup>,
     /// Negative control for tests only: decide what to claim from a read outside the write
     /// transaction and claim it unconditionally (the race the real claim prevents).
     #[cfg(feature = "fault-injection")]
@@ -73,6 +82,8 @@ impl Default for DeliveryConfig {
             concurrency: 64,
             poll_max: Duration::from_secs(1),
             dedup_retention: Duration::from_secs(86_400),
+            allow_private_targets: true,
+            resolver: None,
             #[cfg(feature = "fault-injection")]
             unsafe_stale_claim: false,
             #[cfg(feature = "fault-injection")]
@@ -90,7 +101,7 @@ pub struct DeliveryContext {
     pub config: DeliveryConfig,
     pub policy: RetryPolicy,
     pub store: Arc<dyn Store>,
-    pub http: reqwest::Client,
+    pub http: http::WebhookClient,
     pub clock: Arc<dyn Clock>,
     /// Wakes the worker when new work is committed (here, or on another replica when the
     /// store can tell).
@@ -110,11 +121,12 @@ impl DeliveryContext {
             config.random.clone(),
             DELIVERY_JITTER,
         );
+        let http = http::WebhookClient::new(config.allow_private_targets, config.resolver.clone());
         Self {
             config,
             policy,
             store,
-            http: http::client(),
+            http,
             clock,
             wake: Arc::new(tokio::sync::Notify::new()),
             draining: std::sync::atomic::AtomicBool::new(false),
@@ -149,7 +161,9 @@ fn millis(d: Duration) -> i64 {
 /// success ends the delivery; a failure is retried after the schedule's delay for the hop's
 /// next attempt, or, when it was the hop's last, moves the delivery to the DLQ. Each hop
 /// counts on its own: the edge plane's attempts at the webhook never spend the budget of
-/// the control plane's hand-offs to it, nor the other way round.
+/// the control plane's hand-offs to it, nor the other way round. A failure no retry can
+/// cure (`forbidden_address`: the target points where deliveries may not go) is dead at
+/// once.
 pub fn decide(
     result: &AttemptResult,
     hop_number: u32,
@@ -159,7 +173,7 @@ pub fn decide(
 ) -> Transition {
     if result.succeeded() {
         Transition::Succeeded
-    } else if hop_number >= max_attempts {
+    } else if hop_number >= max_attempts || result.error_class.is_some_and(|c| !c.is_retried()) {
         Transition::Dead
     } else {
         Transition::RetryAt(now + policy.delay_before_ms(hop_number.saturating_add(1)))
@@ -265,5 +279,11 @@ mod tests {
             Transition::RetryAt(61_000)
         );
         assert_eq!(decide(&failed, 3, 3, &policy(), 1_000), Transition::Dead);
+    }
+
+    #[test]
+    fn a_forbidden_address_is_dead_at_the_first_attempt() {
+        let refused = AttemptResult::failed(ErrorClass::ForbiddenAddress, "loopback");
+        assert_eq!(decide(&refused, 1, 5, &policy(), 1_000), Transition::Dead);
     }
 }

@@ -27,6 +27,9 @@ pub struct EdgeConfig {
     pub idle_poll: Duration,
     /// Delays before each try of a report (5 by default, like every hop).
     pub report_schedule: Vec<Duration>,
+    /// Whether webhooks may go to loopback, private, link-local and the other addresses
+    /// `crate::delivery::addresses` forbids (`edge --allow-private-targets`).
+    pub allow_private_targets: bool,
 }
 
 /// What an edge's drain did.
@@ -109,7 +112,7 @@ async fn lease_loop(
     permits: &Arc<Semaphore>,
     held: &Held,
 ) -> anyhow::Result<()> {
-    let webhooks = http::client();
+    let webhooks = http::WebhookClient::new(config.allow_private_targets, None);
     let policy = RetryPolicy::new(config.report_schedule.clone(), Arc::new(ThreadRandom));
     let mut failures: u32 = 0;
     loop {
@@ -190,7 +193,7 @@ async fn lease_loop(
 async fn deliver(
     config: &EdgeConfig,
     control: &reqwest::Client,
-    webhooks: &reqwest::Client,
+    webhooks: &http::WebhookClient,
     policy: &RetryPolicy,
     attempt: RelayedAttempt,
 ) {

@@ -20,7 +20,7 @@ const DLQ_FILTER: [(&str, &str); 6] = [
     ("flow", "Only deliveries through this flow"),
     (
         "error_class",
-        "http_4xx | http_5xx | timeout | connect | tls",
+        "http_4xx | http_5xx | timeout | connect | tls | forbidden_address",
     ),
     ("since", "Dead at or after this RFC 3339 instant"),
     ("until", "Dead before this RFC 3339 instant"),

@@ -65,6 +65,30 @@ fn checked_spec(kind: ResourceKind, spec: &Value) -> Result<Value, ApiError> {
     kind.validate_spec(spec).map_err(ApiError::Validation)
 }
 
+/// Refuses a target whose `url` (in a spec, or in a merge patch that sets it) names an
+/// address deliveries may not reach, unless this server allows private targets. Only what
+/// the URL itself says is judged here (an IP literal, `localhost`); a name is judged by
+/// what it resolves to when an attempt connects (`crate::delivery::http`).
+fn check_target_url(state: &AppState, kind: ResourceKind, spec: &Value) -> Result<(), ApiError> {
+    if kind != ResourceKind::Target || state.delivery.config.allow_private_targets {
+        return Ok(());
+    }
+    let Some(url) = spec.get("url").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    match crate::delivery::addresses::url_forbidden(url) {
+        None => Ok(()),
+        Some(why) => Err(ApiError::TargetAddressForbidden(
+            switchyard_protocol::FieldError::new(
+                "spec.url",
+                format!(
+                    "{why}; deliveries may not reach it unless the server runs with --allow-private-targets"
+                ),
+            ),
+        )),
+    }
+}
+
 async fn keyed(
     state: &AppState,
     tenant: &str,
@@ -105,6 +129,7 @@ async fn create(
         let request: CreateRequest = parse(&body)?;
         validate_name(&request.name).map_err(|e| ApiError::validation("name", e.to_string()))?;
         let spec = checked_spec(kind, &request.spec)?;
+        check_target_url(&state, kind, &spec)?;
         Ok::<_, ApiError>((
             body,
             ops::Create {
@@ -151,6 +176,7 @@ async fn update(
                 "must be a JSON merge patch object",
             ));
         }
+        check_target_url(&state, kind, &request.spec)?;
         Ok((
             body,
             ops::Update {
@@ -194,6 +220,7 @@ async fn apply(
         let JsonBody(body) = body?;
         let request: ApplyRequest = parse(&body)?;
         let spec = checked_spec(kind, &request.spec)?;
+        check_target_url(&state, kind, &spec)?;
         Ok::<_, ApiError>((
             body,
             ops::Apply {

@@ -26,6 +26,8 @@ fn spawn(db: &Path, crash_at: Option<&str>) -> Process {
             "127.0.0.1:0",
             "--idempotency-lease",
             "1s",
+            // The test target is on loopback.
+            "--allow-private-targets",
         ])
         .arg("--db")
         .arg(format!("sqlite://{}", db.display()))

@@ -9,5 +9,6 @@ mod paths;
 mod replay;
 mod sandbox;
 mod shutdown;
+mod ssrf;
 mod support;
 mod workers;

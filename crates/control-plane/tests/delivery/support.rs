@@ -332,6 +332,7 @@ pub async fn spawn_control_plane(db: &Path, extra: &[&str]) -> Child {
 }
 
 /// Starts `switchyard-control-plane serve` over the database `db_url`, with `env` set.
+/// Private targets are allowed: the receivers are on loopback.
 pub async fn spawn_serve(db_url: &str, extra: &[&str], env: &[(&str, &str)]) -> Child {
     let mut command = tokio::process::Command::new(BIN);
     command
@@ -341,6 +342,7 @@ pub async fn spawn_serve(db_url: &str, extra: &[&str], env: &[(&str, &str)]) -> 
             "127.0.0.1:0",
             "--tenant",
             &format!("acme:{TOKEN}"),
+            "--allow-private-targets",
         ])
         .arg("--db")
         .arg(db_url)
@@ -373,7 +375,8 @@ pub fn spawn_edge(control_plane: &str, name: &str) -> Child {
     spawn_edge_with(control_plane, name, &[])
 }
 
-/// Starts `switchyard-control-plane edge` with `extra` arguments.
+/// Starts `switchyard-control-plane edge` with `extra` arguments (private targets allowed:
+/// the receivers are on loopback).
 pub fn spawn_edge_with(control_plane: &str, name: &str, extra: &[&str]) -> Child {
     let child = tokio::process::Command::new(BIN)
         .args([
@@ -384,6 +387,7 @@ pub fn spawn_edge_with(control_plane: &str, name: &str, extra: &[&str]) -> Child
             name,
             "--poll",
             "20ms",
+            "--allow-private-targets",
         ])
         .args(["--retry-schedule", FAST])
         .args(extra)

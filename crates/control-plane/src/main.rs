@@ -29,6 +29,23 @@ enum Command {
     Serve(ServeArgs),
     /// Run an edge plane: deliver a control plane's async_relay flows that name this edge.
     Edge(EdgeArgs),
+    /// Add a new main key and re-seal every secret at rest under it (resumable: run it
+    /// again after an interruption to finish). Stop the control plane first, or restart
+    /// every replica with the new key file right after.
+    RotateMainKey(RotateArgs),
+}
+
+#[derive(clap::Args)]
+struct RotateArgs {
+    /// The database, as for `serve`.
+    #[arg(long, env = "SWITCHYARD_DB", hide_env_values = true, default_value = "sqlite://cp.db")]
+    db: String,
+    /// The main key file (default: beside a SQLite database, `<db>.main-key`).
+    #[arg(long, env = "SWITCHYARD_MAIN_KEY_FILE")]
+    main_key_file: Option<PathBuf>,
+    /// Remove the keys no value uses any more from the file once everything is re-sealed.
+    #[arg(long)]
+    drop_old_keys: bool,
 }
 
 #[derive(clap::Args)]
@@ -56,6 +73,11 @@ struct EdgeArgs {
     /// A second signal exits at once.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     drain_timeout: Duration,
+    /// Let webhooks go to loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7),
+    /// link-local (169.254/16, fe80::/10) and other non-public addresses, which are refused
+    /// by default (forbidden_address). For receivers on this host or its private network.
+    #[arg(long)]
+    allow_private_targets: bool,
 }
 
 #[derive(clap::Args)]
@@ -73,11 +95,6 @@ struct ServeArgs {
         default_value = "sqlite://cp.db"
     )]
     db: String,
-    /// Let webhooks go to loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7),
-    /// link-local (169.254/16, fe80::/10) and other non-public addresses, which are refused
-    /// by default (forbidden_address). For receivers on this host or its private network.
-    #[arg(long)]
-    allow_private_targets: bool,
     /// Most connections this process opens to PostgreSQL.
     #[arg(long, default_value_t = 16)]
     db_max_connections: u32,
@@ -121,10 +138,21 @@ struct ServeArgs {
     /// once, for another replica or the next start). A second signal exits at once.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     drain_timeout: Duration,
+    /// The main key file that seals signing secrets and stored responses at rest (one
+    /// `<id> <base64 key>` per line). Default: `<db>.main-key` beside a SQLite database,
+    /// created (0600) when missing; required for PostgreSQL (every replica the same file).
+    #[arg(long, env = "SWITCHYARD_MAIN_KEY_FILE")]
+    main_key_file: Option<PathBuf>,
     /// This process's worker name, recorded as `performed_by` of its attempts (default:
     /// `worker-` and a random id). Name replicas to tell their attempts apart.
     #[arg(long)]
     worker_id: Option<String>,
+    /// Let targets point at loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7),
+    /// link-local (169.254/16, fe80::/10) and other non-public addresses. By default a
+    /// target naming one is refused (400 target_address_forbidden) and a delivery whose
+    /// name resolves to one fails (forbidden_address). --demo implies it.
+    #[arg(long)]
+    allow_private_targets: bool,
 }
 
 const DEFAULT_SCHEDULE: &str = "0s,10s,1m,10m,1h";
@@ -147,12 +175,6 @@ fn load_tenants(args: &ServeArgs) -> anyhow::Result<Tenants> {
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with('#'))
                 .map(str::to_owned),
-    /// Let targets point at loopback, private (10/8, 172.16/12, 192.168/16, fc00::/7),
-    /// link-local (169.254/16, fe80::/10) and other non-public addresses. By default a
-    /// target naming one is refused (400 target_address_forbidden) and a delivery whose
-    /// name resolves to one fails (forbidden_address). --demo implies it.
-    #[arg(long)]
-    allow_private_targets: bool,
         );
     }
     let mut tenants = Tenants::default();
@@ -177,6 +199,7 @@ async fn main() -> anyhow::Result<()> {
     let args = match Cli::parse().command {
         Command::Serve(args) => args,
         Command::Edge(args) => return run_edge(args).await,
+        Command::RotateMainKey(args) => return rotate_main_key(args).await,
     };
     let tenants = load_tenants(&args)?;
     if tenants.is_empty() && !args.demo {
@@ -205,10 +228,19 @@ async fn main() -> anyhow::Result<()> {
     config.delivery.lease_margin = args.delivery_lease_margin;
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
     config.delivery.run_worker = !args.no_worker;
+    // The demo's receiver is on loopback; every other server forbids private targets
+    // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
+    config.delivery.allow_private_targets = args.allow_private_targets || args.demo;
+    if config.delivery.allow_private_targets {
+        tracing::warn!(
+            "private targets allowed: webhooks may go to loopback, private and link-local addresses"
+        );
+    }
     if let Some(worker_id) = &args.worker_id {
         config.delivery.worker_id = worker_id.clone();
     }
     config.db_max_connections = args.db_max_connections;
+    config.main_key_file = args.main_key_file.clone();
     #[cfg(feature = "fault-injection")]
     arm_fault_injection(&mut config)?;
     let server = Server::start(config).await?;
@@ -228,14 +260,6 @@ async fn main() -> anyhow::Result<()> {
     server
         .run_until(first_of_two_signals(), args.drain_timeout)
         .await
-    // The demo's receiver is on loopback; every other server forbids private targets
-    // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
-    config.delivery.allow_private_targets = args.allow_private_targets || args.demo;
-    if config.delivery.allow_private_targets {
-        tracing::warn!(
-            "private targets allowed: webhooks may go to loopback, private and link-local addresses"
-        );
-    }
 }
 
 /// Resolves on the first stop signal, and makes a second one end the process at once
@@ -313,6 +337,7 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
         concurrency: args.concurrency,
         idle_poll: args.poll,
         report_schedule,
+        allow_private_targets: args.allow_private_targets,
     };
     println!(
         "switchyard edge plane {:?} relaying for {}",
@@ -326,4 +351,36 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
     .await
     .map(drop)
 }
-        allow_private_targets: args.allow_private_targets,
+
+async fn rotate_main_key(args: RotateArgs) -> anyhow::Result<()> {
+    let rotation = switchyard_control_plane::main_key_rotation::rotate(
+        &args.db,
+        args.main_key_file.as_deref(),
+        args.drop_old_keys,
+        4,
+        |n| eprint!("\rre-sealed {n} values"),
+    )
+    .await?;
+    eprintln!();
+    if rotation.added {
+        println!(
+            "main key rotated: {} seals from now on ({} values re-sealed); key file {}",
+            rotation.current,
+            rotation.resealed,
+            rotation.key_file.display()
+        );
+    } else {
+        println!(
+            "finished an interrupted rotation: {} values re-sealed under {}; run the command again to rotate once more",
+            rotation.resealed, rotation.current
+        );
+    }
+    if !rotation.old_keys.is_empty() {
+        println!(
+            "older keys kept in the file: {} (remove them with --drop-old-keys once every replica runs with this file)",
+            rotation.old_keys.join(", ")
+        );
+    }
+    println!("restart the control plane (every replica) with this key file now");
+    Ok(())
+}

@@ -37,6 +37,9 @@ pub struct ServerConfig {
     pub hooks: Arc<dyn Hooks>,
     /// The delivery pipeline's schedule, leases and worker settings.
     pub delivery: crate::delivery::DeliveryConfig,
+    /// The main key file that seals secrets at rest; `None`: the file beside a SQLite
+    /// database, created when missing (see [`crate::sealing::load`]).
+    pub main_key_file: Option<std::path::PathBuf>,
 }
 
 impl ServerConfig {
@@ -52,6 +55,7 @@ impl ServerConfig {
             clock: Arc::new(SystemClock),
             hooks: Arc::new(NoHooks),
             delivery: crate::delivery::DeliveryConfig::default(),
+            main_key_file: None,
         }
     }
 }
@@ -65,6 +69,45 @@ pub struct DrainReport {
     pub released: usize,
     /// Whether requests still running at the deadline were cut off.
     pub requests_cut: bool,
+}
+
+/// Opens the store with its main key, checks that the key opens what the database holds
+/// (a wrong key stops start-up here, never as garbage signatures later), and seals what is
+/// not yet sealed under the current key (values from before sealing, or a rotation that was
+/// interrupted).
+async fn open_sealed_store(config: &ServerConfig) -> anyhow::Result<Arc<dyn crate::store::Store>> {
+    let loaded = crate::sealing::load(&config.db_url, config.main_key_file.as_deref())?;
+    if let (true, Some(path)) = (loaded.created, &loaded.path) {
+        tracing::warn!(path = %path.display(),
+            "created a main key file for secrets at rest (0600); back it up with the database: without it the signing secrets cannot be read");
+    }
+    let store = crate::store::open_with(
+        &config.db_url,
+        config.db_max_connections,
+        Arc::new(loaded.sealer),
+    )
+    .await?;
+    store.check_sealed().await.map_err(|e| {
+        anyhow::anyhow!(
+            "{e} (main key file: {})",
+            loaded
+                .path
+                .as_deref()
+                .map_or("none".into(), |p| p.display().to_string())
+        )
+    })?;
+    let mut sealed = 0;
+    loop {
+        let n = store.reseal_batch(500).await?;
+        if n == 0 {
+            break;
+        }
+        sealed += n;
+    }
+    if sealed > 0 {
+        tracing::info!(sealed, "sealed values under the current main key");
+    }
+    Ok(store)
 }
 
 /// A running control plane.
@@ -124,7 +167,7 @@ pub fn router(state: AppState) -> Router {
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
     pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
-        let store = crate::store::open_with(&config.db_url, config.db_max_connections).await?;
+        let store = open_sealed_store(&config).await?;
         let mut delivery_config = config.delivery;
         delivery_config.dedup_retention = config.idempotency.retention;
         let delivery = Arc::new(crate::delivery::DeliveryContext::new(

@@ -50,6 +50,7 @@ async fn start(require_key: bool, db: &BenchDb) -> anyhow::Result<Server> {
     tenants.add("bench", TOKEN);
     let mut config = ServerConfig::new("127.0.0.1:0".parse()?, db.url(), tenants);
     config.idempotency.require_key = require_key;
+    config.main_key_file = db.main_key_file()?;
     Server::start(config).await
 }
 

@@ -87,6 +87,7 @@ async fn start(db: &BenchDb, worker: bool) -> anyhow::Result<Server> {
         tenants,
     );
     config.delivery.run_worker = worker;
+    config.main_key_file = db.main_key_file()?;
     config.delivery.schedule =
         parse_schedule("0s,50ms,100ms,200ms,400ms").map_err(anyhow::Error::msg)?;
     Server::start(config).await

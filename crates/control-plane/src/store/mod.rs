@@ -25,6 +25,7 @@ mod postgres;
 pub mod replays;
 pub mod resources;
 mod rows;
+pub mod sealed;
 pub mod secrets;
 mod sqlite;
 
@@ -42,6 +43,7 @@ pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, Sto
 pub use postgres::PostgresStore;
 pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
 pub use resources::{ResourceRow, ResourceStore, ResourceTx};
+pub use sealed::SealStore;
 pub use secrets::{SecretStore, SecretTx, SigningSecretRow};
 pub use sqlite::SqliteStore;
 
@@ -57,6 +59,13 @@ pub enum StoreError {
     /// The `--db` URL names no backend this build has.
     #[error("unsupported database URL {0:?}: use sqlite://PATH or postgres://USER@HOST/DATABASE")]
     UnsupportedUrl(String),
+    /// A sealed value did not open: the main key does not match the database.
+    #[error(transparent)]
+    Sealed(#[from] crate::sealing::SealError),
+}
+
+pub(crate) fn sealed_error(e: crate::sealing::SealError) -> StoreError {
+    StoreError::Sealed(e)
 }
 
 pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
@@ -73,6 +82,7 @@ pub fn new_id(prefix: &str) -> String {
 pub trait Store:
     ResourceStore
     + SecretStore
+    + SealStore
     + KeyStore
     + EventStore
     + DeliveryStore
@@ -112,17 +122,28 @@ pub const POSTGRES_POOL: u32 = 16;
 
 /// Opens the backend the URL's scheme names (`sqlite://PATH`, `sqlite::memory:`,
 /// `postgres://…` or `postgresql://…`) and runs its pending migrations.
+/// Its main key is the one the server would use with no `--main-key-file`: beside a SQLite
+/// file (created when missing); for an in-memory or PostgreSQL database (tests), one key per
+/// process, so several handles of one process share it.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>, StoreError> {
-    open_with(url, POSTGRES_POOL).await
+    let sealer = match crate::sealing::default_key_path(url) {
+        Some(_) => Arc::new(crate::sealing::load(url, None)?.sealer),
+        None => crate::sealing::process_key(),
+    };
+    open_with(url, POSTGRES_POOL, sealer).await
 }
 
 /// [`open`], with at most `max_connections` to PostgreSQL.
-pub async fn open_with(url: &str, max_connections: u32) -> Result<Arc<dyn Store>, StoreError> {
+pub async fn open_with(
+    url: &str,
+    max_connections: u32,
+    sealer: Arc<crate::sealing::Sealer>,
+) -> Result<Arc<dyn Store>, StoreError> {
     let scheme = url.split(':').next().unwrap_or_default();
     match scheme {
-        "sqlite" => Ok(Arc::new(SqliteStore::open(url).await?)),
+        "sqlite" => Ok(Arc::new(SqliteStore::open(url, sealer).await?)),
         "postgres" | "postgresql" => Ok(Arc::new(
-            PostgresStore::open(url, max_connections.max(2)).await?,
+            PostgresStore::open(url, max_connections.max(2), sealer).await?,
         )),
         _ => Err(StoreError::UnsupportedUrl(redact(url))),
     }

@@ -265,7 +265,12 @@ pub(crate) struct KeyRow {
 }
 
 impl KeyRow {
-    pub(crate) fn into_record(self) -> Result<KeyRecord, StoreError> {
+    /// The record, its stored response opened with `sealer` (sealed for `scope`'s row).
+    pub(crate) fn into_record(
+        self,
+        sealer: &crate::sealing::Sealer,
+        scope: &super::KeyScope,
+    ) -> Result<KeyRecord, StoreError> {
         let state = match self.state.as_str() {
             "in_progress" => KeyState::InProgress,
             "completed" => KeyState::Completed,
@@ -277,7 +282,15 @@ impl KeyRow {
                 status: u16::try_from(status).map_err(corrupt)?,
                 headers: serde_json::from_str(self.response_headers.as_deref().unwrap_or("[]"))
                     .map_err(corrupt)?,
-                body: self.response_body.unwrap_or_default(),
+                body: match self.response_body {
+                    None => Vec::new(),
+                    Some(sealed) => sealer
+                        .open(
+                            &sealed,
+                            &crate::sealing::response_aad(&scope.tenant, &scope.key),
+                        )
+                        .map_err(super::sealed_error)?,
+                },
             }),
         };
         Ok(KeyRecord {

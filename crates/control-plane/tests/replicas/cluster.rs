@@ -12,6 +12,8 @@ pub struct Cluster {
     pub apis: Vec<Api>,
     // Last: the database is dropped after the processes that use it.
     _db: TestDatabase,
+    /// Holds the main key file every replica shares.
+    _keys: tempfile::TempDir,
 }
 
 impl Cluster {
@@ -25,12 +27,19 @@ impl Cluster {
     /// waits for a killed replica's leases to expire.
     pub async fn start_with(n: usize, faults: &str, lease_margin: &str) -> Self {
         let db = TestDatabase::create().await;
+        let keys = tempfile::tempdir().unwrap();
+        let key_file = keys.path().join("main-key");
+        switchyard_control_plane::sealing::Sealer::ephemeral()
+            .write_file(&key_file)
+            .unwrap();
+        let key_file = key_file.display().to_string();
         let names: Vec<String> = (0..n).map(|i| format!("replica-{i}")).collect();
         let nodes = join_all(names.iter().map(|name| {
             let url = db.url.clone();
             let name = name.clone();
             let faults = faults.to_owned();
             let margin = lease_margin.to_owned();
+            let key_file = key_file.clone();
             async move {
                 let args = [
                     "--retry-schedule",
@@ -43,6 +52,8 @@ impl Cluster {
                     &name,
                     "--db-max-connections",
                     "8",
+                    "--main-key-file",
+                    &key_file,
                 ];
                 spawn_serve(&url, &args, &[("SWITCHYARD_TEST_FAULTS", &faults)]).await
             }
@@ -56,6 +67,7 @@ impl Cluster {
             nodes,
             apis,
             _db: db,
+            _keys: keys,
         }
     }
 

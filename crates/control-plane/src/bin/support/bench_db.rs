@@ -62,6 +62,21 @@ impl BenchDb {
         }
     }
 
+    /// The main key file the servers share: beside a SQLite file the server makes its own;
+    /// for PostgreSQL one is written into the scratch directory (every replica reads it).
+    pub fn main_key_file(&self) -> anyhow::Result<Option<std::path::PathBuf>> {
+        match self {
+            Self::Sqlite { .. } => Ok(None),
+            Self::Postgres { name, .. } => {
+                let path = std::env::temp_dir().join(format!("{name}.main-key"));
+                if !path.exists() {
+                    switchyard_control_plane::sealing::Sealer::ephemeral().write_file(&path)?;
+                }
+                Ok(Some(path))
+            }
+        }
+    }
+
     pub fn is_postgres(&self) -> bool {
         matches!(self, Self::Postgres { .. })
     }

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
+
+use crate::sealing::Sealer;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop};
 
@@ -139,6 +141,7 @@ async fn candidate(conn: &mut PgConnection, id: &str) -> Result<Option<Candidate
 /// else took first.
 async fn claim_candidates(
     conn: &mut PgConnection,
+    sealer: &Sealer,
     candidates: Vec<CandidateRow>,
     claim_sql: &str,
     hop: Hop,
@@ -166,7 +169,7 @@ async fn claim_candidates(
         };
         let key = (c.tenant.clone(), c.target.clone());
         if !secrets.contains_key(&key) {
-            let values = super::secrets::active(conn, &c.tenant, &c.target, now).await?;
+            let values = super::secrets::active(conn, sealer, &c.tenant, &c.target, now).await?;
             secrets.insert(key.clone(), values);
         }
         let numbers = ClaimedNumbers {
@@ -186,6 +189,7 @@ async fn claim_candidates(
 /// inside the event's commit).
 pub(super) async fn claim_one(
     conn: &mut PgConnection,
+    sealer: &Sealer,
     id: &str,
     now: i64,
     owner: &str,
@@ -193,8 +197,17 @@ pub(super) async fn claim_one(
 ) -> Result<Option<Claimed>, StoreError> {
     let candidates = candidate(conn, id).await?.into_iter().collect();
     let hop = Hop::ControlPlaneWebhook;
-    let mut claimed =
-        claim_candidates(conn, candidates, CLAIM, hop, now, owner, lease_margin_ms).await?;
+    let mut claimed = claim_candidates(
+        conn,
+        sealer,
+        candidates,
+        CLAIM,
+        hop,
+        now,
+        owner,
+        lease_margin_ms,
+    )
+    .await?;
     Ok(claimed.pop())
 }
 
@@ -392,8 +405,17 @@ impl DeliveryStore for PostgresStore {
         let mut tx = self.write().await?;
         let candidates = due_candidates(&mut tx, scope, now, limit).await?;
         let hop = scope.hop();
-        let claimed =
-            claim_candidates(&mut tx, candidates, CLAIM, hop, now, owner, lease_margin_ms).await?;
+        let claimed = claim_candidates(
+            &mut tx,
+            &self.sealer,
+            candidates,
+            CLAIM,
+            hop,
+            now,
+            owner,
+            lease_margin_ms,
+        )
+        .await?;
         tx.commit().await?;
         Ok(claimed)
     }
@@ -527,6 +549,7 @@ impl DeliveryStore for PostgresStore {
         let hop = Hop::ControlPlaneWebhook;
         let claimed = claim_candidates(
             &mut tx,
+            &self.sealer,
             candidates,
             CLAIM_UNGUARDED,
             hop,

@@ -97,7 +97,17 @@ impl EventStore for PostgresStore {
             };
             insert(&mut tx, &row, a.now).await?;
             if d.begin_now {
-                sync.extend(claim_one(&mut tx, &id, a.now, a.owner, a.lease_margin_ms).await?);
+                sync.extend(
+                    claim_one(
+                        &mut tx,
+                        &self.sealer,
+                        &id,
+                        a.now,
+                        a.owner,
+                        a.lease_margin_ms,
+                    )
+                    .await?,
+                );
             }
         }
         if !a.deliveries.is_empty() {

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use sqlx::PgConnection;
 
 use super::{PostgresStore, PostgresTx};
+use crate::sealing::{Sealer, response_aad};
 use crate::store::rows::KeyRow;
 use crate::store::{
     ClaimOutcome, KeyRecord, KeyScope, KeyStore, KeyTx, StoreError, StoredResponse, corrupt,
@@ -13,13 +14,17 @@ use crate::store::{
 const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, created_at, \
      response_status, response_headers, response_body FROM idempotency_keys";
 
-async fn get(conn: &mut PgConnection, scope: &KeyScope) -> Result<Option<KeyRecord>, StoreError> {
+async fn get(
+    conn: &mut PgConnection,
+    sealer: &Sealer,
+    scope: &KeyScope,
+) -> Result<Option<KeyRecord>, StoreError> {
     sqlx::query_as::<_, KeyRow>(&format!("{SELECT_KEY} WHERE tenant = $1 AND key = $2"))
         .bind(&scope.tenant)
         .bind(&scope.key)
         .fetch_optional(conn)
         .await?
-        .map(KeyRow::into_record)
+        .map(|row| row.into_record(sealer, scope))
         .transpose()
 }
 
@@ -48,6 +53,7 @@ async fn insert_claim(
 /// claimed again.
 async fn claim(
     conn: &mut PgConnection,
+    sealer: &Sealer,
     scope: &KeyScope,
     fingerprint: &[u8],
     now: i64,
@@ -57,7 +63,7 @@ async fn claim(
         if let Some(attempt) = insert_claim(conn, scope, fingerprint, now, locked_until).await? {
             return Ok(ClaimOutcome::Claimed { attempt });
         }
-        if let Some(record) = get(conn, scope).await? {
+        if let Some(record) = get(conn, sealer, scope).await? {
             return Ok(ClaimOutcome::Existing(record));
         }
     }
@@ -95,6 +101,7 @@ impl KeyStore for PostgresStore {
     ) -> Result<ClaimOutcome, StoreError> {
         claim(
             &mut *self.pool.acquire().await?,
+            &self.sealer,
             scope,
             fingerprint,
             now,
@@ -152,7 +159,7 @@ impl KeyStore for PostgresStore {
     }
 
     async fn get_key(&self, scope: &KeyScope) -> Result<Option<KeyRecord>, StoreError> {
-        get(&mut *self.pool.acquire().await?, scope).await
+        get(&mut *self.pool.acquire().await?, &self.sealer, scope).await
     }
 
     async fn sweep_keys(&self, created_before: i64) -> Result<u64, StoreError> {
@@ -173,7 +180,15 @@ impl KeyTx for PostgresTx {
         now: i64,
         locked_until: i64,
     ) -> Result<ClaimOutcome, StoreError> {
-        claim(&mut self.tx, scope, fingerprint, now, locked_until).await
+        claim(
+            &mut self.tx,
+            &self.sealer,
+            scope,
+            fingerprint,
+            now,
+            locked_until,
+        )
+        .await
     }
 
     async fn take_over_key(
@@ -199,7 +214,11 @@ impl KeyTx for PostgresTx {
         )
         .bind(i64::from(response.status))
         .bind(headers)
-        .bind(&response.body)
+        .bind(
+            self.sealer
+                .seal(&response.body, &response_aad(&scope.tenant, &scope.key))
+                .into_bytes(),
+        )
         .bind(&scope.tenant)
         .bind(&scope.key)
         .bind(attempt)

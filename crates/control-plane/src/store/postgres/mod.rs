@@ -11,12 +11,15 @@ mod events;
 mod keys;
 mod replays;
 mod resources;
+mod sealed;
 mod secrets;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+
+use crate::sealing::Sealer;
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 
@@ -31,19 +34,25 @@ const WORK_CHANNEL: &str = "switchyard_work";
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: PgPool,
+    /// Seals signing secrets and stored responses on their way in, opens them on the way out.
+    sealer: Arc<Sealer>,
 }
 
 impl PostgresStore {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) and runs
     /// pending migrations. `max_connections` bounds this replica's pool.
-    pub async fn open(url: &str, max_connections: u32) -> Result<Self, StoreError> {
+    pub async fn open(
+        url: &str,
+        max_connections: u32,
+        sealer: Arc<Sealer>,
+    ) -> Result<Self, StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(30))
             .connect(url)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, sealer })
     }
 
     async fn write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
@@ -70,6 +79,7 @@ impl Store for PostgresStore {
     async fn begin(&self) -> Result<Box<dyn StoreTx>, StoreError> {
         Ok(Box::new(PostgresTx {
             tx: self.write().await?,
+            sealer: self.sealer.clone(),
         }))
     }
 
@@ -103,6 +113,7 @@ async fn listen(pool: &PgPool, wake: &tokio::sync::Notify) -> Result<(), sqlx::E
 /// The unit of work of a keyed request: a READ COMMITTED transaction.
 struct PostgresTx {
     tx: Transaction<'static, Postgres>,
+    sealer: Arc<Sealer>,
 }
 
 #[async_trait]

@@ -4,23 +4,32 @@ use async_trait::async_trait;
 use sqlx::PgConnection;
 
 use super::{PostgresStore, PostgresTx};
-use crate::store::{SecretStore, SecretTx, SigningSecretRow, StoreError};
+use crate::sealing::{Sealer, secret_aad};
+use crate::store::{SecretStore, SecretTx, SigningSecretRow, StoreError, sealed_error};
 
 pub(super) async fn active(
     conn: &mut PgConnection,
+    sealer: &Sealer,
     tenant: &str,
     target: &str,
     now: i64,
 ) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT secret FROM signing_secrets WHERE tenant = $1 AND target = $2 \
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT id, secret FROM signing_secrets WHERE tenant = $1 AND target = $2 \
          AND (expires_at IS NULL OR expires_at > $3) ORDER BY created_at",
     )
     .bind(tenant)
     .bind(target)
     .bind(now)
     .fetch_all(conn)
-    .await?)
+    .await?;
+    rows.into_iter()
+        .map(|(id, sealed)| {
+            sealer
+                .open_text(&sealed, &secret_aad(tenant, target, &id))
+                .map_err(sealed_error)
+        })
+        .collect()
 }
 
 #[async_trait]
@@ -31,7 +40,14 @@ impl SecretStore for PostgresStore {
         target: &str,
         now: i64,
     ) -> Result<Vec<String>, StoreError> {
-        active(&mut *self.pool.acquire().await?, tenant, target, now).await
+        active(
+            &mut *self.pool.acquire().await?,
+            &self.sealer,
+            tenant,
+            target,
+            now,
+        )
+        .await
     }
 }
 
@@ -50,7 +66,10 @@ impl SecretTx for PostgresTx {
         .bind(tenant)
         .bind(target)
         .bind(&secret.id)
-        .bind(&secret.secret)
+        .bind(self.sealer.seal(
+            secret.secret.as_bytes(),
+            &secret_aad(tenant, target, &secret.id),
+        ))
         .bind(secret.created_at)
         .bind(secret.expires_at)
         .execute(&mut *self.tx)

@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
+
+use crate::sealing::Sealer;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop};
 
@@ -131,6 +133,7 @@ async fn candidate(
 /// else took first.
 async fn claim_candidates(
     conn: &mut SqliteConnection,
+    sealer: &Sealer,
     candidates: Vec<CandidateRow>,
     claim_sql: &str,
     hop: Hop,
@@ -173,7 +176,7 @@ async fn claim_candidates(
         .await?;
         let key = (c.tenant.clone(), c.target.clone());
         if !secrets.contains_key(&key) {
-            let values = super::secrets::active(conn, &c.tenant, &c.target, now).await?;
+            let values = super::secrets::active(conn, sealer, &c.tenant, &c.target, now).await?;
             secrets.insert(key.clone(), values);
         }
         let numbers = ClaimedNumbers {
@@ -193,6 +196,7 @@ async fn claim_candidates(
 /// inside the event's commit).
 pub(super) async fn claim_one(
     conn: &mut SqliteConnection,
+    sealer: &Sealer,
     id: &str,
     now: i64,
     owner: &str,
@@ -201,6 +205,7 @@ pub(super) async fn claim_one(
     let candidates = candidate(conn, id).await?.into_iter().collect();
     let mut claimed = claim_candidates(
         conn,
+        sealer,
         candidates,
         CLAIM,
         Hop::ControlPlaneWebhook,
@@ -345,6 +350,7 @@ impl DeliveryStore for SqliteStore {
         let candidates = due_candidates(&mut tx, scope, now, limit).await?;
         let claimed = claim_candidates(
             &mut tx,
+            &self.sealer,
             candidates,
             CLAIM,
             scope.hop(),
@@ -480,6 +486,7 @@ impl DeliveryStore for SqliteStore {
         }
         let claimed = claim_candidates(
             &mut tx,
+            &self.sealer,
             candidates,
             CLAIM_UNGUARDED,
             Hop::ControlPlaneWebhook,

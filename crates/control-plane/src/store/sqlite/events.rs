@@ -107,7 +107,17 @@ impl EventStore for SqliteStore {
             };
             insert(&mut tx, &row, a.now).await?;
             if d.begin_now {
-                sync.extend(claim_one(&mut tx, &id, a.now, a.owner, a.lease_margin_ms).await?);
+                sync.extend(
+                    claim_one(
+                        &mut tx,
+                        &self.sealer,
+                        &id,
+                        a.now,
+                        a.owner,
+                        a.lease_margin_ms,
+                    )
+                    .await?,
+                );
             }
         }
         tx.commit().await?;

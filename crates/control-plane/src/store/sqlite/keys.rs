@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use sqlx::SqliteConnection;
 
 use super::{SqliteStore, SqliteTx};
+use crate::sealing::{Sealer, response_aad};
 use crate::store::rows::KeyRow;
 use crate::store::{
     ClaimOutcome, KeyRecord, KeyScope, KeyStore, KeyTx, StoreError, StoredResponse, corrupt,
@@ -14,6 +15,7 @@ const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, crea
 
 async fn get(
     conn: &mut SqliteConnection,
+    sealer: &Sealer,
     scope: &KeyScope,
 ) -> Result<Option<KeyRecord>, StoreError> {
     sqlx::query_as::<_, KeyRow>(&format!("{SELECT_KEY} WHERE tenant = ? AND key = ?"))
@@ -21,7 +23,7 @@ async fn get(
         .bind(&scope.key)
         .fetch_optional(conn)
         .await?
-        .map(KeyRow::into_record)
+        .map(|row| row.into_record(sealer, scope))
         .transpose()
 }
 
@@ -143,7 +145,7 @@ impl KeyStore for SqliteStore {
     }
 
     async fn get_key(&self, scope: &KeyScope) -> Result<Option<KeyRecord>, StoreError> {
-        get(&mut *self.read().await?, scope).await
+        get(&mut *self.read().await?, &self.sealer, scope).await
     }
 
     async fn sweep_keys(&self, created_before: i64) -> Result<u64, StoreError> {
@@ -170,7 +172,7 @@ impl KeyTx for SqliteTx {
             return Ok(ClaimOutcome::Claimed { attempt });
         }
         // The write lock is held: the row that blocked the insert is still there.
-        let record = get(&mut self.tx, scope)
+        let record = get(&mut self.tx, &self.sealer, scope)
             .await?
             .ok_or_else(|| corrupt("an idempotency key vanished under the write lock"))?;
         Ok(ClaimOutcome::Existing(record))
@@ -199,7 +201,11 @@ impl KeyTx for SqliteTx {
         )
         .bind(i64::from(response.status))
         .bind(headers)
-        .bind(&response.body)
+        .bind(
+            self.sealer
+                .seal(&response.body, &response_aad(&scope.tenant, &scope.key))
+                .into_bytes(),
+        )
         .bind(&scope.tenant)
         .bind(&scope.key)
         .bind(attempt)

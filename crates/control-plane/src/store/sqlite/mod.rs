@@ -12,12 +12,16 @@ mod events;
 mod keys;
 mod replays;
 mod resources;
+mod sealed;
 mod secrets;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+
+use crate::sealing::Sealer;
 use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
@@ -31,12 +35,14 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite")
 pub struct SqliteStore {
     writer: SqlitePool,
     readers: SqlitePool,
+    /// Seals signing secrets and stored responses on their way in, opens them on the way out.
+    sealer: Arc<Sealer>,
 }
 
 impl SqliteStore {
     /// Opens (creating if needed) the database at `url` (`sqlite://path` or `sqlite::memory:`)
     /// and runs pending migrations.
-    pub async fn open(url: &str) -> Result<Self, StoreError> {
+    pub async fn open(url: &str, sealer: Arc<Sealer>) -> Result<Self, StoreError> {
         let base = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -45,7 +51,10 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true)
-            .pragma("temp_store", "memory");
+            .pragma("temp_store", "memory")
+            // Deleted or overwritten content is zeroed, so a value sealed after the fact (a
+            // row written before sealing existed) leaves no copy in free pages.
+            .pragma("secure_delete", "on");
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(30))
@@ -57,7 +66,11 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(base.read_only(true))
             .await?;
-        Ok(Self { writer, readers })
+        Ok(Self {
+            writer,
+            readers,
+            sealer,
+        })
     }
 
     /// A write transaction on the single writer.
@@ -81,6 +94,7 @@ impl Store for SqliteStore {
     async fn begin(&self) -> Result<Box<dyn StoreTx>, StoreError> {
         Ok(Box::new(SqliteTx {
             tx: self.write().await?,
+            sealer: self.sealer.clone(),
         }))
     }
 }
@@ -88,6 +102,7 @@ impl Store for SqliteStore {
 /// The unit of work of a keyed request: a write transaction on the single writer.
 struct SqliteTx {
     tx: Transaction<'static, Sqlite>,
+    sealer: Arc<Sealer>,
 }
 
 #[async_trait]

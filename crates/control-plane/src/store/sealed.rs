@@ -1,0 +1,19 @@
+//! Sealed values at rest (signing secrets, stored responses): re-sealing under the current
+//! main key, and the start-up check that the key opens what the database holds.
+
+use async_trait::async_trait;
+
+use super::StoreError;
+
+#[async_trait]
+pub trait SealStore {
+    /// Re-seals up to `limit` values not sealed under the current main key (written before
+    /// sealing existed, or under an older key), each with one guarded update, so it can run
+    /// while the server serves and be interrupted and resumed at any point. Returns how many
+    /// it re-sealed: 0 when every value is under the current key.
+    async fn reseal_batch(&self, limit: u32) -> Result<u64, StoreError>;
+
+    /// Opens one sealed signing secret and one stored response, if there are any: an error
+    /// when the main key does not match the database.
+    async fn check_sealed(&self) -> Result<(), StoreError>;
+}

@@ -175,8 +175,10 @@ async fn kill_9_mid_burst_duplicates_only_the_attempts_in_flight_at_the_kill() {
         control_plane_stopped_mid_burst(&dir.path().join("cp.db"), &[], false).await;
     assert_eq!(copies(&receiver).len(), events.len(), "nothing lost");
     // In flight at the kill: reached the receiver before it, and not yet answered and
-    // recorded by then (an answer is committed a few milliseconds after it arrives).
-    let margin = Duration::from_millis(100);
+    // recorded by then. An answer is committed a few milliseconds after it arrives on a quiet
+    // machine; the margin allows for a loaded one, and is still short against the 1 s the
+    // receiver holds each request.
+    let margin = Duration::from_millis(500);
     let in_flight: HashSet<String> = receiver
         .received()
         .iter()

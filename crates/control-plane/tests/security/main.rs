@@ -105,9 +105,12 @@ async fn call(url: &str, method: &str, path: &str, body: Value, key: Option<&str
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
+/// What the receiver was sent: each request's headers and body.
+type Seen = Arc<Mutex<Vec<(HeaderMap, Vec<u8>)>>>;
+
 /// A receiver that keeps each request's headers and body.
-async fn receiver() -> (String, Arc<Mutex<Vec<(HeaderMap, Vec<u8>)>>>) {
-    let seen: Arc<Mutex<Vec<(HeaderMap, Vec<u8>)>>> = Arc::default();
+async fn receiver() -> (String, Seen) {
+    let seen: Seen = Arc::default();
     let log = seen.clone();
     let app = Router::new().route(
         "/hook",

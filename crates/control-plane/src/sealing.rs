@@ -238,7 +238,9 @@ pub fn response_aad(tenant: &str, key: &str) -> Vec<u8> {
 /// (`cp.db` → `cp.db.main-key`). `None` for other databases: replicas sharing PostgreSQL must
 /// share one key, so it is never made up by one of them.
 pub fn default_key_path(db_url: &str) -> Option<PathBuf> {
-    let path = db_url.strip_prefix("sqlite://")?;
+    let path = db_url
+        .strip_prefix("sqlite://")
+        .or_else(|| db_url.strip_prefix("sqlite:"))?;
     let path = path.split('?').next().unwrap_or(path);
     if path.is_empty() || path.starts_with(':') {
         return None;
@@ -372,7 +374,12 @@ mod tests {
             default_key_path("sqlite:///var/lib/sy/cp.db?mode=rwc"),
             Some(PathBuf::from("/var/lib/sy/cp.db.main-key"))
         );
+        assert_eq!(
+            default_key_path("sqlite:cp.db"),
+            Some(PathBuf::from("cp.db.main-key"))
+        );
         assert_eq!(default_key_path("sqlite::memory:"), None);
+        assert_eq!(default_key_path("sqlite://:memory:"), None);
         assert_eq!(default_key_path("postgres://u@h/db"), None);
     }
 }

@@ -54,11 +54,11 @@ async fn stopped_mid_sync(dir: &std::path::Path, signal: &str) -> (FaultProxy, C
     }
     let mut child = spawn_sync(dir, false, 120_000);
     let started = std::time::Instant::now();
-    while proxy.forwarded().len() < 40 {
+    while proxy.sent().len() < 40 {
         assert!(started.elapsed() < Duration::from_secs(60), "sync started");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(proxy.forwarded().len() < WRITES, "stopped mid-sync");
+    assert!(proxy.sent().len() < WRITES, "stopped mid-sync");
     let killed = std::process::Command::new("kill")
         .args([signal, &child.id().to_string()])
         .status()
@@ -103,9 +103,9 @@ async fn assert_no_op_left_sending(console: &Console) {
 async fn sigterm_mid_sync_sends_no_write_twice_and_loses_none() {
     let dir = tempfile::tempdir().unwrap();
     let (proxy, cp) = stopped_mid_sync(dir.path(), "-TERM").await;
-    let forwarded = proxy.forwarded();
-    assert_eq!(forwarded.len(), WRITES, "every write reached the server");
-    let twice: Vec<_> = forwarded.iter().filter(|(_, n)| **n > 1).collect();
+    let sent = proxy.sent();
+    assert_eq!(sent.len(), WRITES, "every write reached the server");
+    let twice: Vec<_> = sent.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "sent twice: {twice:?}");
     let all = cp.all().await;
     assert_eq!(all.len(), WRITES);
@@ -116,10 +116,10 @@ async fn sigterm_mid_sync_sends_no_write_twice_and_loses_none() {
 async fn negative_control_kill_9_mid_sync_sends_the_writes_in_flight_again() {
     let dir = tempfile::tempdir().unwrap();
     let (proxy, cp) = stopped_mid_sync(dir.path(), "-KILL").await;
-    let forwarded = proxy.forwarded();
-    assert_eq!(forwarded.len(), WRITES);
+    let sent = proxy.sent();
+    assert_eq!(sent.len(), WRITES);
     assert!(
-        forwarded.values().any(|n| *n > 1),
+        sent.values().any(|n| *n > 1),
         "without a graceful stop the writes in flight are sent again"
     );
     // The keys still make each one land once.

@@ -51,6 +51,9 @@ struct State {
     rng: Mutex<rand::rngs::StdRng>,
     /// Mutating requests that reached the server, per idempotency key (or "" when absent).
     forwarded: Mutex<HashMap<String, u32>>,
+    /// Mutating requests passed on to the server, per idempotency key, counted as they leave
+    /// (a request whose client vanished while the server worked on it counts too).
+    sent: Mutex<HashMap<String, u32>>,
     client: reqwest::Client,
 }
 
@@ -70,6 +73,7 @@ impl FaultProxy {
             fail_reads: Mutex::new(None),
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
             forwarded: Mutex::new(HashMap::new()),
+            sent: Mutex::new(HashMap::new()),
             client: reqwest::Client::builder()
                 .retry(reqwest::retry::never())
                 .build()
@@ -118,6 +122,11 @@ impl FaultProxy {
     /// How many times each idempotency key reached the server.
     pub fn forwarded(&self) -> HashMap<String, u32> {
         self.state.forwarded.lock().unwrap().clone()
+    }
+
+    /// How many times each idempotency key was passed on to the server, answered or not.
+    pub fn sent(&self) -> HashMap<String, u32> {
+        self.state.sent.lock().unwrap().clone()
     }
 }
 
@@ -215,6 +224,9 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<
         .unwrap_or("")
         .trim_matches('"')
         .to_owned();
+    if mutating {
+        *st.sent.lock().unwrap().entry(key.clone()).or_default() += 1;
+    }
     let resp = out.send().await.map_err(|_| Dropped)?;
     if mutating {
         *st.forwarded.lock().unwrap().entry(key).or_default() += 1;

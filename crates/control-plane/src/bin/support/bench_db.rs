@@ -90,6 +90,7 @@ impl BenchDb {
             Self::Postgres {
                 admin_url, name, ..
             } => {
+                let _ = std::fs::remove_file(std::env::temp_dir().join(format!("{name}.main-key")));
                 let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
                 sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
                     .execute(&mut admin)

@@ -21,4 +21,5 @@ mod plane;
 mod profiles;
 mod replay;
 mod scenarios;
+mod security;
 mod update_feed;

@@ -51,6 +51,24 @@ pub enum ApiError {
     ReplaySessionReused { id: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    /// Over a per-tenant, per-replica rate limit (`crate::limits`); answered before any
+    /// Idempotency-Key is claimed, so it is never stored.
+    #[error(
+        "this tenant is over its rate limit for {class} ({per_s}/s on this server); retry after {retry_after_s} s"
+    )]
+    RateLimited {
+        class: &'static str,
+        per_s: f64,
+        retry_after_s: u64,
+    },
+    #[error("the request line and headers exceed {limit} bytes")]
+    HeadersTooLarge { limit: usize },
+    /// The whole-request timeout passed. The handler's task keeps running (see
+    /// `run_to_completion` in src/server.rs), so a keyed write still completes and is stored.
+    #[error(
+        "the request did not complete within {after_s} s; a keyed write may still complete: retry with the same Idempotency-Key"
+    )]
+    TimedOut { after_s: u64 },
     #[error("Content-Type must be application/json")]
     UnsupportedMediaType,
     #[error("no such route")]
@@ -84,6 +102,9 @@ impl ApiError {
             Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
             Self::VersionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::TimedOut { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Store(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -107,6 +128,9 @@ impl ApiError {
             Self::ReplaySessionReused { .. } => ErrorCode::ReplaySessionReused,
             Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            Self::RateLimited { .. } => ErrorCode::RateLimited,
+            Self::HeadersTooLarge { .. } => ErrorCode::HeadersTooLarge,
+            Self::TimedOut { .. } => ErrorCode::Unavailable,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             Self::Store(_) | Self::Internal(_) => ErrorCode::Internal,
@@ -137,6 +161,9 @@ impl ApiError {
             Self::ReplaySessionReused { .. } => "Replay session id reused with a different request",
             Self::VersionMismatch { .. } => "Version mismatch",
             Self::PayloadTooLarge { .. } => "Payload too large",
+            Self::RateLimited { .. } => "Rate limit exceeded",
+            Self::HeadersTooLarge { .. } => "Request headers too large",
+            Self::TimedOut { .. } => "Request timed out",
             Self::UnsupportedMediaType => "Unsupported media type",
             Self::MethodNotAllowed => "Method not allowed",
             Self::Store(_) | Self::Internal(_) => "Internal server error",
@@ -174,6 +201,10 @@ impl ApiError {
             Self::KeyInProgress { retry_after_s } => {
                 headers.push(("retry-after".into(), retry_after_s.to_string()));
             }
+            Self::RateLimited { retry_after_s, .. } => {
+                headers.push(("retry-after".into(), retry_after_s.to_string()));
+            }
+            Self::TimedOut { .. } => headers.push(("retry-after".into(), "1".into())),
             Self::Unauthorized => headers.push(("www-authenticate".into(), "Bearer".into())),
             _ => {}
         }

@@ -51,6 +51,18 @@ impl Tenants {
     }
 }
 
+/// The token of an `Authorization: Bearer …` header, if there is one.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+}
+
 /// The tenant whose bearer token authenticated this request.
 pub struct Tenant(pub String);
 
@@ -58,33 +70,25 @@ impl FromRequestParts<AppState> for Tenant {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .ok_or(ApiError::Unauthorized)?;
+        let token = bearer_token(&parts.headers).ok_or(ApiError::Unauthorized)?;
         state
             .tenants
-            .lookup(token.trim())
+            .lookup(token)
             .map(|t| Tenant(t.to_owned()))
             .ok_or(ApiError::Unauthorized)
     }
 }
 
-/// Largest accepted request body.
+/// Largest accepted request body by default (`--max-body-bytes`, [`crate::limits::Limits`]).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// A JSON request body. Wrong media type: 415; too large: 413; not JSON: 400.
 pub struct JsonBody(pub Value);
 
-impl<S: Send + Sync> FromRequest<S> for JsonBody {
+impl FromRequest<AppState> for JsonBody {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, ApiError> {
         let json_type = req
             .headers()
             .get(header::CONTENT_TYPE)
@@ -100,7 +104,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
         let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
             if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge {
-                    limit: MAX_BODY_BYTES,
+                    limit: state.limits.max_body_bytes,
                 }
             } else {
                 ApiError::validation("body", rejection.body_text())

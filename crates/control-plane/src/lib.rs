@@ -17,6 +17,7 @@ pub mod extract;
 pub mod hooks;
 pub mod sealing;
 pub mod idempotency;
+pub mod limits;
 pub mod main_key_rotation;
 pub mod openapi;
 pub mod replays;
@@ -42,4 +43,7 @@ pub struct AppStateInner {
     pub retry_schedule: Vec<String>,
     /// The delivery pipeline (events, worker, DLQ, replays, edge protocol).
     pub delivery: Arc<delivery::DeliveryContext>,
+    /// Body, header, time and replay-selection caps (docs/control-plane.md, "Limits").
+    pub limits: limits::Limits,
+    pub rate_limiter: limits::RateLimiter,
 }

@@ -8,7 +8,9 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use switchyard_control_plane::delivery::schedule::parse_duration;
 use switchyard_control_plane::demo::{self, DEMO_TENANT, DEMO_TOKEN};
-use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::extract::{MAX_BODY_BYTES, Tenants};
+use switchyard_control_plane::limits::{Limits, Rate};
+use switchyard_control_plane::replays::MAX_FILTER_SELECTION;
 use switchyard_control_plane::{Server, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -26,7 +28,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the HTTP API.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run an edge plane: deliver a control plane's async_relay flows that name this edge.
     Edge(EdgeArgs),
     /// Add a new main key and re-seal every secret at rest under it (resumable: run it
@@ -153,6 +155,63 @@ struct ServeArgs {
     /// name resolves to one fails (forbidden_address). --demo implies it.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Largest request body in bytes (413 payload_too_large).
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_BODY_BYTES)]
+    max_body_bytes: usize,
+    /// Largest request line plus headers in bytes (431 headers_too_large).
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024)]
+    max_header_bytes: usize,
+    /// How long a connection may take to send a request's line and headers, and how long
+    /// an idle keep-alive connection is kept; then it is closed (0s: no limit).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    header_read_timeout: Duration,
+    /// How long a request may take, body included, before it answers 503 unavailable
+    /// (0s: no limit). A keyed write cut off this way still completes and is stored.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    request_timeout: Duration,
+    /// Mutating calls (resources, target tests, replays) per tenant on this replica: N/s,
+    /// N/m or N; 0 turns the limit off. Over it: 429 rate_limited with Retry-After.
+    #[arg(long, value_name = "RATE", default_value = "100/s", value_parser = Rate::parse_per_s)]
+    rate_limit_writes: f64,
+    /// Writes a tenant may send at once (default: two seconds' worth of the rate).
+    #[arg(long, value_name = "N")]
+    rate_limit_writes_burst: Option<u32>,
+    /// POST /v1/events per tenant on this replica: N/s, N/m or N; 0 turns the limit off.
+    #[arg(long, value_name = "RATE", default_value = "1000/s", value_parser = Rate::parse_per_s)]
+    rate_limit_events: f64,
+    /// Events a tenant may send at once (default: two seconds' worth of the rate).
+    #[arg(long, value_name = "N")]
+    rate_limit_events_burst: Option<u32>,
+    /// Most dead deliveries one filter replay session selects (oldest death first).
+    #[arg(long, value_name = "N", default_value_t = MAX_FILTER_SELECTION,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    max_replay_selection: u32,
+}
+
+/// The limits flags, checked.
+fn limits(args: &ServeArgs) -> anyhow::Result<Limits> {
+    if args.max_body_bytes == 0 {
+        bail!("--max-body-bytes must be at least 1");
+    }
+    if args.max_header_bytes < 1024 {
+        bail!("--max-header-bytes must be at least 1024");
+    }
+    let rate = |per_s: f64, burst: Option<u32>| {
+        let mut rate = Rate::per_second(per_s);
+        if let Some(burst) = burst.filter(|_| !rate.is_off()) {
+            rate.burst = burst.max(1);
+        }
+        rate
+    };
+    Ok(Limits {
+        max_body_bytes: args.max_body_bytes,
+        max_header_bytes: args.max_header_bytes,
+        header_read_timeout: args.header_read_timeout,
+        request_timeout: args.request_timeout,
+        writes: rate(args.rate_limit_writes, args.rate_limit_writes_burst),
+        events: rate(args.rate_limit_events, args.rate_limit_events_burst),
+        max_replay_selection: args.max_replay_selection,
+    })
 }
 
 const DEFAULT_SCHEDULE: &str = "0s,10s,1m,10m,1h";
@@ -197,7 +256,7 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = match Cli::parse().command {
-        Command::Serve(args) => args,
+        Command::Serve(args) => *args,
         Command::Edge(args) => return run_edge(args).await,
         Command::RotateMainKey(args) => return rotate_main_key(args).await,
     };
@@ -241,6 +300,7 @@ async fn main() -> anyhow::Result<()> {
     }
     config.db_max_connections = args.db_max_connections;
     config.main_key_file = args.main_key_file.clone();
+    config.limits = limits(&args)?;
     #[cfg(feature = "fault-injection")]
     arm_fault_injection(&mut config)?;
     let server = Server::start(config).await?;

@@ -40,7 +40,7 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/replays/{id}/cancel", post(cancel))
 }
 
-/// Most deliveries one filter session replays.
+/// Most deliveries one filter session replays by default (`--max-replay-selection`).
 pub const MAX_FILTER_SELECTION: u32 = 100_000;
 const MAX_IDS: usize = 1_000;
 
@@ -95,7 +95,7 @@ async fn start(
     if request.dry_run {
         let count = state
             .store
-            .count_replayable(&tenant, &request, MAX_FILTER_SELECTION)
+            .count_replayable(&tenant, &request, state.limits.max_replay_selection)
             .await?;
         return Ok(Json(ReplayDryRun {
             session_id: id,
@@ -110,7 +110,7 @@ async fn start(
         id: &id,
         fingerprint: &fingerprint,
         request: &request,
-        filter_limit: MAX_FILTER_SELECTION,
+        filter_limit: state.limits.max_replay_selection,
         max_attempts: ctx.policy.max_attempts(),
         now: ctx.clock.now_ms(),
         #[cfg(feature = "fault-injection")]

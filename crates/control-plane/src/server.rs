@@ -6,17 +6,20 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::ApiError;
-use crate::extract::{MAX_BODY_BYTES, Tenants};
+use crate::extract::Tenants;
 use crate::hooks::{Hooks, NoHooks};
 use crate::idempotency::{IdempotencyConfig, spawn_sweeper};
+use crate::limits::{Limits, RateLimiter};
 use crate::{AppState, AppStateInner, resources, system};
 
 /// Everything a control plane needs to start.
@@ -40,6 +43,8 @@ pub struct ServerConfig {
     /// The main key file that seals secrets at rest; `None`: the file beside a SQLite
     /// database, created when missing (see [`crate::sealing::load`]).
     pub main_key_file: Option<std::path::PathBuf>,
+    /// Body, header, time, rate and replay-selection limits (docs/control-plane.md, "Limits").
+    pub limits: Limits,
 }
 
 impl ServerConfig {
@@ -56,6 +61,14 @@ impl ServerConfig {
             hooks: Arc::new(NoHooks),
             delivery: crate::delivery::DeliveryConfig::default(),
             main_key_file: None,
+            // Embedders (the desktop sandbox, benchmarks, other crates' tests) drive one
+            // in-process server as fast as they like: the rate limits are off here and on
+            // in `serve` (src/main.rs); the caps and timeouts are the same.
+            limits: Limits {
+                writes: crate::limits::Rate::OFF,
+                events: crate::limits::Rate::OFF,
+                ..Limits::default()
+            },
         }
     }
 }
@@ -110,6 +123,85 @@ async fn open_sealed_store(config: &ServerConfig) -> anyhow::Result<Arc<dyn crat
     Ok(store)
 }
 
+/// HTTP/1.1 connection settings. The header-read timeout closes a connection that has not
+/// sent a whole request head in time (slowloris) and an idle keep-alive connection alike.
+/// Heads up to twice the cap reach `crate::limits::guard`, which answers 431 problem+json;
+/// hyper refuses longer ones itself (a bare 431) without buffering them.
+fn http1_settings(limits: &Limits) -> hyper::server::conn::http1::Builder {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(
+            (!limits.header_read_timeout.is_zero()).then_some(limits.header_read_timeout),
+        )
+        .max_header_size(limits.max_header_bytes.saturating_mul(2).max(8192));
+    http
+}
+
+/// Serves HTTP/1.1 until `shutdown` resolves (or its sender is dropped), then stops
+/// accepting, lets every connection finish the request it is on (idle ones close at once)
+/// and returns once all are closed: what `axum::serve(…).with_graceful_shutdown` does, with
+/// the settings above, which axum::serve does not expose. [`Server::drain`] bounds the wait.
+async fn serve(
+    listener: TcpListener,
+    app: Router,
+    http: hyper::server::conn::http1::Builder,
+    mut shutdown: oneshot::Receiver<()>,
+) -> std::io::Result<()> {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    // Every connection task holds a receiver; `closed()` resolves when the last one ends.
+    let (open_tx, open_rx) = watch::channel(());
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    // Per-connection failures are the peer's; others (out of file
+                    // descriptors) clear up with time, as axum::serve also assumes.
+                    if !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::ConnectionRefused
+                            | std::io::ErrorKind::ConnectionAborted
+                            | std::io::ErrorKind::ConnectionReset
+                    ) {
+                        tracing::error!(error = %e, "accepting a connection failed");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let conn =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        let mut stop = stop_rx.clone();
+        let open = open_rx.clone();
+        tokio::spawn(async move {
+            let mut conn = std::pin::pin!(conn);
+            let mut stopping = false;
+            loop {
+                tokio::select! {
+                    result = conn.as_mut() => {
+                        if let Err(e) = result {
+                            tracing::debug!(error = %e, "connection ended");
+                        }
+                        break;
+                    }
+                    _ = stop.changed(), if !stopping => {
+                        stopping = true;
+                        conn.as_mut().graceful_shutdown();
+                    }
+                }
+            }
+            drop(open);
+        });
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    drop(open_rx);
+    open_tx.closed().await;
+    Ok(())
+}
+
 /// A running control plane.
 pub struct Server {
     pub addr: SocketAddr,
@@ -151,8 +243,17 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::edge::routes())
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(DefaultBodyLimit::max(state.limits.max_body_bytes))
         .layer(axum::middleware::from_fn(run_to_completion))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::guard,
+        ))
+        // Outside run_to_completion: a request cut off by the timeout still finishes.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::deadline,
+        ))
         .layer(CatchPanicLayer::custom(
             |_panic: Box<dyn std::any::Any + Send>| {
                 axum::response::IntoResponse::into_response(ApiError::Internal(
@@ -185,18 +286,15 @@ impl Server {
             // set it; the delivery schedule is authoritative).
             retry_schedule: crate::delivery::schedule::format_schedule(&delivery.config.schedule),
             delivery: delivery.clone(),
+            rate_limiter: RateLimiter::new(config.limits.writes, config.limits.events),
+            limits: config.limits,
         });
         let listener = TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
         let app = router(state.clone());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
-                })
-                .await
-        });
+        let connections = http1_settings(&state.limits);
+        let task = tokio::spawn(serve(listener, app, connections, rx));
         let sweeper = spawn_sweeper(state.clone(), config.sweep_every);
         let worker = delivery
             .config

@@ -27,7 +27,10 @@ pub enum ErrorCode {
     /// link-local, …, or `localhost`); `field` is `spec.url`.
     TargetAddressForbidden,
     MethodNotAllowed,
+    /// The tenant is over its per-replica rate limit; the response carries `Retry-After`.
     RateLimited,
+    /// The request line and headers exceed the server's cap (HTTP 431).
+    HeadersTooLarge,
     Internal,
     Unavailable,
     /// A code this client does not know (a newer server).
@@ -56,6 +59,7 @@ impl ErrorCode {
             Self::TargetAddressForbidden => "target_address_forbidden",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::RateLimited => "rate_limited",
+            Self::HeadersTooLarge => "headers_too_large",
             Self::Internal => "internal",
             Self::Unavailable => "unavailable",
             Self::Unknown => "unknown",

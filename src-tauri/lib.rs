@@ -8,6 +8,7 @@ mod about;
 pub mod commands;
 mod events;
 pub mod ipc;
+mod navigation;
 mod quit;
 pub mod state;
 mod sync_driver;
@@ -90,6 +91,7 @@ pub fn run() {
                 let _ = window.set_focus();
             }
         }))
+        .plugin(navigation::guard())
         .plugin(log)
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(updater_plugin())

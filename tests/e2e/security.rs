@@ -3,7 +3,8 @@
 //! (`src-tauri/capabilities/default.json`), and the Content-Security-Policy
 //! (`app.security.csp` in `tauri.conf.json`) keeps it from loading or sending anything
 //! anywhere but the app's own assets and its IPC: a loopback server the test runs receives
-//! no connection at all. The page itself is the app's bundled UI, never a remote origin.
+//! no connection at all; a navigation away from the app is refused too. The page itself is
+//! the app's bundled UI, never a remote origin.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -318,6 +319,21 @@ async fn the_webview_reaches_only_its_commands_and_its_own_origin() -> Result<()
             "no violation {expected:?} was reported: {violations:?}"
         );
     }
+
+    // Navigation is not the CSP's to govern: the app's navigation guard
+    // (`src-tauri/navigation.rs`) refuses any page but its own before a request leaves.
+    let before_nav = listener.seen().len();
+    app.eval::<Value>(&format!(
+        "setTimeout(() => {{ location.href = '{}/nav.html'; }}, 0); return null;",
+        listener.base()
+    ))
+    .await?;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    ensure!(
+        listener.seen().len() == before_nav,
+        "a navigation reached the loopback server: {:?}",
+        listener.seen()
+    );
 
     // Still the app's page, still working.
     let href_after: String = app.eval("return document.location.href;").await?;

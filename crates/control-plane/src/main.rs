@@ -40,7 +40,12 @@ enum Command {
 #[derive(clap::Args)]
 struct RotateArgs {
     /// The database, as for `serve`.
-    #[arg(long, env = "SWITCHYARD_DB", hide_env_values = true, default_value = "sqlite://cp.db")]
+    #[arg(
+        long,
+        env = "SWITCHYARD_DB",
+        hide_env_values = true,
+        default_value = "sqlite://cp.db"
+    )]
     db: String,
     /// The main key file (default: beside a SQLite database, `<db>.main-key`).
     #[arg(long, env = "SWITCHYARD_MAIN_KEY_FILE")]

@@ -53,6 +53,9 @@ impl ApiClient {
             .connect_timeout(Duration::from_secs(5))
             .timeout(timeout)
             .pool_max_idle_per_host(64)
+            // Under the control plane's 10 s idle close (`--header-read-timeout`), so a write
+            // is not sent on a connection the server is closing.
+            .pool_idle_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| CoreError::io("cannot build the HTTP client", e))?;
         Ok(Self {

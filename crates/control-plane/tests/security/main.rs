@@ -147,6 +147,27 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// Submits an event to `ep` and waits until the receiver got one more webhook.
+async fn deliver_one(url: &str, seen: &Seen) {
+    let before = seen.lock().unwrap().len();
+    let (status, body) = call(
+        url,
+        "POST",
+        "/v1/events",
+        json!({"endpoint": "ep", "event_type": "t", "payload": {}}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    for _ in 0..400 {
+        if seen.lock().unwrap().len() > before {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the webhook never arrived");
+}
+
 async fn create_target(url: &str, name: &str, hook: &str) -> (u16, Value) {
     call(
         url,
@@ -191,21 +212,7 @@ async fn no_signing_secret_stays_in_clear_in_the_database_its_wal_or_the_log() {
         Some("fl"),
     )
     .await;
-    let (status, _) = call(
-        &cp.url,
-        "POST",
-        "/v1/events",
-        json!({"endpoint": "ep", "event_type": "t", "payload": {}}),
-        None,
-    )
-    .await;
-    assert_eq!(status, 202);
-    for _ in 0..200 {
-        if !seen.lock().unwrap().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    deliver_one(&cp.url, &seen).await;
     let verify = |secret: &str| {
         let seen = seen.lock().unwrap();
         let (headers, body) = seen.last().expect("a webhook");
@@ -241,21 +248,7 @@ async fn no_signing_secret_stays_in_clear_in_the_database_its_wal_or_the_log() {
     let (status, again) = create_target(&cp.url, "tg-b", &hook).await;
     assert_eq!(status, 201, "the stored response opens under the new key");
     assert_eq!(again["status"]["signing_secret"], secrets[1].as_str());
-    call(
-        &cp.url,
-        "POST",
-        "/v1/events",
-        json!({"endpoint": "ep", "event_type": "t", "payload": {}}),
-        None,
-    )
-    .await;
-    let before = seen.lock().unwrap().len();
-    for _ in 0..200 {
-        if seen.lock().unwrap().len() > before {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    deliver_one(&cp.url, &seen).await;
     assert!(verify(&secrets[0]), "still signed right after the rotation");
     stop(cp).await;
 

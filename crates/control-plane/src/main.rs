@@ -37,9 +37,12 @@ enum Command {
     RotateMainKey(RotateArgs),
 }
 
+/// The database and its main key: `serve` and `rotate-main-key` name them the same way.
 #[derive(clap::Args)]
-struct RotateArgs {
-    /// The database, as for `serve`.
+struct StoreArgs {
+    /// Database URL: sqlite://PATH (created if missing; one process), or
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (any number of replicas share it).
+    /// Prefer SWITCHYARD_DB for a URL with a password: it stays out of `ps`.
     #[arg(
         long,
         env = "SWITCHYARD_DB",
@@ -47,9 +50,17 @@ struct RotateArgs {
         default_value = "sqlite://cp.db"
     )]
     db: String,
-    /// The main key file (default: beside a SQLite database, `<db>.main-key`).
+    /// The main key file that seals signing secrets and stored responses at rest (one
+    /// `<id> <base64 key>` per line). Default: `<db>.main-key` beside a SQLite database,
+    /// created (0600) when missing; required for PostgreSQL (every replica the same file).
     #[arg(long, env = "SWITCHYARD_MAIN_KEY_FILE")]
     main_key_file: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct RotateArgs {
+    #[command(flatten)]
+    store: StoreArgs,
     /// Remove the keys no value uses any more from the file once everything is re-sealed.
     #[arg(long)]
     drop_old_keys: bool,
@@ -92,16 +103,8 @@ struct ServeArgs {
     /// Address to listen on (port 0 picks a free port; the chosen URL is printed).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// Database URL: sqlite://PATH (created if missing; one process), or
-    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (any number of replicas share it).
-    /// Prefer SWITCHYARD_DB for a URL with a password: it stays out of `ps`.
-    #[arg(
-        long,
-        env = "SWITCHYARD_DB",
-        hide_env_values = true,
-        default_value = "sqlite://cp.db"
-    )]
-    db: String,
+    #[command(flatten)]
+    store: StoreArgs,
     /// Most connections this process opens to PostgreSQL.
     #[arg(long, default_value_t = 16)]
     db_max_connections: u32,
@@ -145,11 +148,6 @@ struct ServeArgs {
     /// once, for another replica or the next start). A second signal exits at once.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     drain_timeout: Duration,
-    /// The main key file that seals signing secrets and stored responses at rest (one
-    /// `<id> <base64 key>` per line). Default: `<db>.main-key` beside a SQLite database,
-    /// created (0600) when missing; required for PostgreSQL (every replica the same file).
-    #[arg(long, env = "SWITCHYARD_MAIN_KEY_FILE")]
-    main_key_file: Option<PathBuf>,
     /// This process's worker name, recorded as `performed_by` of its attempts (default:
     /// `worker-` and a random id). Name replicas to tell their attempts apart.
     #[arg(long)]
@@ -280,7 +278,7 @@ async fn main() -> anyhow::Result<()> {
     let schedule = switchyard_control_plane::delivery::schedule::parse_schedule(&schedule_text)
         .map_err(anyhow::Error::msg)
         .context("--retry-schedule")?;
-    let mut config = ServerConfig::new(args.listen, &args.db, tenants);
+    let mut config = ServerConfig::new(args.listen, &args.store.db, tenants);
     config.idempotency.retention = args.idempotency_retention;
     config.idempotency.lease = args.idempotency_lease;
     config.sweep_every = args.sweep_every;
@@ -304,7 +302,7 @@ async fn main() -> anyhow::Result<()> {
         config.delivery.worker_id = worker_id.clone();
     }
     config.db_max_connections = args.db_max_connections;
-    config.main_key_file = args.main_key_file.clone();
+    config.main_key_file = args.store.main_key_file.clone();
     config.limits = limits(&args)?;
     #[cfg(feature = "fault-injection")]
     arm_fault_injection(&mut config)?;
@@ -419,8 +417,8 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
 
 async fn rotate_main_key(args: RotateArgs) -> anyhow::Result<()> {
     let rotation = switchyard_control_plane::main_key_rotation::rotate(
-        &args.db,
-        args.main_key_file.as_deref(),
+        &args.store.db,
+        args.store.main_key_file.as_deref(),
         args.drop_old_keys,
         4,
         |n| eprint!("\rre-sealed {n} values"),

@@ -76,13 +76,14 @@ async fn all_succeed(api: &Api, events: &[String]) -> Vec<serde_json::Value> {
 
 /// A control plane started on `db` with a burst under way at a slow receiver, stopped by
 /// `stop` once a third of the burst has reached the receiver; then restarted until every
-/// event is delivered. Returns the receiver, the events, their deliveries and when the stop
-/// began.
+/// event is delivered. Returns the receiver, the events, their deliveries, and when the stop
+/// began and when the new process was started (every request the receiver got before that
+/// came from the stopped one).
 async fn control_plane_stopped_mid_burst(
     db: &Path,
     extra: &[&str],
     sigterm: bool,
-) -> (Receiver, Vec<String>, Vec<serde_json::Value>, Instant) {
+) -> (Receiver, Vec<String>, Vec<serde_json::Value>, [Instant; 2]) {
     let mut args = vec!["--retry-schedule", FAST, "--delivery-lease-margin", "200ms"];
     args.extend_from_slice(extra);
     let mut cp = spawn_control_plane(db, &args).await;
@@ -107,10 +108,11 @@ async fn control_plane_stopped_mid_burst(
         cp.kill9().await;
     }
 
+    let restarted_at = Instant::now();
     let cp = spawn_control_plane(db, &args).await;
     let api = Api::new(cp.url.clone().unwrap());
     let deliveries = all_succeed(&api, &events).await;
-    (receiver, events, deliveries, stopped_at)
+    (receiver, events, deliveries, [stopped_at, restarted_at])
 }
 
 #[tokio::test]
@@ -171,18 +173,19 @@ async fn negative_control_a_stop_that_does_not_wait_duplicates_what_was_in_fligh
 #[tokio::test]
 async fn kill_9_mid_burst_duplicates_only_the_attempts_in_flight_at_the_kill() {
     let dir = tempfile::tempdir().unwrap();
-    let (receiver, events, _, killed_at) =
+    let (receiver, events, _, [killed_at, restarted_at]) =
         control_plane_stopped_mid_burst(&dir.path().join("cp.db"), &[], false).await;
     assert_eq!(copies(&receiver).len(), events.len(), "nothing lost");
-    // In flight at the kill: reached the receiver before it, and not yet answered and
-    // recorded by then. An answer is committed a few milliseconds after it arrives on a quiet
-    // machine; the margin allows for a loaded one, and is still short against the 1 s the
-    // receiver holds each request.
+    // In flight at the kill: sent by the killed process (it reached the receiver before the
+    // new one started: a request on the wire at the kill may arrive just after it), and not
+    // answered and recorded by then. An answer is committed a few milliseconds after it
+    // arrives on a quiet machine; the margin allows for a loaded one, and is still short
+    // against the 1 s the receiver holds each request.
     let margin = Duration::from_millis(500);
     let in_flight: HashSet<String> = receiver
         .received()
         .iter()
-        .filter(|r| r.received_at < killed_at)
+        .filter(|r| r.received_at < restarted_at)
         .filter(|r| r.answered_at.is_none_or(|a| a + margin > killed_at))
         .map(|r| r.header("webhook-id").to_owned())
         .collect();

@@ -367,7 +367,10 @@ impl Server {
                 .await
                 .is_err()
         {
-            worker.abort();
+            // Not `abort()`: the worker ends between two store calls (a claim in progress
+            // is committed, and what it claimed is released below with the rest).
+            delivery.drain_cut.notify_one();
+            let _ = worker.await;
             report.released = crate::delivery::worker::release_in_flight(&delivery).await?;
             tracing::warn!(
                 released = report.released,

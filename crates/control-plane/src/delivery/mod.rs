@@ -109,6 +109,10 @@ pub struct DeliveryContext {
     /// Set when the server drains: the worker claims nothing more and ends once the
     /// attempts it holds are recorded.
     pub draining: std::sync::atomic::AtomicBool,
+    /// Notified when a drain runs out of time: the worker stops waiting for the attempts it
+    /// holds and returns between two store calls, never inside one (a task aborted inside a
+    /// transaction could leave the single SQLite writer unusable for the release that follows).
+    pub drain_cut: tokio::sync::Notify,
     /// The attempts this process's worker holds (sent or about to be, not yet recorded), by
     /// attempt id: what a drain that runs out of time releases.
     pub in_flight: std::sync::Mutex<std::collections::HashMap<String, Claimed>>,
@@ -130,6 +134,7 @@ impl DeliveryContext {
             clock,
             wake: Arc::new(tokio::sync::Notify::new()),
             draining: std::sync::atomic::AtomicBool::new(false),
+            drain_cut: tokio::sync::Notify::new(),
             in_flight: std::sync::Mutex::default(),
         }
     }

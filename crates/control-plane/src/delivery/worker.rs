@@ -86,7 +86,7 @@ pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claime
 }
 
 /// Runs the worker until the task is aborted, or until the context is draining and every
-/// attempt it claimed is recorded.
+/// attempt it claimed is recorded (or the drain is cut short: `DeliveryContext::drain_cut`).
 pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let concurrency = ctx.config.concurrency.max(1);
@@ -95,10 +95,12 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
         loop {
             if ctx.is_draining() {
                 // Every permit back means every attempt in flight has been recorded.
-                let _all = permits
-                    .acquire_many(u32::try_from(concurrency).unwrap_or(u32::MAX))
-                    .await;
-                tracing::info!(worker = %ctx.config.worker_id, "worker drained");
+                tokio::select! {
+                    _all = permits.acquire_many(u32::try_from(concurrency).unwrap_or(u32::MAX)) => {
+                        tracing::info!(worker = %ctx.config.worker_id, "worker drained");
+                    }
+                    () = ctx.drain_cut.notified() => {}
+                }
                 return;
             }
             if ctx.clock.now_ms() - last_sweep > 60_000 {

@@ -102,7 +102,8 @@ async fn control_plane_stopped_mid_burst(
         let status = cp.exit_status(Duration::from_secs(20)).await;
         assert!(
             status.success(),
-            "a drained control plane exits 0: {status}"
+            "a drained control plane exits 0: {status}; its log ends:\n{}",
+            cp.log_tail()
         );
     } else {
         cp.kill9().await;
@@ -219,7 +220,11 @@ async fn edge_stopped_mid_burst(extra: &[&str]) -> (Receiver, Vec<String>) {
     assert!(receiver.count() < BURST as usize, "stopped mid-burst");
     edge.terminate();
     let status = edge.exit_status(Duration::from_secs(20)).await;
-    assert!(status.success(), "a drained edge exits 0: {status}");
+    assert!(
+        status.success(),
+        "a drained edge exits 0: {status}; its log ends:\n{}",
+        edge.log_tail()
+    );
     let _edge = spawn_edge(&server.url(), "edge-1");
     all_succeed(&api, &events).await;
     server.stop().await.unwrap();

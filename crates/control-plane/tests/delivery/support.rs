@@ -291,6 +291,8 @@ pub async fn wait_for(what: &str, within: Duration, mut check: impl FnMut() -> b
 pub struct Child {
     pub child: tokio::process::Child,
     pub url: Option<String>,
+    /// The last lines the process wrote to stderr, for a failing assertion to show why.
+    stderr: Arc<Mutex<std::collections::VecDeque<String>>>,
 }
 
 impl Child {
@@ -315,6 +317,31 @@ impl Child {
             .await
             .expect("the process exits")
             .unwrap()
+    }
+
+    /// The last lines of the process's log (stderr), oldest first.
+    pub fn log_tail(&self) -> String {
+        let lines = self.stderr.lock().unwrap();
+        lines.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Keeps the last 200 lines of `child`'s stderr (read in the background).
+    fn capture_stderr(
+        child: &mut tokio::process::Child,
+    ) -> Arc<Mutex<std::collections::VecDeque<String>>> {
+        let tail = Arc::new(Mutex::new(std::collections::VecDeque::new()));
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
+        let keep = tail.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut kept = keep.lock().unwrap();
+                if kept.len() == 200 {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+        tail
     }
 }
 
@@ -349,9 +376,10 @@ pub async fn spawn_serve(db_url: &str, extra: &[&str], env: &[(&str, &str)]) -> 
         .args(extra)
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = command.spawn().unwrap();
+    let stderr = Child::capture_stderr(&mut child);
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let url = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(line) = lines.next_line().await.unwrap() {
@@ -367,6 +395,7 @@ pub async fn spawn_serve(db_url: &str, extra: &[&str], env: &[(&str, &str)]) -> 
     Child {
         child,
         url: Some(url),
+        stderr,
     }
 }
 
@@ -378,7 +407,7 @@ pub fn spawn_edge(control_plane: &str, name: &str) -> Child {
 /// Starts `switchyard-control-plane edge` with `extra` arguments (private targets allowed:
 /// the receivers are on loopback).
 pub fn spawn_edge_with(control_plane: &str, name: &str, extra: &[&str]) -> Child {
-    let child = tokio::process::Command::new(BIN)
+    let mut child = tokio::process::Command::new(BIN)
         .args([
             "edge",
             "--control-plane",
@@ -393,9 +422,14 @@ pub fn spawn_edge_with(control_plane: &str, name: &str, extra: &[&str]) -> Child
         .args(extra)
         .env("SWITCHYARD_EDGE_TOKEN", TOKEN)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    Child { child, url: None }
+    let stderr = Child::capture_stderr(&mut child);
+    Child {
+        child,
+        url: None,
+        stderr,
+    }
 }

@@ -26,6 +26,7 @@ mod db;
 pub mod dlq;
 pub mod error;
 pub mod gitops;
+mod health;
 mod lease;
 mod live;
 pub mod local;
@@ -49,6 +50,7 @@ pub use replay::{ReplayAction, ReplayEnqueued, ReplayOp, ReplayOpState, ReplaySt
 pub use retry::RetryPolicy;
 pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;
+pub use switchyard_protocol::metrics as protocol_metrics;
 pub use switchyard_protocol::replay as protocol_replay;
 pub use switchyard_protocol::{Problem, Resource, ResourceKind, ServerInfo};
 pub use types::*;

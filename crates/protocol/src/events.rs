@@ -108,7 +108,9 @@ impl DeliveryState {
 }
 
 /// Why an attempt failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
 pub enum ErrorClass {
     /// The receiver answered with a non-2xx status below 500 (4xx, or an unfollowed 3xx).
     #[serde(rename = "http_4xx")]

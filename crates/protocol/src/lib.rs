@@ -11,6 +11,7 @@ pub mod events;
 pub mod headers;
 pub mod info;
 pub mod merge_patch;
+pub mod metrics;
 pub mod name;
 pub mod problem;
 pub mod replay;
@@ -24,6 +25,10 @@ pub use events::{
     SubmitEventRequest, SubmitEventResponse,
 };
 pub use info::ServerInfo;
+pub use metrics::{
+    AttemptFigures, DeliveryMetrics, LatencyMs, MetricsBucket, MetricsGroup, MetricsGroupBy,
+    MetricsTotals, MetricsWindow,
+};
 pub use name::{NameError, validate_name};
 pub use problem::{ErrorCode, Problem};
 pub use replay::{

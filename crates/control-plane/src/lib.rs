@@ -18,6 +18,7 @@ pub mod hooks;
 pub mod idempotency;
 pub mod limits;
 pub mod main_key_rotation;
+pub mod metrics;
 pub mod openapi;
 pub mod replays;
 pub mod resources;

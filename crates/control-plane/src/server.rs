@@ -240,6 +240,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::events::routes())
         .merge(crate::dlq::routes())
         .merge(crate::replays::routes())
+        .merge(crate::metrics::routes())
         .merge(crate::edge::routes())
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)

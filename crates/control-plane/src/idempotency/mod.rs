@@ -211,20 +211,39 @@ async fn run_unkeyed(
     Ok(Outcome::Fresh(response))
 }
 
-/// Deletes keys older than the retention window, every `every`, until the task is dropped.
+/// How long delivery-health rollups are kept: the 7-day window and a day.
+pub const ROLLUP_RETENTION_MINUTES: i64 = 8 * 24 * 60;
+
+/// Deletes keys older than the retention window, every `every`, and delivery-health rollups
+/// past [`ROLLUP_RETENTION_MINUTES`] once an hour, until the task is dropped.
 pub fn spawn_sweeper(state: AppState, every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut rollups_swept_at = i64::MIN;
         loop {
             tick.tick().await;
             let retention =
                 i64::try_from(state.idempotency.retention.as_millis()).unwrap_or(i64::MAX / 2);
-            let cutoff = state.clock.now_ms().saturating_sub(retention);
+            let now = state.clock.now_ms();
+            let cutoff = now.saturating_sub(retention);
             match state.store.sweep_keys(cutoff).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(swept = n, "expired idempotency keys removed"),
                 Err(e) => tracing::warn!(error = %e, "idempotency sweep failed; will retry"),
+            }
+            // Delivery-health rollups older than the longest window (7 d) plus a day; once an
+            // hour is enough, and keeps the scan of the rollups off every tick.
+            if now.saturating_sub(rollups_swept_at) >= 3_600_000 {
+                rollups_swept_at = now;
+                let before = now.div_euclid(60_000) - ROLLUP_RETENTION_MINUTES;
+                match state.store.sweep_rollups(before).await {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        tracing::info!(swept = n, "delivery-health rollups past retention removed")
+                    }
+                    Err(e) => tracing::warn!(error = %e, "rollup sweep failed; will retry"),
+                }
             }
         }
     })

@@ -2,11 +2,12 @@
 //! sessions and the edge-plane protocol.
 
 use switchyard_protocol::{
-    Attempt, AttemptOutcome, Delivery, DeliveryState, DlqCell, DlqEntry, DlqFilter, DlqGroup,
-    DlqGroupBy, DlqStats, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest,
-    ErrorClass, Event, EventList, Hop, RelayedAttempt, ReplayCounts, ReplayDryRun, ReplayItem,
-    ReplayItemStatus, ReplayRequest, ReplaySelection, ReplaySession, ReplayStatus,
-    SubmitEventRequest, SubmitEventResponse,
+    Attempt, AttemptFigures, AttemptOutcome, Delivery, DeliveryMetrics, DeliveryState, DlqCell,
+    DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats, EdgeAttemptAck, EdgeAttemptReport,
+    EdgeLease, EdgeLeaseRequest, ErrorClass, Event, EventList, Hop, LatencyMs, MetricsBucket,
+    MetricsGroup, MetricsGroupBy, MetricsTotals, MetricsWindow, RelayedAttempt, ReplayCounts,
+    ReplayDryRun, ReplayItem, ReplayItemStatus, ReplayRequest, ReplaySelection, ReplaySession,
+    ReplayStatus, SubmitEventRequest, SubmitEventResponse,
 };
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::{ComponentsBuilder, PathsBuilder};
@@ -184,6 +185,24 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
             ),
         )
         .path(
+            "/v1/metrics/deliveries",
+            get(
+                "Delivery health over a window ending now: per target, endpoint or flow, the \
+                 attempts that finished, successes, failures by error class, success rate, \
+                 latency percentiles (from a fixed histogram), the current run of failures, and \
+                 chart buckets; plus the tenant's totals (events accepted, pending, in flight, \
+                 dead, replays running). Read from rollups kept with every recorded attempt. A \
+                 figure that cannot be computed is null.",
+                "metrics",
+                vec![
+                    query_param("window", "15m | 1h (default) | 24h | 7d"),
+                    query_param("group_by", "target (default) | endpoint | flow"),
+                ],
+                "Health report",
+                "DeliveryMetrics",
+            ),
+        )
+        .path(
             "/v1/replays",
             get(
                 "Replay sessions, newest first (without items)",
@@ -280,6 +299,14 @@ pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {
         .schema(DlqGroup::name(), DlqGroup::schema())
         .schema(DlqCell::name(), DlqCell::schema())
         .schema(DlqStats::name(), DlqStats::schema())
+        .schema(DeliveryMetrics::name(), DeliveryMetrics::schema())
+        .schema(MetricsWindow::name(), MetricsWindow::schema())
+        .schema(MetricsGroupBy::name(), MetricsGroupBy::schema())
+        .schema(MetricsTotals::name(), MetricsTotals::schema())
+        .schema(MetricsGroup::name(), MetricsGroup::schema())
+        .schema(AttemptFigures::name(), AttemptFigures::schema())
+        .schema(MetricsBucket::name(), MetricsBucket::schema())
+        .schema(LatencyMs::name(), LatencyMs::schema())
         .schema(ReplayRequest::name(), ReplayRequest::schema())
         .schema(ReplaySelection::name(), ReplaySelection::schema())
         .schema(ReplayDryRun::name(), ReplayDryRun::schema())

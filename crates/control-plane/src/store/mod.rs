@@ -1,7 +1,8 @@
 //! The control plane's store: every SQL statement lives behind these traits.
 //!
 //! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
-//! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol.
+//! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol,
+//! delivery health (metrics).
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
 //! (`sqlite/`, `postgres/`), with its own migrations (`migrations/<backend>/`), and [`open`]
 //! picks the backend from the `--db` URL's scheme.
@@ -21,6 +22,7 @@ pub mod dlq;
 pub mod edges;
 pub mod events;
 pub mod keys;
+pub mod metrics;
 mod postgres;
 pub mod replays;
 pub mod resources;
@@ -40,6 +42,7 @@ pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
 pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
 pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoredResponse};
+pub use metrics::{HealthRow, MetricsStore, RollupRow, TenantGauges};
 pub use postgres::PostgresStore;
 pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
 pub use resources::{ResourceRow, ResourceStore, ResourceTx};
@@ -89,6 +92,7 @@ pub trait Store:
     + DlqStore
     + ReplayStore
     + EdgeStore
+    + MetricsStore
     + Send
     + Sync
     + 'static

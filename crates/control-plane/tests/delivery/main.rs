@@ -4,6 +4,7 @@
 mod crash;
 mod dlq;
 mod events;
+mod health;
 mod openapi;
 mod paths;
 mod replay;

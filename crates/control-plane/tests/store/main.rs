@@ -10,5 +10,6 @@ mod support;
 mod deliveries;
 mod events;
 mod keys;
+mod metrics;
 mod migrations;
 mod replays;

@@ -10,6 +10,7 @@ mod dlq;
 mod edges;
 mod events;
 mod keys;
+mod metrics;
 mod replays;
 mod resources;
 mod sealed;

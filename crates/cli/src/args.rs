@@ -53,6 +53,8 @@ pub enum Command {
     /// Replay sessions: send dead deliveries again.
     #[command(subcommand)]
     Replay(crate::commands::dlq::ReplayCmd),
+    /// Delivery health: success rate, failing targets (worst first), backlog, DLQ depth.
+    Status(crate::commands::status::StatusArgs),
     /// Events: find one by id or by event key, with all its deliveries.
     #[command(subcommand)]
     Events(crate::commands::events::EventsCmd),

@@ -15,7 +15,7 @@ use switchyard_core::*;
 
 use args::*;
 use commands::profile::pick_profile;
-use commands::{audit, dlq, events, gitops, mcp, outbox, profile, resources, sync};
+use commands::{audit, dlq, events, gitops, mcp, outbox, profile, resources, status, sync};
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
 /// usage errors exit 2 too (with nothing on stdout).
@@ -133,6 +133,10 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Replay(cmd) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             dlq::replay_cmd(&console, &profile, json, cmd).await
+        }
+        Command::Status(args) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            status::status(&console, &profile, json, args).await
         }
         Command::Events(cmd) => {
             let profile = pick_profile(&console, &cli.profile).await?;

@@ -8,4 +8,5 @@ pub mod mcp;
 pub mod outbox;
 pub mod profile;
 pub mod resources;
+pub mod status;
 pub mod sync;

@@ -14,7 +14,7 @@ use crate::{TOKEN, json as parse, run};
 
 const FAST: &str = "0s,20ms,20ms,20ms,20ms";
 
-async fn post(base: &str, path: &str, body: Value) {
+pub(crate) async fn post(base: &str, path: &str, body: Value) {
     let resp = reqwest::Client::new()
         .post(format!("{base}{path}"))
         .bearer_auth(TOKEN)
@@ -41,7 +41,7 @@ fn rand_n() -> u64 {
 
 /// A control plane whose deliveries die fast: endpoint `ep` → targets `crm`, `erp` on a
 /// closed loopback port (flows `to-crm`, `to-erp`).
-async fn dying_plane(dir: &std::path::Path) -> switchyard_control_plane::Server {
+pub(crate) async fn dying_plane(dir: &std::path::Path) -> switchyard_control_plane::Server {
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
     let mut config = ServerConfig::new(

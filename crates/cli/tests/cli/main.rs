@@ -4,6 +4,7 @@
 mod dlq;
 mod gitops;
 mod mcp;
+mod status;
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};

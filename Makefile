@@ -99,6 +99,11 @@ bench-postgres: setup
 	BENCH_DB=$(BENCH_PG_URL) cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench
 	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench -- --db $(BENCH_PG_URL) --replicas 1,3
 
+# GET /v1/metrics/deliveries latency with 1,000,000 recorded attempts (BENCH_DB=postgres://…
+# for PostgreSQL), against /healthz in the same run.
+bench-health:
+	cargo run --release -p switchyard-control-plane --bin switchyard-health-bench -- $(if $(BENCH_DB),--db $(BENCH_DB))
+
 bench-gitops:
 	cargo run --release -p switchyard-core --example bench_gitops
 

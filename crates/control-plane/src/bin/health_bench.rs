@@ -1,0 +1,222 @@
+//! `switchyard-health-bench`: latency of `GET /v1/metrics/deliveries` with N recorded
+//! attempts (default 1,000,000) spread over the last 24 hours, 50 targets, 10 endpoints and
+//! 50 flows, against `GET /healthz` measured in the same run; and how fast the rollup
+//! trigger absorbs recorded attempts (the seeding flips attempts from `in_flight` to their
+//! outcome in bulk, so every row goes through the same trigger a worker's record does).
+//!
+//! Usage: switchyard-health-bench [--attempts N] [--db postgres://USER@HOST:PORT]
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::{Server, ServerConfig};
+
+#[path = "support/bench_db.rs"]
+mod bench_db;
+use bench_db::BenchDb;
+
+const TOKEN: &str = "bench-token-123";
+const DAY_MS: i64 = 86_400_000;
+/// Attempts per seeded delivery.
+const PER_DELIVERY: i64 = 5;
+const BATCH: i64 = 100_000;
+
+fn args() -> anyhow::Result<(i64, Option<String>)> {
+    let (mut attempts, mut db) = (1_000_000i64, None);
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--attempts" => attempts = value.parse()?,
+            "--db" => db = Some(value),
+            other => anyhow::bail!("unknown flag {other}"),
+        }
+    }
+    Ok((attempts, db))
+}
+
+/// Seeds `attempts` finished attempts. Fixture rows go straight into the server's database
+/// (bench data, written once; the server's own statements all live in its store): deliveries
+/// and their attempts are inserted `in_flight`, then each batch is flipped to its outcome
+/// (about one in ten failed, durations 5-705 ms), which fires the rollup trigger per row.
+/// Returns the seconds the flips took (the trigger's work).
+async fn seed(db: &BenchDb, attempts: i64, now: i64) -> anyhow::Result<f64> {
+    let deliveries = attempts / PER_DELIVERY;
+    let mut flips = Duration::ZERO;
+    let pg = db.is_postgres();
+    let (insert_deliveries, insert_attempts, flip) = if pg {
+        (
+            "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, \
+               state, attempts_made, max_attempts, created_at, updated_at) \
+             SELECT 'dlv_h' || lpad(i::text, 12, '0'), 'bench', 'evt_h' || lpad(i::text, 12, '0'), \
+               'bench', 'ep-' || (i % 10), 'fl-' || (i % 50), 'tg-' || (i % 50), 'async_inline', \
+               'succeeded', 5, 5, $3::bigint, $3::bigint FROM generate_series($1::bigint, $2::bigint) AS s(i)",
+            "INSERT INTO attempts (id, delivery_id, number, hop_number, started_at, outcome, performed_by) \
+             SELECT 'att_h' || lpad(i::text, 13, '0'), 'dlv_h' || lpad((i / 5)::text, 12, '0'), \
+               i % 5 + 1, i % 5 + 1, $3::bigint - (i * $4::bigint) / $5::bigint, 'in_flight', 'bench' \
+             FROM generate_series($1::bigint, $2::bigint) AS s(i)",
+            "UPDATE attempts SET \
+               outcome = CASE WHEN started_at % 10 = 0 THEN 'failed' ELSE 'succeeded' END, \
+               duration_ms = 5 + started_at % 700, \
+               status_code = CASE WHEN started_at % 10 = 0 THEN 503 ELSE 200 END, \
+               error_class = CASE WHEN started_at % 10 = 0 THEN 'http_5xx' END, \
+               error = CASE WHEN started_at % 10 = 0 THEN 'receiver answered HTTP 503' END, \
+               finished_by = 'sender' \
+             WHERE id >= $1 AND id < $2 AND outcome = 'in_flight'",
+        )
+    } else {
+        (
+            "WITH RECURSIVE seq(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2) \
+             INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, \
+               state, attempts_made, max_attempts, created_at, updated_at) \
+             SELECT printf('dlv_h%012d', i), 'bench', printf('evt_h%012d', i), 'bench', \
+               'ep-' || (i % 10), 'fl-' || (i % 50), 'tg-' || (i % 50), 'async_inline', \
+               'succeeded', 5, 5, ?3, ?3 FROM seq",
+            "WITH RECURSIVE seq(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2) \
+             INSERT INTO attempts (id, delivery_id, number, hop_number, started_at, outcome, performed_by) \
+             SELECT printf('att_h%013d', i), printf('dlv_h%012d', i / 5), i % 5 + 1, i % 5 + 1, \
+               ?3 - (i * ?4) / ?5, 'in_flight', 'bench' FROM seq",
+            "UPDATE attempts SET \
+               outcome = CASE WHEN started_at % 10 = 0 THEN 'failed' ELSE 'succeeded' END, \
+               duration_ms = 5 + started_at % 700, \
+               status_code = CASE WHEN started_at % 10 = 0 THEN 503 ELSE 200 END, \
+               error_class = CASE WHEN started_at % 10 = 0 THEN 'http_5xx' END, \
+               error = CASE WHEN started_at % 10 = 0 THEN 'receiver answered HTTP 503' END, \
+               finished_by = 'sender' \
+             WHERE id >= ?1 AND id < ?2 AND outcome = 'in_flight'",
+        )
+    };
+    macro_rules! run_seed {
+        ($pool:expr) => {{
+            let pool = $pool;
+            let mut done = 0i64;
+            while done < deliveries {
+                let hi = (done + BATCH).min(deliveries) - 1;
+                sqlx::query(insert_deliveries)
+                    .bind(done)
+                    .bind(hi)
+                    .bind(now)
+                    .execute(&pool)
+                    .await?;
+                done = hi + 1;
+            }
+            let mut done = 0i64;
+            while done < attempts {
+                let hi = (done + BATCH).min(attempts) - 1;
+                sqlx::query(insert_attempts)
+                    .bind(done)
+                    .bind(hi)
+                    .bind(now)
+                    .bind(DAY_MS)
+                    .bind(attempts)
+                    .execute(&pool)
+                    .await?;
+                let started = Instant::now();
+                sqlx::query(flip)
+                    .bind(format!("att_h{done:013}"))
+                    .bind(format!("att_h{:013}", hi + 1))
+                    .execute(&pool)
+                    .await?;
+                flips += started.elapsed();
+                done = hi + 1;
+            }
+            sqlx::query("ANALYZE").execute(&pool).await?;
+            pool.close().await;
+        }};
+    }
+    if pg {
+        run_seed!(sqlx::PgPool::connect(&db.url()).await?);
+    } else {
+        run_seed!(sqlx::SqlitePool::connect(&db.url()).await?);
+    }
+    Ok(flips.as_secs_f64())
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
+    (
+        at(0.50).as_secs_f64() * 1000.0,
+        at(0.95).as_secs_f64() * 1000.0,
+    )
+}
+
+async fn latency(client: &reqwest::Client, url: &str, runs: usize) -> anyhow::Result<(f64, f64)> {
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let started = Instant::now();
+        let response = client.get(url).bearer_auth(TOKEN).send().await?;
+        anyhow::ensure!(
+            response.status().is_success(),
+            "{url}: HTTP {}",
+            response.status()
+        );
+        response.bytes().await?;
+        samples.push(started.elapsed());
+    }
+    Ok(percentiles(samples))
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let (attempts, server) = args()?;
+    let db = BenchDb::create(server.as_deref(), "health").await?;
+    println!(
+        "switchyard-health-bench: attempts={attempts} on {}",
+        if db.is_postgres() {
+            "PostgreSQL"
+        } else {
+            "SQLite (WAL)"
+        }
+    );
+    let mut tenants = Tenants::default();
+    tenants.add("bench", TOKEN);
+    let mut config = ServerConfig::new(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        db.url(),
+        tenants,
+    );
+    config.delivery.run_worker = false;
+    config.main_key_file = db.main_key_file()?;
+    let server = Server::start(config).await?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let started = Instant::now();
+    let flips = seed(&db, attempts, now).await?;
+    println!(
+        "seeded {attempts} attempts in {:.1} s; the trigger absorbed them at {:.0} attempts/s",
+        started.elapsed().as_secs_f64(),
+        attempts as f64 / flips
+    );
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let base = server.url();
+    let runs = 100;
+    let (h50, h95) = latency(&client, &format!("{base}/healthz"), runs).await?;
+    println!("baseline GET /healthz:      p50 {h50:>7.2} ms   p95 {h95:>7.2} ms");
+    let report: serde_json::Value = client
+        .get(format!("{base}/v1/metrics/deliveries?window=24h"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let counted = report["totals"]["attempts"].as_i64().unwrap_or(0);
+    anyhow::ensure!(
+        counted >= attempts * 99 / 100,
+        "the 24 h report counts {counted} of {attempts} attempts"
+    );
+    for window in ["15m", "1h", "24h", "7d"] {
+        for group_by in ["target", "flow"] {
+            let url = format!("{base}/v1/metrics/deliveries?window={window}&group_by={group_by}");
+            let (p50, p95) = latency(&client, &url, runs).await?;
+            println!(
+                "metrics {window:>3} by {group_by:<6}      p50 {p50:>7.2} ms   p95 {p95:>7.2} ms   (p95 = {:.1}x healthz)",
+                p95 / h95
+            );
+        }
+    }
+    server.stop().await?;
+    db.drop_database().await?;
+    Ok(())
+}

@@ -1,7 +1,8 @@
 //! The control plane's store: every SQL statement lives behind these traits.
 //!
 //! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
-//! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol.
+//! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol, the
+//! gauges `GET /metrics` reads.
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
 //! (`sqlite/`, `postgres/`), with its own migrations (`migrations/<backend>/`), and [`open`]
 //! picks the backend from the `--db` URL's scheme.
@@ -20,6 +21,7 @@ pub mod deliveries;
 pub mod dlq;
 pub mod edges;
 pub mod events;
+pub mod gauges;
 pub mod keys;
 mod postgres;
 pub mod replays;
@@ -39,6 +41,7 @@ pub use deliveries::{
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
 pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
+pub use gauges::{GaugeStore, Gauges};
 pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoredResponse};
 pub use postgres::PostgresStore;
 pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
@@ -89,6 +92,7 @@ pub trait Store:
     + DlqStore
     + ReplayStore
     + EdgeStore
+    + GaugeStore
     + Send
     + Sync
     + 'static

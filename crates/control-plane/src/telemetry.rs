@@ -132,8 +132,11 @@ fn histogram_vec(
     labels: &[&str],
     buckets: &[f64],
 ) -> HistogramVec {
-    let metric = HistogramVec::new(HistogramOpts::new(name, help).buckets(buckets.to_vec()), labels)
-        .expect("a valid metric");
+    let metric = HistogramVec::new(
+        HistogramOpts::new(name, help).buckets(buckets.to_vec()),
+        labels,
+    )
+    .expect("a valid metric");
     registry
         .register(Box::new(metric.clone()))
         .expect("each metric is registered once");
@@ -417,7 +420,10 @@ impl Telemetry {
                 }
             })
         } else {
-            store.gauges().await.map(|gauges| self.set_gauges(&[], gauges))
+            store
+                .gauges()
+                .await
+                .map(|gauges| self.set_gauges(&[], gauges))
         };
         if let Err(e) = read {
             tracing::warn!(error = %e, "reading the metrics gauges from the store failed");
@@ -440,7 +446,9 @@ impl Telemetry {
         g.dlq_depth
             .with_label_values(labels)
             .set(as_i64(gauges.dlq_depth));
-        g.pending.with_label_values(labels).set(as_i64(gauges.pending));
+        g.pending
+            .with_label_values(labels)
+            .set(as_i64(gauges.pending));
         g.in_flight
             .with_label_values(labels)
             .set(as_i64(gauges.in_flight));

@@ -204,8 +204,13 @@ pub async fn release_in_flight(ctx: &DeliveryContext) -> Result<usize, StoreErro
             .finish_attempt(claimed.fence(), &result, FinishedBy::Sender, next, now)
             .await?
         {
-            ctx.telemetry
-                .attempt_recorded(claimed.hop, &result, next, Some(&claimed.tenant), false);
+            ctx.telemetry.attempt_recorded(
+                claimed.hop,
+                &result,
+                next,
+                Some(&claimed.tenant),
+                false,
+            );
             released += 1;
         }
     }

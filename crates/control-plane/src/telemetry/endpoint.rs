@@ -41,7 +41,10 @@ async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response 
     let text = state.telemetry.render(&*state.store).await;
     (
         StatusCode::OK,
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         text,
     )
         .into_response()

@@ -76,7 +76,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("token");
         std::fs::write(&path, "scrape-secret-1\n").unwrap();
-        assert!(MetricsToken::from_file(&path).unwrap().matches("scrape-secret-1"));
+        assert!(
+            MetricsToken::from_file(&path)
+                .unwrap()
+                .matches("scrape-secret-1")
+        );
         std::fs::write(&path, " short \n").unwrap();
         assert!(matches!(
             MetricsToken::from_file(&path),

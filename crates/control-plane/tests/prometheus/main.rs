@@ -593,6 +593,12 @@ async fn a_metrics_listener_of_its_own_takes_metrics_off_the_api() {
         2.0,
         "both listeners' 404s"
     );
+    let (_, doc) = call(&server, "GET", "/openapi.json", None, None).await;
+    let documented = &doc["paths"]["/metrics"]["get"]["responses"];
+    assert!(
+        documented["200"]["content"]["text/plain; version=0.0.4"].is_object(),
+        "{documented}"
+    );
     server.stop().await.unwrap();
 }
 

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use prometheus_parse::Value as Sample;
 use serde_json::json;
 use switchyard_control_plane::Server;
-use switchyard_control_plane::telemetry::MetricsConfig;
+use switchyard_control_plane::telemetry::{MetricsConfig, MetricsToken};
 
 use crate::support::*;
 
@@ -221,6 +221,101 @@ async fn a_scrape_counts_requests_keys_events_attempts_and_reads_the_gauges() {
     assert!(
         http(&s, "/metrics", "GET", "200") >= 3.0,
         "scrapes count under their route"
+    );
+    server.stop().await.unwrap();
+}
+
+/// The edge protocol's hop and a lease that expires: an edge plane leases two relayed
+/// attempts, reports one (succeeded, 42 ms) and vanishes with the other, which the reaper
+/// records as failed (a takeover) and, with one attempt per hop, dead. With tenant labels
+/// the reaped delivery's final state carries its tenant (looked up by the reaper).
+#[tokio::test]
+async fn edge_hops_and_lease_takeovers_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = MetricsConfig {
+        tenant_labels: true,
+        token: Some(MetricsToken::new(SCRAPE_TOKEN)),
+        listen: None,
+    };
+    let mut config = config(dir.path(), metrics);
+    config.delivery.lease_margin = std::time::Duration::from_millis(200);
+    let server = Server::start(config).await.unwrap();
+    let receiver = Receiver::start().await;
+    create(&server, "endpoints", "ep-relay", json!({})).await;
+    let url = format!("{}/ok", receiver.base);
+    create(
+        &server,
+        "targets",
+        "tg-relay",
+        json!({"url": url, "timeout_ms": 100}),
+    )
+    .await;
+    let flow =
+        json!({"endpoint": "ep-relay", "target": "tg-relay", "mode": "async_relay", "edge": "e1"});
+    create(&server, "flows", "fl-relay", flow).await;
+    for _ in 0..2 {
+        assert_eq!(submit(&server, "ep-relay", None).await.0, 202);
+    }
+    let mut leased = Vec::new();
+    for _ in 0..2 {
+        let (status, lease) = call(
+            &server,
+            "POST",
+            "/v1/edges/e1/lease",
+            Some(json!({"max": 1})),
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{lease}");
+        leased.push(lease["attempts"][0].clone());
+    }
+    let reported = &leased[0];
+    let report =
+        json!({"lease_token": reported["lease_token"], "duration_ms": 42, "status_code": 200});
+    let path = format!(
+        "/v1/edges/e1/attempts/{}",
+        reported["attempt_id"].as_str().unwrap()
+    );
+    let (status, ack) = call(&server, "POST", &path, Some(report), None).await;
+    assert_eq!((status, &ack["recorded"]), (200, &json!(true)), "{ack}");
+
+    let edge = ("hop", "edge_webhook");
+    let (_, s) = scrape_until(
+        &server.metrics_url(),
+        Some(SCRAPE_TOKEN),
+        "the reaper",
+        |s| value(s, "switchyard_worker_lease_takeovers_total", &[]) >= 1.0,
+    )
+    .await;
+    assert_eq!(
+        value(&s, "switchyard_worker_lease_takeovers_total", &[]),
+        1.0
+    );
+    assert_eq!(value(&s, ATTEMPTS, &[("outcome", "succeeded"), edge]), 1.0);
+    assert_eq!(value(&s, ATTEMPTS, &[("outcome", "failed"), edge]), 1.0);
+    assert_eq!(value(&s, ATTEMPTS, &[("outcome", "failed"), HOP]), 0.0);
+    let duration = "switchyard_delivery_attempt_duration_seconds";
+    assert_eq!(
+        value(&s, &format!("{duration}_count"), &[edge]),
+        1.0,
+        "only the sent one"
+    );
+    assert_eq!(value(&s, &format!("{duration}_sum"), &[edge]), 0.042);
+    let alpha = ("tenant", ALPHA);
+    for outcome in ["succeeded", "dead"] {
+        let labels = [("outcome", outcome), alpha];
+        assert_eq!(
+            value(&s, "switchyard_deliveries_finished_total", &labels),
+            1.0,
+            "{outcome}"
+        );
+    }
+    assert_eq!(value(&s, "switchyard_dlq_depth", &[alpha]), 1.0);
+    assert_eq!(value(&s, "switchyard_deliveries_in_flight", &[alpha]), 0.0);
+    assert_eq!(
+        receiver.hits.load(Ordering::SeqCst),
+        0,
+        "the edge plane sends, not the control plane"
     );
     server.stop().await.unwrap();
 }

@@ -63,3 +63,29 @@ pub(crate) fn from_totals((dlq, pending, in_flight, replays): (i64, i64, i64, i6
         replays_running: n(replays),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_fold_into_gauges_per_tenant() {
+        let row = |t: &str, f: &str, v: i64| (t.to_owned(), f.to_owned(), v);
+        let folded = fold_by_tenant(vec![
+            row("acme", "dlq", 3),
+            row("acme", "pending", 2),
+            row("acme", "in_flight", 1),
+            row("acme", "replays", 1),
+            row("other", "dlq", 0),
+        ]);
+        let acme = Gauges {
+            dlq_depth: 3,
+            pending: 2,
+            in_flight: 1,
+            replays_running: 1,
+        };
+        assert_eq!(folded.get("acme"), Some(&acme));
+        assert!(!folded.contains_key("other"), "nothing to count: absent");
+        assert_eq!(from_totals((3, 2, 1, -1)).replays_running, 0);
+    }
+}

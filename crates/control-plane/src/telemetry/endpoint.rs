@@ -18,7 +18,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// The router of the separate metrics listener (`--metrics-listen`): `/metrics` and the
-/// same problem+json fallbacks as the API, counted like the API's requests.
+/// same problem+json fallbacks as the API, counted and traced like the API's requests.
 pub fn metrics_router(state: AppState) -> Router {
     Router::new()
         .merge(routes())
@@ -28,6 +28,7 @@ pub fn metrics_router(state: AppState) -> Router {
             state.telemetry.clone(),
             super::track,
         ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }
 

@@ -319,3 +319,51 @@ async fn edge_hops_and_lease_takeovers_are_counted() {
     );
     server.stop().await.unwrap();
 }
+
+/// A copy of a keyed call out (a target test) that arrives while the first still waits for
+/// the receiver answers 409 and counts as `in_progress`; the first counts as `executed`.
+#[tokio::test]
+async fn a_copy_of_a_keyed_call_in_progress_counts_as_in_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(config(dir.path(), MetricsConfig::default()))
+        .await
+        .unwrap();
+    let receiver = Receiver::start().await;
+    let url = format!("{}/slow", receiver.base);
+    create(
+        &server,
+        "targets",
+        "tg-slow",
+        json!({"url": url, "timeout_ms": 5000}),
+    )
+    .await;
+    let test = || {
+        call(
+            &server,
+            "POST",
+            "/v1/targets/tg-slow/test",
+            Some(json!({})),
+            Some("test-1"),
+        )
+    };
+    let copy = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        test().await
+    };
+    let ((first, answer), (second, _)) = tokio::join!(test(), copy);
+    assert_eq!((first, &answer["ok"]), (200, &json!(true)), "{answer}");
+    assert_eq!(second, 409);
+    let (_, s) = scrape(&server.metrics_url(), None).await;
+    assert_eq!(idempotency(&s, "in_progress"), 1.0);
+    assert_eq!(
+        idempotency(&s, "executed"),
+        2.0,
+        "the target's create and the test"
+    );
+    assert_eq!(
+        value(&s, ATTEMPTS, &[("outcome", "succeeded"), HOP]),
+        0.0,
+        "a test is no delivery"
+    );
+    server.stop().await.unwrap();
+}

@@ -23,7 +23,8 @@ pub const BETA: &str = "tenant-beta";
 pub const BETA_TOKEN: &str = "beta-token-456";
 pub const SCRAPE_TOKEN: &str = "scrape-token-789";
 
-/// A webhook receiver: `/ok` answers 200, `/fail` 500; counts what it got.
+/// A webhook receiver: `/ok` answers 200, `/fail` 500 (counting both), `/slow` 200 after
+/// 600 ms.
 pub struct Receiver {
     pub base: String,
     pub hits: Arc<AtomicUsize>,
@@ -47,6 +48,14 @@ impl Receiver {
                 post(move || async move {
                     fail_hits.fetch_add(1, Ordering::SeqCst);
                     StatusCode::INTERNAL_SERVER_ERROR
+                }),
+            )
+            // Holds the call a while: a keyed target test of it is in progress meanwhile.
+            .route(
+                "/slow",
+                post(|| async {
+                    tokio::time::sleep(Duration::from_millis(600)).await;
+                    StatusCode::OK
                 }),
             );
         let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))

@@ -350,6 +350,19 @@ impl Telemetry {
         tenant: Option<&str>,
         sent: bool,
     ) {
+        match next {
+            Transition::Succeeded => self.delivery_finished("succeeded", tenant, 1),
+            Transition::Dead => self.delivery_finished("dead", tenant, 1),
+            // Pending again; a replay re-delivery whose session was cancelled meanwhile is
+            // withdrawn by the store instead, which the caller cannot see (docs/prometheus.md).
+            Transition::RetryAt(_) => {}
+        }
+        if sent {
+            self.attempt_duration
+                .with_label_values(&[hop.as_str()])
+                .observe(result.duration_ms as f64 / 1000.0);
+        }
+        // Last: a scrape that sees the attempt counted sees its final state and duration too.
         let outcome = if result.succeeded() {
             "succeeded"
         } else {
@@ -358,18 +371,6 @@ impl Telemetry {
         self.attempts
             .with_label_values(&[outcome, hop.as_str()])
             .inc();
-        if sent {
-            self.attempt_duration
-                .with_label_values(&[hop.as_str()])
-                .observe(result.duration_ms as f64 / 1000.0);
-        }
-        match next {
-            Transition::Succeeded => self.delivery_finished("succeeded", tenant, 1),
-            Transition::Dead => self.delivery_finished("dead", tenant, 1),
-            // Pending again; a replay re-delivery whose session was cancelled meanwhile is
-            // withdrawn by the store instead, which the caller cannot see (docs/prometheus.md).
-            Transition::RetryAt(_) => {}
-        }
     }
 
     /// Re-deliveries a replay cancel withdrew.

@@ -56,7 +56,6 @@ async fn count_reaped(
     next: Transition,
 ) {
     let telemetry = &ctx.telemetry;
-    telemetry.lease_taken_over();
     let tenant = if telemetry.wants_tenant(next) {
         ctx.store
             .delivery_tenant(&lease.delivery_id)
@@ -70,6 +69,8 @@ async fn count_reaped(
         None
     };
     telemetry.attempt_recorded(lease.hop, result, next, tenant.as_deref(), false);
+    // After the attempt: a scrape that sees the takeover sees the attempt too.
+    telemetry.lease_taken_over();
 }
 
 /// The negative control: decide from a read, then record without the fence after a while

@@ -34,6 +34,14 @@ impl Tenants {
         self.by_token_hash.is_empty()
     }
 
+    /// The tenants' names, sorted, each once.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.by_token_hash.values().cloned().collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Parses `NAME:TOKEN`. The tenant name follows the resource-name rules.
     pub fn parse_entry(entry: &str) -> Result<(String, String), String> {
         let (name, token) = entry

@@ -27,6 +27,7 @@ pub mod sealing;
 pub mod server;
 pub mod store;
 mod system;
+pub mod telemetry;
 
 use std::sync::Arc;
 
@@ -47,4 +48,6 @@ pub struct AppStateInner {
     /// Body, header, time and replay-selection caps (docs/control-plane.md, "Limits").
     pub limits: limits::Limits,
     pub rate_limiter: limits::RateLimiter,
+    /// This server's Prometheus registry (`GET /metrics`); the same one as `delivery`'s.
+    pub telemetry: Arc<telemetry::Telemetry>,
 }

@@ -11,6 +11,7 @@ use switchyard_control_plane::demo::{self, DEMO_TENANT, DEMO_TOKEN};
 use switchyard_control_plane::extract::{MAX_BODY_BYTES, Tenants};
 use switchyard_control_plane::limits::{Limits, Rate};
 use switchyard_control_plane::replays::MAX_FILTER_SELECTION;
+use switchyard_control_plane::telemetry::{MetricsConfig, MetricsToken};
 use switchyard_control_plane::{Server, ServerConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -189,6 +190,29 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = MAX_FILTER_SELECTION,
           value_parser = clap::value_parser!(u32).range(1..))]
     max_replay_selection: u32,
+    /// Serve GET /metrics (Prometheus) on this address instead of on --listen's.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// A file holding the bearer token GET /metrics requires (without it, /metrics needs no
+    /// token: it carries no tenant names then).
+    #[arg(long, value_name = "PATH")]
+    metrics_token_file: Option<PathBuf>,
+    /// Label the metrics' gauges and event and delivery counters with tenant names.
+    #[arg(long, requires = "metrics_token_file")]
+    metrics_tenant_labels: bool,
+}
+
+/// The metrics flags, checked (the token file is read here; the token is never logged).
+fn metrics(args: &ServeArgs) -> anyhow::Result<MetricsConfig> {
+    let token = match &args.metrics_token_file {
+        Some(path) => Some(MetricsToken::from_file(path)?),
+        None => None,
+    };
+    Ok(MetricsConfig {
+        tenant_labels: args.metrics_tenant_labels,
+        token,
+        listen: args.metrics_listen,
+    })
 }
 
 /// The limits flags, checked.
@@ -304,10 +328,14 @@ async fn main() -> anyhow::Result<()> {
     config.db_max_connections = args.db_max_connections;
     config.main_key_file = args.store.main_key_file.clone();
     config.limits = limits(&args)?;
+    config.metrics = metrics(&args)?;
     #[cfg(feature = "fault-injection")]
     arm_fault_injection(&mut config)?;
     let server = Server::start(config).await?;
     println!("switchyard control plane listening on {}", server.url());
+    if server.metrics_addr.is_some() {
+        println!("metrics on {}", server.metrics_url());
+    }
     let _demo = if args.demo {
         let runtime = demo::start(&server.url(), Duration::from_secs(2)).await?;
         println!("demo receiver on {}", runtime.receiver.base_url());

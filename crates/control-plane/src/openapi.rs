@@ -40,6 +40,39 @@ fn problem_response(description: &str) -> utoipa::openapi::Response {
         .build()
 }
 
+/// `GET /metrics` (docs/prometheus.md): Prometheus text, not JSON; on the API's listener
+/// unless `--metrics-listen` moves it; behind its own token when `--metrics-token-file` is set.
+fn metrics_operation() -> utoipa::openapi::path::Operation {
+    let text = ContentBuilder::new()
+        .schema(Some(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String),
+        ))
+        .build();
+    OperationBuilder::new()
+        .summary(Some(
+            "Prometheus metrics in the text exposition format (not on this listener when \
+             --metrics-listen is set); Bearer the metrics token when --metrics-token-file is set",
+        ))
+        .tag("system")
+        .responses(
+            ResponsesBuilder::new()
+                .response(
+                    "200",
+                    ResponseBuilder::new()
+                        .description("The metrics (docs/prometheus.md)")
+                        .content("text/plain; version=0.0.4", text)
+                        .build(),
+                )
+                .response(
+                    "401",
+                    problem_response("a metrics token is set and was not presented: unauthorized"),
+                )
+                .build(),
+        )
+        .build()
+}
+
 fn header_param(name: &str, required: bool, description: &str) -> utoipa::openapi::path::Parameter {
     ParameterBuilder::new()
         .name(name)
@@ -350,6 +383,10 @@ pub fn document() -> OpenApi {
                     )
                     .build(),
             ),
+        )
+        .path(
+            "/metrics",
+            PathItem::new(HttpMethod::Get, metrics_operation()),
         )
         .path(
             "/v1/info",

@@ -261,6 +261,10 @@ async fn list(
 /// return to the DLQ; attempts already in flight finish, and are not retried.
 struct Cancel {
     id: String,
+    /// The re-deliveries this request withdrew, set by `execute`; counted in the metrics
+    /// (`switchyard_deliveries_finished_total{outcome="cancelled"}`) only once its answer is
+    /// the fresh one, i.e. committed.
+    withdrawn: std::sync::atomic::AtomicU64,
 }
 
 #[async_trait]
@@ -277,6 +281,18 @@ impl Operation for Cancel {
                 kind: "replay session",
                 name: self.id.clone(),
             })?;
+        // The store keeps the first cancel's time: only the request that cancelled the
+        // session withdrew anything (the items cancelled now are the ones it withdrew).
+        let withdrawn = if row.cancelled_at == Some(ctx.now) {
+            row.items
+                .iter()
+                .filter(|i| i.state == Some(DeliveryState::Cancelled))
+                .count() as u64
+        } else {
+            0
+        };
+        self.withdrawn
+            .store(withdrawn, std::sync::atomic::Ordering::Relaxed);
         Ok(session_stored(200, &session(row, true)))
     }
 }
@@ -292,5 +308,19 @@ async fn cancel(
         return e.into_response();
     }
     let fp = idempotency::fingerprint(Method::POST.as_str(), uri.path(), None, None);
-    idempotency::run(&state, &tenant, &headers, fp, &Cancel { id }).await
+    let op = Cancel {
+        id,
+        withdrawn: Default::default(),
+    };
+    let response = idempotency::run(&state, &tenant, &headers, fp, &op).await;
+    let fresh = !response
+        .headers()
+        .contains_key(switchyard_protocol::headers::IDEMPOTENT_REPLAYED);
+    if fresh && response.status().is_success() {
+        state.telemetry.deliveries_cancelled(
+            &tenant,
+            op.withdrawn.load(std::sync::atomic::Ordering::Relaxed),
+        );
+    }
+    response
 }

@@ -20,6 +20,7 @@ use crate::extract::Tenants;
 use crate::hooks::{Hooks, NoHooks};
 use crate::idempotency::{IdempotencyConfig, spawn_sweeper};
 use crate::limits::{Limits, RateLimiter};
+use crate::telemetry::{MetricsConfig, Telemetry};
 use crate::{AppState, AppStateInner, resources, system};
 
 /// Everything a control plane needs to start.
@@ -45,6 +46,8 @@ pub struct ServerConfig {
     pub main_key_file: Option<std::path::PathBuf>,
     /// Body, header, time, rate and replay-selection limits (docs/control-plane.md, "Limits").
     pub limits: Limits,
+    /// How `GET /metrics` is served (docs/prometheus.md): its token, tenant labels, listener.
+    pub metrics: MetricsConfig,
 }
 
 impl ServerConfig {
@@ -69,6 +72,7 @@ impl ServerConfig {
                 events: crate::limits::Rate::OFF,
                 ..Limits::default()
             },
+            metrics: MetricsConfig::default(),
         }
     }
 }
@@ -205,9 +209,13 @@ async fn serve(
 /// A running control plane.
 pub struct Server {
     pub addr: SocketAddr,
+    /// Where `GET /metrics` is served when it has a listener of its own (`--metrics-listen`).
+    pub metrics_addr: Option<SocketAddr>,
     pub state: AppState,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
+    /// The separate metrics listener: its stop signal and task.
+    metrics: Option<(oneshot::Sender<()>, JoinHandle<std::io::Result<()>>)>,
     sweeper: JoinHandle<()>,
     worker: Option<JoinHandle<()>>,
     /// Wakes the worker when another replica commits new work.
@@ -233,9 +241,16 @@ async fn run_to_completion(
     }
 }
 
+/// The API's router; with `/metrics` unless the metrics have a listener of their own.
 pub fn router(state: AppState) -> Router {
+    let metrics_here = state.telemetry.serves_on_api();
     Router::new()
         .merge(system::routes())
+        .merge(if metrics_here {
+            crate::telemetry::routes()
+        } else {
+            Router::new()
+        })
         .merge(resources::routes())
         .merge(crate::events::routes())
         .merge(crate::dlq::routes())
@@ -262,6 +277,12 @@ pub fn router(state: AppState) -> Router {
                 ))
             },
         ))
+        // Outside every answer above (a 429, a 503 timeout, a panic's 500 are all counted);
+        // a layer of the router, so it runs after routing and sees the route template.
+        .layer(axum::middleware::from_fn_with_state(
+            state.telemetry.clone(),
+            crate::telemetry::track,
+        ))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -269,14 +290,21 @@ pub fn router(state: AppState) -> Router {
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
     pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
+        if config.metrics.tenant_labels && config.metrics.token.is_none() {
+            // Contract section 8: no tenant data without auth.
+            anyhow::bail!("metrics tenant labels need a metrics token (--metrics-token-file)");
+        }
         let store = open_sealed_store(&config).await?;
+        let telemetry = Arc::new(Telemetry::new(&config.metrics, config.tenants.names()));
         let mut delivery_config = config.delivery;
         delivery_config.dedup_retention = config.idempotency.retention;
-        let delivery = Arc::new(crate::delivery::DeliveryContext::new(
+        let mut delivery = crate::delivery::DeliveryContext::new(
             delivery_config,
             store.clone(),
             config.clock.clone(),
-        ));
+        );
+        delivery.telemetry = telemetry.clone();
+        let delivery = Arc::new(delivery);
         let state: AppState = Arc::new(AppStateInner {
             store,
             clock: config.clock,
@@ -289,9 +317,21 @@ impl Server {
             delivery: delivery.clone(),
             rate_limiter: RateLimiter::new(config.limits.writes, config.limits.events),
             limits: config.limits,
+            telemetry,
         });
         let listener = TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
+        let (metrics_addr, metrics) = match config.metrics.listen {
+            Some(at) => {
+                let listener = TcpListener::bind(at).await?;
+                let at = listener.local_addr()?;
+                let (tx, rx) = oneshot::channel::<()>();
+                let app = crate::telemetry::metrics_router(state.clone());
+                let task = tokio::spawn(serve(listener, app, http1_settings(&state.limits), rx));
+                (Some(at), Some((tx, task)))
+            }
+            None => (None, None),
+        };
         let (tx, rx) = oneshot::channel::<()>();
         let app = router(state.clone());
         let connections = http1_settings(&state.limits);
@@ -308,9 +348,11 @@ impl Server {
         };
         Ok(Self {
             addr,
+            metrics_addr,
             state,
             shutdown: Some(tx),
             task,
+            metrics,
             sweeper,
             worker,
             listener,
@@ -319,6 +361,25 @@ impl Server {
 
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The URL of `GET /metrics`, on its own listener or the API's.
+    pub fn metrics_url(&self) -> String {
+        format!("http://{}/metrics", self.metrics_addr.unwrap_or(self.addr))
+    }
+
+    /// Stops the separate metrics listener, if any: scrapes are short, so it gets a moment
+    /// to finish the one in progress and is then cut.
+    async fn stop_metrics(&mut self) {
+        if let Some((tx, mut task)) = self.metrics.take() {
+            let _ = tx.send(());
+            if tokio::time::timeout(Duration::from_secs(1), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
     }
 
     /// Stops accepting, finishes in-flight requests, and returns.
@@ -333,6 +394,7 @@ impl Server {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
+        self.stop_metrics().await;
         (&mut self.task).await??;
         Ok(())
     }
@@ -390,6 +452,7 @@ impl Server {
                 self.task.abort();
             }
         }
+        self.stop_metrics().await;
         tracing::info!(
             recorded = report.in_flight.saturating_sub(report.released),
             released = report.released,

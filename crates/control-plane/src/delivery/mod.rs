@@ -116,6 +116,9 @@ pub struct DeliveryContext {
     /// The attempts this process's worker holds (sent or about to be, not yet recorded), by
     /// attempt id: what a drain that runs out of time releases.
     pub in_flight: std::sync::Mutex<std::collections::HashMap<String, Claimed>>,
+    /// Where recorded attempts and final states are counted (`GET /metrics`). A context of
+    /// its own has a registry of its own; `crate::Server` puts the server's here.
+    pub telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 impl DeliveryContext {
@@ -136,6 +139,7 @@ impl DeliveryContext {
             draining: std::sync::atomic::AtomicBool::new(false),
             drain_cut: tokio::sync::Notify::new(),
             in_flight: std::sync::Mutex::default(),
+            telemetry: Arc::default(),
         }
     }
 

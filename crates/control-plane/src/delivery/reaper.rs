@@ -6,7 +6,7 @@ use switchyard_protocol::ErrorClass;
 
 use super::http::AttemptResult;
 use super::{DeliveryContext, decide};
-use crate::store::{DueScope, FinishedBy, StoreError};
+use crate::store::{DueScope, ExpiredLease, FinishedBy, StoreError, Transition};
 
 /// How many expired leases or unpicked relays one pass handles.
 const BATCH: u32 = 200;
@@ -40,10 +40,37 @@ pub async fn reap_expired_leases(ctx: &DeliveryContext, now: i64) -> Result<u64,
             .finish_attempt(lease.fence(), &result, FinishedBy::Reaper, next, now)
             .await?
         {
+            count_reaped(ctx, &lease, &result, next).await;
             reaped += 1;
         }
     }
     Ok(reaped)
+}
+
+/// Counts a reaped lease: a takeover, a failed attempt, and the delivery's final state if
+/// it died (labelled with its tenant, looked up only when tenant labels are on).
+async fn count_reaped(
+    ctx: &DeliveryContext,
+    lease: &ExpiredLease,
+    result: &AttemptResult,
+    next: Transition,
+) {
+    let telemetry = &ctx.telemetry;
+    let tenant = if telemetry.wants_tenant(next) {
+        ctx.store
+            .delivery_tenant(&lease.delivery_id)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, delivery = %lease.delivery_id,
+                    "reading a reaped delivery's tenant for its metric failed");
+                None
+            })
+    } else {
+        None
+    };
+    telemetry.attempt_recorded(lease.hop, result, next, tenant.as_deref(), false);
+    // After the attempt: a scrape that sees the takeover sees the attempt too.
+    telemetry.lease_taken_over();
 }
 
 /// The negative control: decide from a read, then record without the fence after a while
@@ -97,6 +124,8 @@ pub async fn fail_unpicked_relays(ctx: &DeliveryContext, now: i64) -> Result<u64
             .finish_attempt(c.fence(), &result, FinishedBy::Sender, next, now)
             .await?
         {
+            ctx.telemetry
+                .attempt_recorded(c.hop, &result, next, Some(&c.tenant), false);
             failed += 1;
         }
     }

@@ -18,32 +18,46 @@ pub async fn perform(
     ctx: &DeliveryContext,
     claimed: &Claimed,
 ) -> Result<(AttemptResult, bool), StoreError> {
-    let result = match &claimed.target {
-        None => AttemptResult::failed(
-            ErrorClass::Connect,
-            format!("target {:?} no longer exists", claimed.target_name),
+    let (result, sent) = match &claimed.target {
+        None => (
+            AttemptResult::failed(
+                ErrorClass::Connect,
+                format!("target {:?} no longer exists", claimed.target_name),
+            ),
+            false,
         ),
         Some(target) => {
             let headers = claimed.signed_headers(ctx.clock.now_ms());
-            http::send(
+            let result = http::send(
                 &ctx.http,
                 &target.url,
                 Duration::from_millis(u64::from(target.timeout_ms)),
                 &headers,
                 claimed.body.clone(),
             )
-            .await
+            .await;
+            (result, true)
         }
     };
-    let recorded = record(ctx, claimed, &result).await?;
+    let recorded = record_attempt(ctx, claimed, &result, sent).await?;
     Ok((result, recorded))
 }
 
-/// Records `result` for `claimed`, fenced by its lease token.
+/// Records `result` of a sent attempt for `claimed`, fenced by its lease token.
 pub async fn record(
     ctx: &DeliveryContext,
     claimed: &Claimed,
     result: &AttemptResult,
+) -> Result<bool, StoreError> {
+    record_attempt(ctx, claimed, result, true).await
+}
+
+/// [`record`]; `sent` says whether the attempt went out (its duration is then observed).
+async fn record_attempt(
+    ctx: &DeliveryContext,
+    claimed: &Claimed,
+    result: &AttemptResult,
+    sent: bool,
 ) -> Result<bool, StoreError> {
     let now = ctx.clock.now_ms();
     let next = decide(
@@ -57,7 +71,10 @@ pub async fn record(
         .store
         .finish_attempt(claimed.fence(), result, FinishedBy::Sender, next, now)
         .await?;
-    if !recorded {
+    if recorded {
+        ctx.telemetry
+            .attempt_recorded(claimed.hop, result, next, Some(&claimed.tenant), sent);
+    } else {
         tracing::warn!(delivery = %claimed.delivery_id, attempt = %claimed.attempt_id,
             "attempt lease was lost before its outcome was recorded; the newer holder decides");
     }
@@ -187,6 +204,13 @@ pub async fn release_in_flight(ctx: &DeliveryContext) -> Result<usize, StoreErro
             .finish_attempt(claimed.fence(), &result, FinishedBy::Sender, next, now)
             .await?
         {
+            ctx.telemetry.attempt_recorded(
+                claimed.hop,
+                &result,
+                next,
+                Some(&claimed.tenant),
+                false,
+            );
             released += 1;
         }
     }

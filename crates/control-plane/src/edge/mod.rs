@@ -81,10 +81,14 @@ async fn lease(
                 format!("target {:?} no longer exists", c.target_name),
             );
             let next = decide(&result, c.hop_number, c.max_attempts, &ctx.policy, now);
-            state
+            if state
                 .store
                 .finish_attempt(c.fence(), &result, FinishedBy::Sender, next, now)
-                .await?;
+                .await?
+            {
+                ctx.telemetry
+                    .attempt_recorded(c.hop, &result, next, Some(&tenant), false);
+            }
             continue;
         };
         attempts.push(RelayedAttempt {
@@ -186,7 +190,10 @@ async fn report(
         .store
         .finish_attempt(fence, &result, FinishedBy::Sender, next, now)
         .await?;
-    if !recorded {
+    if recorded {
+        ctx.telemetry
+            .attempt_recorded(attempt.hop, &result, next, Some(&tenant), true);
+    } else {
         // Fenced out: by the reaper (lease lost), or by a copy of this report that was
         // recorded a moment ago (a duplicate). The attempt says which.
         let now_recorded = find_attempt(&state, &tenant, &attempt_id, &performer).await?;

@@ -208,6 +208,7 @@ async fn accept(
         Accepted::Duplicate(existing) => Ok(Submitted::Duplicate(existing)),
         Accepted::New { sync } => {
             ctx.wake.notify_one();
+            state.telemetry.event_accepted(tenant);
             Ok(Submitted::New { event_id, sync })
         }
     }

@@ -25,6 +25,7 @@ use switchyard_protocol::headers::{IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, parse_i
 use crate::AppState;
 use crate::error::ApiError;
 use crate::store::{KeyScope, StoreTx, StoredResponse};
+use crate::telemetry::IdempotencyOutcome;
 
 /// How the key is claimed. Only `Atomic` is correct; `CheckThenInsert` exists so a test can
 /// prove the concurrency tests catch the classic race (a negative control). Built only with
@@ -171,7 +172,11 @@ pub async fn run(
                 tenant: tenant.to_owned(),
                 key,
             };
-            pipeline::run_keyed(state, &scope, &fingerprint, op).await
+            let outcome = pipeline::run_keyed(state, &scope, &fingerprint, op).await;
+            if let Some(counted) = counted_as(&outcome) {
+                state.telemetry.idempotency(counted);
+            }
+            outcome
         }
         Ok(None) if state.idempotency.require_key => Err(ApiError::KeyMissing),
         Ok(None) => run_unkeyed(state, tenant, op).await,
@@ -187,6 +192,19 @@ pub async fn run(
             response
         }
         Err(error) => error.into_response(),
+    }
+}
+
+/// What a keyed request's outcome counts as in `switchyard_idempotency_requests_total`. A
+/// stored answer is `executed` whatever its status (a stored 404 ran under the key too); a
+/// client mistake answered before execution (400, 413, …: never stored) is not counted.
+fn counted_as(outcome: &Result<Outcome, ApiError>) -> Option<IdempotencyOutcome> {
+    match outcome {
+        Ok(Outcome::Fresh(_)) => Some(IdempotencyOutcome::Executed),
+        Ok(Outcome::Replayed(_)) => Some(IdempotencyOutcome::Replayed),
+        Err(ApiError::KeyInProgress { .. }) => Some(IdempotencyOutcome::InProgress),
+        Err(ApiError::KeyReused) => Some(IdempotencyOutcome::Reused),
+        Err(_) => None,
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
 //! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol,
-//! delivery health (metrics).
+//! delivery health (`GET /v1/metrics/deliveries`) and the gauges `GET /metrics` reads.
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
 //! (`sqlite/`, `postgres/`), with its own migrations (`migrations/<backend>/`), and [`open`]
 //! picks the backend from the `--db` URL's scheme.
@@ -21,6 +21,7 @@ pub mod deliveries;
 pub mod dlq;
 pub mod edges;
 pub mod events;
+pub mod gauges;
 pub mod keys;
 pub mod metrics;
 mod postgres;
@@ -41,6 +42,7 @@ pub use deliveries::{
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
 pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
+pub use gauges::{GaugeStore, Gauges};
 pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoredResponse};
 pub use metrics::{HealthRow, MetricsStore, RollupRow, TenantGauges};
 pub use postgres::PostgresStore;
@@ -93,6 +95,7 @@ pub trait Store:
     + ReplayStore
     + EdgeStore
     + MetricsStore
+    + GaugeStore
     + Send
     + Sync
     + 'static

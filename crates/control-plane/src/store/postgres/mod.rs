@@ -8,6 +8,7 @@ mod deliveries;
 mod dlq;
 mod edges;
 mod events;
+mod gauges;
 mod keys;
 mod metrics;
 mod replays;

@@ -1,0 +1,12 @@
+//! `GET /metrics` as a Prometheus scraper sees it: a control plane in-process (and the real
+//! binary for the flags), a loopback receiver that answers 200 on `/ok` and 500 on `/fail`,
+//! a one-attempt retry schedule so failures die at once, and the exposition text read with
+//! a real parser (`prometheus-parse`).
+
+#[path = "../common/postgres.rs"]
+mod postgres;
+mod support;
+
+mod access;
+mod counts;
+mod on_postgres;

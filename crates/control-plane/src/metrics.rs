@@ -277,9 +277,9 @@ mod tests {
         assert_eq!(span.count, 15);
         assert_eq!(span.first, 1_000 * 1440 + 10 * 60 + 7 - 14);
         let day = Span::ending(MetricsWindow::OneDay, now);
-        assert_eq!(day.bucket, 30);
-        assert_eq!(day.first % 30, 0);
-        assert_eq!(day.first + (day.count - 1) * 30, 1_000 * 1440 + 10 * 60);
+        assert_eq!((day.bucket, day.count), (60, 24));
+        assert_eq!(day.first % 60, 0);
+        assert_eq!(day.first + (day.count - 1) * 60, 1_000 * 1440 + 10 * 60);
     }
 
     #[test]

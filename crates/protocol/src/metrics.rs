@@ -57,12 +57,12 @@ impl MetricsWindow {
         }
     }
 
-    /// The width of one chart bucket in minutes: 15 to 48 points per window.
+    /// The width of one chart bucket in minutes: 15 to 42 points per window.
     pub fn bucket_minutes(self) -> i64 {
         match self {
             Self::FifteenMinutes => 1,
             Self::OneHour => 2,
-            Self::OneDay => 30,
+            Self::OneDay => 60,
             Self::SevenDays => 4 * 60,
         }
     }

@@ -3,7 +3,9 @@
 -- the same transaction that records it, so `GET /v1/metrics/deliveries` and the dashboards
 -- read aggregates and never scan attempts.
 --
--- `attempt_rollups`: one row per (tenant, dimension, name, minute the attempt finished).
+-- `attempt_rollups`: one row per (tenant, dimension, name) and minute the attempt finished,
+-- and one per hour (`resolution` 60): the short windows sum minutes, the long ones hours, so
+-- a 24-hour report reads 24 rows per group instead of 1,440.
 -- The latency histogram's upper bounds are 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000,
 -- 10000, 30000 ms (`lat_0` … `lat_11`) and unbounded (`lat_12`); failures are counted by
 -- error class (`f_<class>`; an attempt failed without a class counts in `f_other`).
@@ -11,7 +13,8 @@ CREATE TABLE attempt_rollups (
     tenant      TEXT    NOT NULL,
     dimension   TEXT    NOT NULL CHECK (dimension IN ('target', 'endpoint', 'flow')),
     name        TEXT    NOT NULL,
-    minute      INTEGER NOT NULL,   -- (started_at + duration_ms) / 60000
+    resolution  INTEGER NOT NULL CHECK (resolution IN (1, 60)),   -- minutes per row
+    minute      INTEGER NOT NULL,   -- the row's first minute: finished minute rounded down to the resolution
     attempts    INTEGER NOT NULL,
     successes   INTEGER NOT NULL,
     f_http_4xx          INTEGER NOT NULL,
@@ -34,7 +37,7 @@ CREATE TABLE attempt_rollups (
     lat_10      INTEGER NOT NULL,
     lat_11      INTEGER NOT NULL,
     lat_12      INTEGER NOT NULL,
-    PRIMARY KEY (tenant, dimension, minute, name)
+    PRIMARY KEY (tenant, dimension, resolution, minute, name)
 ) WITHOUT ROWID;
 
 -- The run of failures of each target, endpoint and flow, in the order attempts were recorded.
@@ -62,11 +65,12 @@ CREATE TABLE event_rollups (
 CREATE TRIGGER attempt_finished AFTER UPDATE OF outcome ON attempts
 WHEN OLD.outcome = 'in_flight' AND NEW.outcome <> 'in_flight'
 BEGIN
-    INSERT INTO attempt_rollups (tenant, dimension, name, minute, attempts, successes, f_http_4xx, f_http_5xx, f_timeout, f_connect, f_tls, f_forbidden_address, f_other, lat_0, lat_1, lat_2, lat_3, lat_4, lat_5, lat_6, lat_7, lat_8, lat_9, lat_10, lat_11, lat_12)
+    INSERT INTO attempt_rollups (tenant, dimension, name, resolution, minute, attempts, successes, f_http_4xx, f_http_5xx, f_timeout, f_connect, f_tls, f_forbidden_address, f_other, lat_0, lat_1, lat_2, lat_3, lat_4, lat_5, lat_6, lat_7, lat_8, lat_9, lat_10, lat_11, lat_12)
     SELECT d.tenant,
            dim.dimension,
            CASE dim.dimension WHEN 'target' THEN d.target WHEN 'endpoint' THEN d.endpoint ELSE d.flow END,
-           (NEW.started_at + COALESCE(NEW.duration_ms, 0)) / 60000,
+           r.resolution,
+           ((NEW.started_at + COALESCE(NEW.duration_ms, 0)) / 60000 / r.resolution) * r.resolution,
            1,
            CASE WHEN NEW.outcome = 'succeeded' THEN 1 ELSE 0 END,
            CASE WHEN NEW.outcome = 'failed' AND NEW.error_class = 'http_4xx' THEN 1 ELSE 0 END,
@@ -89,9 +93,9 @@ BEGIN
            CASE WHEN NEW.duration_ms > 5000 AND NEW.duration_ms <= 10000 THEN 1 ELSE 0 END,
            CASE WHEN NEW.duration_ms > 10000 AND NEW.duration_ms <= 30000 THEN 1 ELSE 0 END,
            CASE WHEN NEW.duration_ms > 30000 THEN 1 ELSE 0 END
-    FROM deliveries d CROSS JOIN (SELECT 'target' AS dimension UNION ALL SELECT 'endpoint' UNION ALL SELECT 'flow') dim
+    FROM deliveries d CROSS JOIN (SELECT 'target' AS dimension UNION ALL SELECT 'endpoint' UNION ALL SELECT 'flow') dim CROSS JOIN (SELECT 1 AS resolution UNION ALL SELECT 60) r
     WHERE d.id = NEW.delivery_id
-    ON CONFLICT (tenant, dimension, minute, name) DO UPDATE SET
+    ON CONFLICT (tenant, dimension, resolution, minute, name) DO UPDATE SET
         attempts = attempt_rollups.attempts + excluded.attempts,
         successes = attempt_rollups.successes + excluded.successes,
         f_http_4xx = attempt_rollups.f_http_4xx + excluded.f_http_4xx,
@@ -148,11 +152,12 @@ END;
 -- Attempts and events recorded before this migration, so the first report after an upgrade
 -- already has its history (the health rows start with the next attempt: the order of earlier
 -- ones is not known).
-INSERT INTO attempt_rollups (tenant, dimension, name, minute, attempts, successes, f_http_4xx, f_http_5xx, f_timeout, f_connect, f_tls, f_forbidden_address, f_other, lat_0, lat_1, lat_2, lat_3, lat_4, lat_5, lat_6, lat_7, lat_8, lat_9, lat_10, lat_11, lat_12)
+INSERT INTO attempt_rollups (tenant, dimension, name, resolution, minute, attempts, successes, f_http_4xx, f_http_5xx, f_timeout, f_connect, f_tls, f_forbidden_address, f_other, lat_0, lat_1, lat_2, lat_3, lat_4, lat_5, lat_6, lat_7, lat_8, lat_9, lat_10, lat_11, lat_12)
     SELECT d.tenant,
            dim.dimension,
            CASE dim.dimension WHEN 'target' THEN d.target WHEN 'endpoint' THEN d.endpoint ELSE d.flow END,
-           (a.started_at + COALESCE(a.duration_ms, 0)) / 60000,
+           r.resolution,
+           ((a.started_at + COALESCE(a.duration_ms, 0)) / 60000 / r.resolution) * r.resolution,
            COUNT(*),
            SUM(CASE WHEN a.outcome = 'succeeded' THEN 1 ELSE 0 END),
            SUM(CASE WHEN a.outcome = 'failed' AND a.error_class = 'http_4xx' THEN 1 ELSE 0 END),
@@ -175,9 +180,9 @@ INSERT INTO attempt_rollups (tenant, dimension, name, minute, attempts, successe
            SUM(CASE WHEN a.duration_ms > 5000 AND a.duration_ms <= 10000 THEN 1 ELSE 0 END),
            SUM(CASE WHEN a.duration_ms > 10000 AND a.duration_ms <= 30000 THEN 1 ELSE 0 END),
            SUM(CASE WHEN a.duration_ms > 30000 THEN 1 ELSE 0 END)
-    FROM attempts a JOIN deliveries d ON d.id = a.delivery_id CROSS JOIN (SELECT 'target' AS dimension UNION ALL SELECT 'endpoint' UNION ALL SELECT 'flow') dim
+    FROM attempts a JOIN deliveries d ON d.id = a.delivery_id CROSS JOIN (SELECT 'target' AS dimension UNION ALL SELECT 'endpoint' UNION ALL SELECT 'flow') dim CROSS JOIN (SELECT 1 AS resolution UNION ALL SELECT 60) r
     WHERE a.outcome <> 'in_flight'
-    GROUP BY d.tenant, dim.dimension, 3, 4;
+    GROUP BY d.tenant, dim.dimension, 3, 4, 5;
 
 INSERT INTO event_rollups (tenant, minute, count)
     SELECT tenant, created_at / 60000, COUNT(*) FROM events GROUP BY tenant, created_at / 60000;

@@ -229,8 +229,10 @@ async fn run_unkeyed(
     Ok(Outcome::Fresh(response))
 }
 
-/// How long delivery-health rollups are kept: the 7-day window and a day.
+/// How long delivery-health hour rollups are kept: the 7-day window and a day.
 pub const ROLLUP_RETENTION_MINUTES: i64 = 8 * 24 * 60;
+/// How long minute rollups are kept: they serve the windows of an hour or less.
+pub const MINUTE_ROLLUP_RETENTION_MINUTES: i64 = 24 * 60;
 
 /// Deletes keys older than the retention window, every `every`, and delivery-health rollups
 /// past [`ROLLUP_RETENTION_MINUTES`] once an hour, until the task is dropped.
@@ -254,8 +256,15 @@ pub fn spawn_sweeper(state: AppState, every: Duration) -> tokio::task::JoinHandl
             // hour is enough, and keeps the scan of the rollups off every tick.
             if now.saturating_sub(rollups_swept_at) >= 3_600_000 {
                 rollups_swept_at = now;
-                let before = now.div_euclid(60_000) - ROLLUP_RETENTION_MINUTES;
-                match state.store.sweep_rollups(before).await {
+                let minute = now.div_euclid(60_000);
+                match state
+                    .store
+                    .sweep_rollups(
+                        minute - ROLLUP_RETENTION_MINUTES,
+                        minute - MINUTE_ROLLUP_RETENTION_MINUTES,
+                    )
+                    .await
+                {
                     Ok(0) => {}
                     Ok(n) => {
                         tracing::info!(swept = n, "delivery-health rollups past retention removed")

@@ -22,8 +22,24 @@ pub struct Gauges {
     pub replays_running: u64,
 }
 
+/// What one tenant has in its pipeline now, for its delivery-health report
+/// (`GET /v1/metrics/deliveries`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct TenantGauges {
+    pub pending: i64,
+    pub in_flight: i64,
+    /// `created_at` of the oldest pending delivery.
+    pub oldest_pending_at: Option<i64>,
+    pub dead: i64,
+    pub replays_running: i64,
+}
+
 #[async_trait]
 pub trait GaugeStore {
+    /// One tenant's pending (with the oldest), in flight, dead and running replays now (from the open deliveries' index and
+    /// the DLQ's counters, never a scan of finished deliveries).
+    async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError>;
+
     /// The gauges summed over every tenant.
     async fn gauges(&self) -> Result<Gauges, StoreError>;
 

@@ -101,6 +101,12 @@ impl RollupRow {
     }
 }
 
+/// The rollup rows a bucket of `bucket_minutes` sums: hour rows (60) when it is whole hours,
+/// minute rows (1) otherwise.
+pub fn resolution(bucket_minutes: i64) -> i64 {
+    if bucket_minutes % 60 == 0 { 60 } else { 1 }
+}
+
 /// A stored count as `u64` (sums are never negative).
 pub fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
@@ -118,21 +124,11 @@ pub struct HealthRow {
     pub last_error: Option<String>,
 }
 
-/// What the tenant has in its pipeline now.
-#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
-pub struct TenantGauges {
-    pub pending: i64,
-    pub in_flight: i64,
-    /// `created_at` of the oldest pending delivery.
-    pub oldest_pending_at: Option<i64>,
-    pub dead: i64,
-    pub replays_running: i64,
-}
-
 #[async_trait]
 pub trait MetricsStore {
     /// The tenant's attempts per group of `dimension` and per bucket of `bucket_minutes`
-    /// that finished at or after `since_minute` (unix minutes), by name then bucket.
+    /// that finished at or after `since_minute` (unix minutes), by name then bucket. Buckets
+    /// of whole hours sum the hour rows, others the minute rows ([`resolution`]).
     async fn attempt_rollups(
         &self,
         tenant: &str,
@@ -151,10 +147,12 @@ pub trait MetricsStore {
     /// Events the tenant had accepted at or after `since_minute`.
     async fn events_accepted(&self, tenant: &str, since_minute: i64) -> Result<u64, StoreError>;
 
-    /// Pending, in flight, dead and running replays now (from the open deliveries' index and
-    /// the DLQ's counters, never a scan of finished deliveries).
-    async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError>;
-
-    /// Drops rollups of minutes before `before_minute`; returns how many rows went.
-    async fn sweep_rollups(&self, before_minute: i64) -> Result<u64, StoreError>;
+    /// Drops hour rollups and event counts of minutes before `before_minute`, and minute
+    /// rollups before `minutes_before` (they serve only the short windows); returns how many
+    /// rows went.
+    async fn sweep_rollups(
+        &self,
+        before_minute: i64,
+        minutes_before: i64,
+    ) -> Result<u64, StoreError>;
 }

@@ -42,9 +42,9 @@ pub use deliveries::{
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
 pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
-pub use gauges::{GaugeStore, Gauges};
+pub use gauges::{GaugeStore, Gauges, TenantGauges};
 pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoredResponse};
-pub use metrics::{HealthRow, MetricsStore, RollupRow, TenantGauges};
+pub use metrics::{HealthRow, MetricsStore, RollupRow};
 pub use postgres::PostgresStore;
 pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
 pub use resources::{ResourceRow, ResourceStore, ResourceTx};

@@ -144,8 +144,27 @@ async fn recorded_attempts_are_rolled_up_by_minute_and_group(b: &Backend) {
         3
     );
     assert_eq!(store.events_accepted("other", 0).await.unwrap(), 0);
-    // Retention: rollups before a minute go.
-    assert!(store.sweep_rollups(t0_minute + 1).await.unwrap() > 0);
+    // Whole-hour buckets sum the hour rows: the same attempts.
+    let hourly = store
+        .attempt_rollups(TENANT, MetricsGroupBy::Flow, t0_minute - t0_minute % 60, 60)
+        .await
+        .unwrap();
+    let hourly_total: i64 = hourly.iter().map(|r| r.attempts).sum();
+    assert_eq!(hourly_total, 12, "{hourly:?}");
+    assert!(hourly.iter().all(|r| r.bucket % 60 == 0));
+    // Retention: minute rows before one minute go, hour rows stay until their own cutoff.
+    assert!(store.sweep_rollups(0, t0_minute + 1).await.unwrap() > 0);
+    assert_eq!(
+        store
+            .attempt_rollups(TENANT, MetricsGroupBy::Flow, 0, 60)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.attempts)
+            .sum::<i64>(),
+        12,
+        "hour rows kept"
+    );
     let kept = store
         .attempt_rollups(TENANT, MetricsGroupBy::Flow, 0, 1)
         .await

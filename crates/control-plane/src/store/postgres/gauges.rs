@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 
 use super::PostgresStore;
-use crate::store::gauges::{Gauges, fold_by_tenant, from_totals};
+use crate::store::gauges::{Gauges, TenantGauges, fold_by_tenant, from_totals};
 use crate::store::{GaugeStore, StoreError};
 
 /// Replay sessions not cancelled that still have a re-delivery open, as (tenant, session):
@@ -19,6 +19,22 @@ const RUNNING_REPLAYS: &str = "SELECT DISTINCT d.tenant, d.replay_session FROM d
 
 #[async_trait]
 impl GaugeStore for PostgresStore {
+    async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError> {
+        Ok(sqlx::query_as(&format!(
+            "SELECT \
+             CAST(COUNT(*) FILTER (WHERE o.state = 'pending') AS BIGINT) AS pending, \
+             CAST(COUNT(*) FILTER (WHERE o.state = 'in_flight') AS BIGINT) AS in_flight, \
+             MIN(o.created_at) FILTER (WHERE o.state = 'pending') AS oldest_pending_at, \
+             (SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM dlq_counts WHERE tenant = $1) AS dead, \
+             (SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = $1) \
+              AS replays_running \
+             FROM deliveries o WHERE o.tenant = $1 AND o.state IN ('pending', 'in_flight')"
+        ))
+        .bind(tenant)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
     async fn gauges(&self) -> Result<Gauges, StoreError> {
         let totals: (i64, i64, i64, i64) = sqlx::query_as(&format!(
             "SELECT (SELECT COALESCE(SUM(count), 0)::BIGINT FROM dlq_counts), \

@@ -5,8 +5,9 @@ use async_trait::async_trait;
 use switchyard_protocol::MetricsGroupBy;
 
 use super::PostgresStore;
-use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, RollupRow, TenantGauges};
-use crate::store::{StoreError, metrics::count};
+use crate::store::StoreError;
+use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, RollupRow};
+use crate::store::metrics::{count, resolution};
 
 #[async_trait]
 impl MetricsStore for PostgresStore {
@@ -20,12 +21,13 @@ impl MetricsStore for PostgresStore {
         let bucket = bucket_minutes.max(1);
         Ok(sqlx::query_as(&format!(
             "SELECT name, (minute / $1) * $1 AS bucket, {ROLLUP_SUMS} FROM attempt_rollups \
-             WHERE tenant = $2 AND dimension = $3 AND minute >= $4 \
+             WHERE tenant = $2 AND dimension = $3 AND resolution = $4 AND minute >= $5 \
              GROUP BY name, bucket ORDER BY name, bucket"
         ))
         .bind(bucket)
         .bind(tenant)
         .bind(dimension.as_str())
+        .bind(resolution(bucket))
         .bind(since_minute)
         .fetch_all(&self.pool)
         .await?)
@@ -59,30 +61,20 @@ impl MetricsStore for PostgresStore {
         Ok(count(n))
     }
 
-    async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT \
-             CAST(COUNT(*) FILTER (WHERE o.state = 'pending') AS BIGINT) AS pending, \
-             CAST(COUNT(*) FILTER (WHERE o.state = 'in_flight') AS BIGINT) AS in_flight, \
-             MIN(o.created_at) FILTER (WHERE o.state = 'pending') AS oldest_pending_at, \
-             (SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM dlq_counts WHERE tenant = $1) AS dead, \
-             (SELECT COUNT(DISTINCT d.replay_session) FROM deliveries d \
-              JOIN replay_sessions s ON s.tenant = d.tenant AND s.id = d.replay_session \
-              WHERE d.tenant = $1 AND d.state IN ('pending', 'in_flight') \
-              AND d.replay_session IS NOT NULL AND s.cancelled_at IS NULL) AS replays_running \
-             FROM deliveries o WHERE o.tenant = $1 AND o.state IN ('pending', 'in_flight')",
+    async fn sweep_rollups(
+        &self,
+        before_minute: i64,
+        minutes_before: i64,
+    ) -> Result<u64, StoreError> {
+        let rollups = sqlx::query(
+            "DELETE FROM attempt_rollups WHERE (resolution = 60 AND minute < $1) \
+             OR (resolution = 1 AND minute < $2)",
         )
-        .bind(tenant)
-        .fetch_one(&self.pool)
-        .await?)
-    }
-
-    async fn sweep_rollups(&self, before_minute: i64) -> Result<u64, StoreError> {
-        let rollups = sqlx::query("DELETE FROM attempt_rollups WHERE minute < $1")
-            .bind(before_minute)
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
+        .bind(before_minute)
+        .bind(minutes_before)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
         let events = sqlx::query("DELETE FROM event_rollups WHERE minute < $1")
             .bind(before_minute)
             .execute(&self.pool)

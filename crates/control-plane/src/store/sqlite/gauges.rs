@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 
 use super::SqliteStore;
-use crate::store::gauges::{Gauges, fold_by_tenant, from_totals};
+use crate::store::gauges::{Gauges, TenantGauges, fold_by_tenant, from_totals};
 use crate::store::{GaugeStore, StoreError};
 
 /// Replay sessions not cancelled that still have a re-delivery open, as (tenant, session):
@@ -19,6 +19,31 @@ const RUNNING_REPLAYS: &str = "SELECT DISTINCT d.tenant, d.replay_session FROM d
 
 #[async_trait]
 impl GaugeStore for SqliteStore {
+    async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError> {
+        let mut gauges: TenantGauges = sqlx::query_as(
+            "SELECT COALESCE(SUM(state = 'pending'), 0) AS pending, \
+             COALESCE(SUM(state = 'in_flight'), 0) AS in_flight, \
+             MIN(CASE WHEN state = 'pending' THEN created_at END) AS oldest_pending_at, \
+             0 AS dead, 0 AS replays_running \
+             FROM deliveries WHERE tenant = ? AND state IN ('pending', 'in_flight')",
+        )
+        .bind(tenant)
+        .fetch_one(&self.readers)
+        .await?;
+        gauges.dead =
+            sqlx::query_scalar("SELECT COALESCE(SUM(count), 0) FROM dlq_counts WHERE tenant = ?")
+                .bind(tenant)
+                .fetch_one(&self.readers)
+                .await?;
+        gauges.replays_running = sqlx::query_scalar(&format!(
+            "SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = ?"
+        ))
+        .bind(tenant)
+        .fetch_one(&self.readers)
+        .await?;
+        Ok(gauges)
+    }
+
     async fn gauges(&self) -> Result<Gauges, StoreError> {
         let totals: (i64, i64, i64, i64) = sqlx::query_as(&format!(
             "SELECT (SELECT COALESCE(SUM(count), 0) FROM dlq_counts), \

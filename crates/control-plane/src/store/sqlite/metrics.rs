@@ -5,8 +5,9 @@ use async_trait::async_trait;
 use switchyard_protocol::MetricsGroupBy;
 
 use super::SqliteStore;
-use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, RollupRow, TenantGauges};
-use crate::store::{StoreError, metrics::count};
+use crate::store::StoreError;
+use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, RollupRow};
+use crate::store::metrics::{count, resolution};
 
 #[async_trait]
 impl MetricsStore for SqliteStore {
@@ -20,12 +21,13 @@ impl MetricsStore for SqliteStore {
         let bucket = bucket_minutes.max(1);
         Ok(sqlx::query_as(&format!(
             "SELECT name, (minute / ?1) * ?1 AS bucket, {ROLLUP_SUMS} FROM attempt_rollups \
-             WHERE tenant = ?2 AND dimension = ?3 AND minute >= ?4 \
+             WHERE tenant = ?2 AND dimension = ?3 AND resolution = ?4 AND minute >= ?5 \
              GROUP BY name, bucket ORDER BY name, bucket"
         ))
         .bind(bucket)
         .bind(tenant)
         .bind(dimension.as_str())
+        .bind(resolution(bucket))
         .bind(since_minute)
         .fetch_all(&self.readers)
         .await?)
@@ -58,42 +60,21 @@ impl MetricsStore for SqliteStore {
         Ok(count(n))
     }
 
-    async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError> {
-        let mut gauges: TenantGauges = sqlx::query_as(
-            "SELECT COALESCE(SUM(state = 'pending'), 0) AS pending, \
-             COALESCE(SUM(state = 'in_flight'), 0) AS in_flight, \
-             MIN(CASE WHEN state = 'pending' THEN created_at END) AS oldest_pending_at, \
-             0 AS dead, 0 AS replays_running \
-             FROM deliveries WHERE tenant = ? AND state IN ('pending', 'in_flight')",
-        )
-        .bind(tenant)
-        .fetch_one(&self.readers)
-        .await?;
-        gauges.dead =
-            sqlx::query_scalar("SELECT COALESCE(SUM(count), 0) FROM dlq_counts WHERE tenant = ?")
-                .bind(tenant)
-                .fetch_one(&self.readers)
-                .await?;
-        // A session runs while one of its deliveries is still open (contract: replays).
-        gauges.replays_running = sqlx::query_scalar(
-            "SELECT COUNT(DISTINCT d.replay_session) FROM deliveries d \
-             JOIN replay_sessions s ON s.tenant = d.tenant AND s.id = d.replay_session \
-             WHERE d.tenant = ? AND d.state IN ('pending', 'in_flight') \
-             AND d.replay_session IS NOT NULL AND s.cancelled_at IS NULL",
-        )
-        .bind(tenant)
-        .fetch_one(&self.readers)
-        .await?;
-        Ok(gauges)
-    }
-
-    async fn sweep_rollups(&self, before_minute: i64) -> Result<u64, StoreError> {
+    async fn sweep_rollups(
+        &self,
+        before_minute: i64,
+        minutes_before: i64,
+    ) -> Result<u64, StoreError> {
         let mut conn = self.writer.acquire().await?;
-        let rollups = sqlx::query("DELETE FROM attempt_rollups WHERE minute < ?")
-            .bind(before_minute)
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
+        let rollups = sqlx::query(
+            "DELETE FROM attempt_rollups WHERE (resolution = 60 AND minute < ?1) \
+             OR (resolution = 1 AND minute < ?2)",
+        )
+        .bind(before_minute)
+        .bind(minutes_before)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
         let events = sqlx::query("DELETE FROM event_rollups WHERE minute < ?")
             .bind(before_minute)
             .execute(&mut *conn)

@@ -1,41 +1,13 @@
 import { Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
 import type { ReactNode } from "react";
+import { HealthSection } from "../components/overview/HealthSection";
+import { Stat } from "../components/overview/Stat";
 import type { IpcError } from "../ipc/bindings";
 import { useDlqStats } from "../ipc/dlqQueries";
 import { useActiveProfile, useOverview } from "../ipc/queries";
 import { actionLabel, outcomeColor, outcomeLabel } from "../lib/activity";
 import { relativeTime } from "../lib/format";
 import { useNow } from "../lib/useNow";
-
-function Stat({
-  label,
-  value,
-  hint,
-  testid,
-  color,
-}: {
-  label: string;
-  value: ReactNode;
-  hint?: string;
-  testid: string;
-  color?: string;
-}) {
-  return (
-    <Card withBorder padding="md" data-testid={testid}>
-      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
-        {label}
-      </Text>
-      <Text size="xl" fw={700} mt={4} c={color}>
-        {value}
-      </Text>
-      {hint && (
-        <Text size="xs" c="dimmed" mt={2} data-testid={`${testid}-hint`}>
-          {hint}
-        </Text>
-      )}
-    </Card>
-  );
-}
 
 /**
  * The DLQ size as the control plane counts it (the DLQ page's badge reads the same query).
@@ -76,7 +48,15 @@ export function dlqTile(
   return { value: "…", hint: "asking the control plane" };
 }
 
-export function OverviewPage() {
+export function OverviewPage({
+  onOpenDlq,
+  onOpenTarget,
+}: {
+  /** Opens the DLQ page filtered to `target`. */
+  onOpenDlq?: (target: string) => void;
+  /** Opens `target`'s drawer on the Targets page. */
+  onOpenTarget?: (target: string) => void;
+} = {}) {
   const profile = useActiveProfile();
   const overview = useOverview();
   const dlq = useDlqStats("error_class", 5000);
@@ -120,6 +100,7 @@ export function OverviewPage() {
           testid="stat-dlq"
         />
       </SimpleGrid>
+      <HealthSection profile={profile} onOpenDlq={onOpenDlq} onOpenTarget={onOpenTarget} />
       <Card withBorder padding="md">
         <Title order={5} mb="xs">
           Recent activity

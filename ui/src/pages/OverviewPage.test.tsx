@@ -9,7 +9,7 @@ import type {
   Overview,
   SyncStatus,
 } from "../ipc/bindings";
-import { mockCommands, renderUi } from "../test/render";
+import { mockCommands, renderUi, resource } from "../test/render";
 import { OverviewPage } from "./OverviewPage";
 
 const NOW = Date.now();
@@ -115,6 +115,33 @@ describe("OverviewPage", () => {
     // The console's own outbox state stays on the overview.
     expect(screen.getByTestId("stat-pending-value")).toHaveTextContent("2");
     expect(screen.getByTestId("stat-attention-value")).toHaveTextContent("1");
+  });
+
+  it("shows the window's success rate, attempts, pending with the oldest's age, in flight, replays", async () => {
+    mockCommands({
+      overview: () => overview,
+      dlq_stats: () => ({ total: 0, groups: [] }),
+      delivery_metrics: ({ window }) => metrics(window, []),
+    });
+    renderUi(<OverviewPage />);
+    await waitFor(() =>
+      expect(screen.getByTestId("health-success-rate-value")).toHaveTextContent("75 %"),
+    );
+    expect(screen.getByTestId("health-success-rate-hint")).toHaveTextContent(
+      "30 of 40 attempts succeeded",
+    );
+    expect(screen.getByTestId("health-attempts-value")).toHaveTextContent("40");
+    expect(screen.getByTestId("health-attempts-hint")).toHaveTextContent("10 failed · p95 180 ms");
+    expect(screen.getByTestId("health-pending-value")).toHaveTextContent("3");
+    expect(screen.getByTestId("health-pending-hint")).toHaveTextContent("oldest created 4 min ago");
+    expect(screen.getByTestId("health-in-flight-value")).toHaveTextContent("1");
+    expect(screen.getByTestId("health-replays-value")).toHaveTextContent("1");
+    expect(screen.getByTestId("health-chart")).toHaveTextContent(
+      "Attempts and failures, the last hour (per 2 min)",
+    );
+    expect(screen.getByTestId("failing-empty")).toHaveTextContent(
+      "No target failed in the last hour.",
+    );
   });
 
   it("ranks the failing targets and links each to the DLQ filtered to it and to its drawer", async () => {
@@ -307,6 +334,29 @@ describe("Overview in the app", () => {
     round_total: 0,
     offline_reason: null,
   };
+
+  it("a failing target's Target link opens its drawer on the Targets page", async () => {
+    const calls = mockCommands({
+      sync_status: () => status,
+      overview: () => overview,
+      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      ui_ready: () => 1,
+      dlq_stats: () => ({ total: 24, groups: [] }),
+      delivery_metrics: ({ window }) => metrics(window, ranked),
+      list_resources: () => [resource({ kind: "target", name: "crm" })],
+      get_resource: ({ kind, name }) => resource({ kind, name }),
+      resource_history: () => [],
+      gitops_managed: () => [],
+      dependants: () => [],
+    });
+    renderUi(<App />);
+    fireEvent.click(await screen.findByTestId("failing-target-crm"));
+    await waitFor(() => expect(document.body.textContent).toContain("Target crm"));
+    expect(calls).toContainEqual([
+      "get_resource",
+      { profile: "sandbox", kind: "target", name: "crm" },
+    ]);
+  });
 
   it("a failing target's DLQ link opens the DLQ filtered to that target", async () => {
     const calls = mockCommands({

@@ -62,7 +62,6 @@ export function DeliveryChart({
           legendProps={{ verticalAlign: "top", height: 30 }}
           xAxisLabel="Local time"
           yAxisLabel={`Attempts per ${unit}`}
-          valueFormatter={(v) => `${v} attempts`}
           tickLine="y"
           withDots={false}
           fillOpacity={0.25}

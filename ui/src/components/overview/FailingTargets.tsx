@@ -26,10 +26,13 @@ import {
   windowWords,
 } from "../../lib/health";
 
+/** Tooltips open on hover and on keyboard focus. */
+const KEYBOARD = { hover: true, focus: true, touch: false };
+
 /** A figure the server did not report: "—", with the reason on hover. */
 function Absent({ why, testid }: { why: string; testid?: string }) {
   return (
-    <Tooltip label={why} withArrow>
+    <Tooltip label={why} withArrow events={KEYBOARD}>
       <Text
         span
         size="sm"
@@ -55,7 +58,7 @@ function LastError({ group }: { group: HealthGroupView }) {
         </Badge>
       )}
       {group.last_error && (
-        <Tooltip label={group.last_error} multiline maw={420} withArrow>
+        <Tooltip label={group.last_error} multiline maw={420} withArrow events={KEYBOARD}>
           <Text size="sm" truncate="end" tabIndex={0} style={{ minWidth: 0 }}>
             {group.last_error}
           </Text>

@@ -58,7 +58,7 @@ export function HealthTiles({
   const within = windowWords(window);
   const oldest =
     t.oldest_pending_at !== null
-      ? `oldest waiting since ${relativeTime(t.oldest_pending_at, now).replace(/ ago$/, "")}`
+      ? `oldest created ${relativeTime(t.oldest_pending_at, now)}`
       : t.deliveries_pending === 0
         ? "none waiting"
         : `oldest: ${ABSENT} (not reported)`;

@@ -154,7 +154,7 @@ impl From<AttemptFigures> for AttemptFiguresView {
             })
             .collect();
         // Stable: equal counts keep the server's (class) order.
-        failures_by_class.sort_by(|a, b| b.count.cmp(&a.count));
+        failures_by_class.sort_by_key(|c| std::cmp::Reverse(c.count));
         Self {
             attempts: f.attempts,
             successes: f.successes,
@@ -333,7 +333,10 @@ mod tests {
         assert_eq!(group.last_error_class, Some(FailureClass::Connect));
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(json["window"], "1h");
-        assert_eq!(json["groups"][0]["consecutive_failures"], serde_json::Value::Null);
+        assert_eq!(
+            json["groups"][0]["consecutive_failures"],
+            serde_json::Value::Null
+        );
     }
 
     #[test]

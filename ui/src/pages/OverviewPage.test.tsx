@@ -106,12 +106,29 @@ describe("OverviewPage", () => {
   it("the DLQ tile shows the control plane's own count", async () => {
     mockCommands({
       overview: () => overview,
-      dlq_stats: () => ({ total: 42, groups: [] }),
+      dlq_stats: ({ groupBy }) => ({
+        total: 42,
+        groups:
+          groupBy === "hour"
+            ? [
+                { key: new Date(Math.floor(NOW / 3_600_000) * 3_600_000).toISOString(), count: 2 },
+                {
+                  key: new Date(Math.floor(NOW / 3_600_000 - 3) * 3_600_000).toISOString(),
+                  count: 5,
+                },
+              ]
+            : [],
+      }),
       delivery_metrics: ({ window }) => metrics(window, []),
     });
     renderUi(<OverviewPage />);
     await waitFor(() => expect(screen.getByTestId("stat-dlq-value")).toHaveTextContent("42"));
     expect(screen.getByTestId("stat-dlq-hint")).toHaveTextContent("dead deliveries (exact)");
+    // Its trend: the server's counts per hour.
+    await waitFor(() =>
+      // (Only the 24 h figure: "this hour" moves if the test runs across an hour's end.)
+      expect(screen.getByTestId("stat-dlq-trend")).toHaveTextContent("7 died in the last 24 h"),
+    );
     // The console's own outbox state stays on the overview.
     expect(screen.getByTestId("stat-pending-value")).toHaveTextContent("2");
     expect(screen.getByTestId("stat-attention-value")).toHaveTextContent("1");

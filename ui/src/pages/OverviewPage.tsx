@@ -1,11 +1,13 @@
 import { Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
 import type { ReactNode } from "react";
+import { DlqTrend } from "../components/overview/DlqTrend";
 import { HealthSection } from "../components/overview/HealthSection";
 import { Stat } from "../components/overview/Stat";
 import type { IpcError } from "../ipc/bindings";
 import { useDlqStats } from "../ipc/dlqQueries";
 import { useActiveProfile, useOverview } from "../ipc/queries";
 import { actionLabel, outcomeColor, outcomeLabel } from "../lib/activity";
+import { hourlySeries } from "../lib/dlq";
 import { relativeTime } from "../lib/format";
 import { useNow } from "../lib/useNow";
 
@@ -63,6 +65,9 @@ export function OverviewPage({
   const now = useNow(5000);
   const o = overview.data;
   const tile = dlqTile(dlq, profile, now);
+  // The trend only from a current answer: an old one would draw yesterday's hours as today's.
+  const hours = useDlqStats("hour", 10_000);
+  const trend = hours.data && !hours.isError ? hourlySeries(hours.data.groups) : null;
   return (
     <Stack gap="md">
       <Group justify="space-between">
@@ -92,13 +97,9 @@ export function OverviewPage({
           color={o?.needs_attention ? "red" : undefined}
           testid="stat-attention"
         />
-        <Stat
-          label="DLQ"
-          value={tile.value}
-          hint={tile.hint}
-          color={tile.color}
-          testid="stat-dlq"
-        />
+        <Stat label="DLQ" value={tile.value} hint={tile.hint} color={tile.color} testid="stat-dlq">
+          {trend && <DlqTrend series={trend} />}
+        </Stat>
       </SimpleGrid>
       <HealthSection profile={profile} onOpenDlq={onOpenDlq} onOpenTarget={onOpenTarget} />
       <Card withBorder padding="md">

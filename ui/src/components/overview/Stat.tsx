@@ -9,6 +9,7 @@ export function Stat({
   testid,
   color,
   title,
+  children,
 }: {
   label: string;
   value: ReactNode;
@@ -17,6 +18,8 @@ export function Stat({
   color?: string;
   /** Why the value is what it is (shown on hover), e.g. why a figure is absent. */
   title?: string;
+  /** Drawn below the hint (a trend). */
+  children?: ReactNode;
 }) {
   return (
     <Card withBorder padding="md" data-testid={testid} title={title}>
@@ -31,6 +34,7 @@ export function Stat({
           {hint}
         </Text>
       )}
+      {children}
     </Card>
   );
 }

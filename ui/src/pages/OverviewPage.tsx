@@ -69,7 +69,8 @@ export function OverviewPage({
   const hours = useDlqStats("hour", 10_000);
   const trend = hours.data && !hours.isError ? hourlySeries(hours.data.groups) : null;
   return (
-    <Stack gap="md">
+    // Taller than the window now: it scrolls inside the main area (never under the status bar).
+    <Stack gap="md" style={{ flex: 1, minHeight: 0, overflow: "auto" }} data-testid="overview">
       <Group justify="space-between">
         <Title order={3}>Overview</Title>
         <Text c="dimmed" size="sm">

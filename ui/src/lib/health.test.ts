@@ -74,7 +74,7 @@ describe("delivery health", () => {
       freshness({ data, isError: true, error, dataUpdatedAt: now - 180_000 }, "sandbox", now),
     ).toEqual({
       state: "stale",
-      text: "last fetched 3 min ago; sandbox does not answer (connection refused)",
+      text: "Last fetched 3 min ago; sandbox does not answer (connection refused)",
     });
     expect(
       freshness(

@@ -104,7 +104,7 @@ export function freshness(q: MetricsQuery, profile: string | undefined, now: num
   if (q.data)
     return {
       state: "stale",
-      text: `last fetched ${relativeTime(q.dataUpdatedAt, now)}; ${who} does not answer (${reason})`,
+      text: `Last fetched ${relativeTime(q.dataUpdatedAt, now)}; ${who} does not answer (${reason})`,
     };
   if (q.isError)
     return {

@@ -256,7 +256,7 @@ describe("OverviewPage", () => {
       expect(screen.getByTestId("health-freshness")).toHaveAttribute("data-state", "stale"),
     );
     expect(screen.getByTestId("health-freshness")).toHaveTextContent(
-      /last fetched .*; sandbox does not answer \(connection refused\)/,
+      /Last fetched .*; sandbox does not answer \(connection refused\)/,
     );
     // The last figures stay, with the failing targets.
     expect(screen.getByTestId("health-attempts-value")).toHaveTextContent("40");

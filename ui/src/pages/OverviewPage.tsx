@@ -1,4 +1,4 @@
-import { Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
+import { Badge, Box, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
 import type { ReactNode } from "react";
 import { DlqTrend } from "../components/overview/DlqTrend";
 import { HealthSection } from "../components/overview/HealthSection";
@@ -69,76 +69,85 @@ export function OverviewPage({
   const hours = useDlqStats("hour", 10_000);
   const trend = hours.data && !hours.isError ? hourlySeries(hours.data.groups) : null;
   return (
-    // Taller than the window now: it scrolls inside the main area (never under the status bar).
-    <Stack gap="md" style={{ flex: 1, minHeight: 0, overflow: "auto" }} data-testid="overview">
-      <Group justify="space-between">
-        <Title order={3}>Overview</Title>
-        <Text c="dimmed" size="sm">
-          {o ? `Control plane: ${o.profile}` : ""}
-        </Text>
-      </Group>
-      <SimpleGrid cols={{ base: 2, md: 3, lg: 6 }}>
-        <Stat
-          label="Endpoints"
-          value={o?.endpoints ?? "…"}
-          hint={o?.disabled_endpoints ? `${o.disabled_endpoints} disabled` : "all enabled"}
-          testid="stat-endpoints"
-        />
-        <Stat label="Targets" value={o?.targets ?? "…"} testid="stat-targets" />
-        <Stat label="Flows" value={o?.flows ?? "…"} testid="stat-flows" />
-        <Stat
-          label="Pending writes"
-          value={o?.pending ?? "…"}
-          hint="in the local outbox"
-          testid="stat-pending"
-        />
-        <Stat
-          label="Needs attention"
-          value={o?.needs_attention ?? "…"}
-          color={o?.needs_attention ? "red" : undefined}
-          testid="stat-attention"
-        />
-        <Stat label="DLQ" value={tile.value} hint={tile.hint} color={tile.color} testid="stat-dlq">
-          {trend && <DlqTrend series={trend} />}
-        </Stat>
-      </SimpleGrid>
-      <HealthSection profile={profile} onOpenDlq={onOpenDlq} onOpenTarget={onOpenTarget} />
-      <Card withBorder padding="md">
-        <Title order={5} mb="xs">
-          Recent activity
-        </Title>
-        {o && o.recent.length === 0 && (
-          <Text size="sm" c="dimmed">
-            Nothing yet. Changes made in this console appear here.
+    // Taller than the window: it scrolls inside the main area (never under the status bar). The
+    // scroller is a plain box, so the cards keep their height instead of shrinking to fit.
+    <Box style={{ flex: 1, minHeight: 0, overflow: "auto" }} data-testid="overview">
+      <Stack gap="md">
+        <Group justify="space-between">
+          <Title order={3}>Overview</Title>
+          <Text c="dimmed" size="sm">
+            {o ? `Control plane: ${o.profile}` : ""}
           </Text>
-        )}
-        <Table data-testid="recent-activity">
-          <Table.Tbody>
-            {(o?.recent ?? []).map((entry) => (
-              <Table.Tr key={entry.id}>
-                <Table.Td w={110}>
-                  <Text size="sm" c="dimmed">
-                    {relativeTime(entry.at, now)}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  <Text size="sm" title={entry.action}>
-                    {actionLabel(entry)}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  <Text size="sm">{entry.resource ?? ""}</Text>
-                </Table.Td>
-                <Table.Td>
-                  <Badge variant="light" color={outcomeColor(entry.outcome)}>
-                    {outcomeLabel(entry.outcome)}
-                  </Badge>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Card>
-    </Stack>
+        </Group>
+        <SimpleGrid cols={{ base: 2, md: 3, lg: 6 }}>
+          <Stat
+            label="Endpoints"
+            value={o?.endpoints ?? "…"}
+            hint={o?.disabled_endpoints ? `${o.disabled_endpoints} disabled` : "all enabled"}
+            testid="stat-endpoints"
+          />
+          <Stat label="Targets" value={o?.targets ?? "…"} testid="stat-targets" />
+          <Stat label="Flows" value={o?.flows ?? "…"} testid="stat-flows" />
+          <Stat
+            label="Pending writes"
+            value={o?.pending ?? "…"}
+            hint="in the local outbox"
+            testid="stat-pending"
+          />
+          <Stat
+            label="Needs attention"
+            value={o?.needs_attention ?? "…"}
+            color={o?.needs_attention ? "red" : undefined}
+            testid="stat-attention"
+          />
+          <Stat
+            label="DLQ"
+            value={tile.value}
+            hint={tile.hint}
+            color={tile.color}
+            testid="stat-dlq"
+          >
+            {trend && <DlqTrend series={trend} />}
+          </Stat>
+        </SimpleGrid>
+        <HealthSection profile={profile} onOpenDlq={onOpenDlq} onOpenTarget={onOpenTarget} />
+        <Card withBorder padding="md">
+          <Title order={5} mb="xs">
+            Recent activity
+          </Title>
+          {o && o.recent.length === 0 && (
+            <Text size="sm" c="dimmed">
+              Nothing yet. Changes made in this console appear here.
+            </Text>
+          )}
+          <Table data-testid="recent-activity">
+            <Table.Tbody>
+              {(o?.recent ?? []).map((entry) => (
+                <Table.Tr key={entry.id}>
+                  <Table.Td w={110}>
+                    <Text size="sm" c="dimmed">
+                      {relativeTime(entry.at, now)}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" title={entry.action}>
+                      {actionLabel(entry)}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{entry.resource ?? ""}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge variant="light" color={outcomeColor(entry.outcome)}>
+                      {outcomeLabel(entry.outcome)}
+                    </Badge>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Card>
+      </Stack>
+    </Box>
   );
 }

@@ -115,7 +115,7 @@ export function FailingTargets({
           No failing target matches “{filter.trim()}”.
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={760}>
+        <Table.ScrollContainer minWidth={720}>
           <Table
             highlightOnHover
             verticalSpacing={6}
@@ -124,12 +124,12 @@ export function FailingTargets({
           >
             <Table.Thead>
               <Table.Tr>
-                <Table.Th w={160}>Target</Table.Th>
-                <Table.Th w={110}>Success rate</Table.Th>
-                <Table.Th w={110}>Consecutive failures</Table.Th>
+                <Table.Th w={122}>Target</Table.Th>
+                <Table.Th w={80}>Success rate</Table.Th>
+                <Table.Th w={100}>Consecutive failures</Table.Th>
                 <Table.Th>Last error</Table.Th>
-                <Table.Th w={110}>Failing since</Table.Th>
-                <Table.Th w={130}>
+                <Table.Th w={104}>Failing since</Table.Th>
+                <Table.Th w={128}>
                   <VisuallyHidden>Links</VisuallyHidden>
                 </Table.Th>
               </Table.Tr>

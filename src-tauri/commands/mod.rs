@@ -5,6 +5,7 @@ mod agents;
 mod app;
 mod dlq;
 mod gitops;
+mod health;
 mod outbox;
 mod profiles;
 mod resources;
@@ -13,6 +14,7 @@ pub use agents::*;
 pub use app::*;
 pub use dlq::*;
 pub use gitops::*;
+pub use health::*;
 pub use outbox::*;
 pub use profiles::*;
 pub use resources::*;
@@ -51,6 +53,7 @@ command_map! {
     dlq_page(profile: String, filter: DlqFilterInput, limit: u32, cursor: Option<String>) -> DlqPageView;
     dlq_stats(profile: String, group_by: DlqGrouping, filter: Option<DlqFilterInput>) -> DlqStatsView;
     dlq_causes(profile: String, filter: DlqFilterInput) -> Vec<DlqCauseView>;
+    delivery_metrics(profile: String, window: HealthWindow, group_by: HealthGroupBy) -> DeliveryHealthView;
     get_event(profile: String, id: String) -> EventView;
     find_events(profile: String, event_key: String, endpoint: Option<String>) -> EventListView;
     get_delivery(profile: String, id: String) -> DeliveryView;
@@ -113,6 +116,7 @@ macro_rules! handler {
             $crate::commands::dlq_page,
             $crate::commands::dlq_stats,
             $crate::commands::dlq_causes,
+            $crate::commands::delivery_metrics,
             $crate::commands::get_event,
             $crate::commands::find_events,
             $crate::commands::get_delivery,

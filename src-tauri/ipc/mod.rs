@@ -4,8 +4,10 @@ mod app;
 pub mod bindings;
 pub mod convert;
 mod dlq;
+mod health;
 mod types;
 
 pub use app::*;
 pub use dlq::*;
+pub use health::*;
 pub use types::*;

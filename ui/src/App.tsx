@@ -40,6 +40,7 @@ import {
   useSyncNow,
   useSyncStatus,
 } from "./ipc/queries";
+import { emptyFilter, viewToQuery } from "./lib/dlq";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
 import { useSendNotice } from "./lib/sendNotice";
@@ -126,6 +127,12 @@ export function App() {
     setOpenOnArrival(open);
     setPage(next);
     if (open && next === page) resourcesRef.current?.open(open);
+  };
+  // The DLQ page reads its filter from the URL when it opens (as a link to "#dlq?…" does).
+  const openDlqFor = (target: string) => {
+    const view = { filter: { ...emptyFilter(), target }, text: "" };
+    window.history.replaceState(null, "", `#dlq?${viewToQuery(view)}`);
+    go("dlq");
   };
   const createHere = (kind: Kind) => {
     go(kind);
@@ -277,7 +284,9 @@ export function App() {
             forms) along with the data, so nothing from one control plane stays on screen
             under another's name. */}
         <Fragment key={profile ?? ""}>
-          {page === "overview" && <OverviewPage />}
+          {page === "overview" && (
+            <OverviewPage onOpenDlq={openDlqFor} onOpenTarget={(name) => go("target", name)} />
+          )}
           {isKind(page) && (
             <ResourcesPage key={page} kind={page} ref={resourcesRef} initialOpen={openOnArrival} />
           )}

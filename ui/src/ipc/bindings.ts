@@ -63,6 +63,24 @@ resumed: number,
  */
 op_ids: Array<number>, progress: ApplyProgress, };
 
+export type AttemptFiguresView = { attempts: number, successes: number, failures: number, 
+/**
+ * Most failures first; classes with none are absent.
+ */
+failures_by_class: Array<ClassCountView>, 
+/**
+ * `successes / attempts` (0 to 1); `null` without attempts.
+ */
+success_rate: number | null, 
+/**
+ * `null` without attempts.
+ */
+latency_ms: LatencyView | null, 
+/**
+ * Oldest first, one per bucket of the window (empty buckets included).
+ */
+buckets: Array<HealthBucketView>, };
+
 export type AttemptView = { id: string, 
 /**
  * 1-based, over the delivery's hops.
@@ -91,6 +109,8 @@ action: string, op_id: number | null,
  */
 resource: string | null, outcome: string, detail: string | null, };
 
+export type ClassCountView = { error_class: FailureClass, count: number, };
+
 export type ConflictView = { op_id: number, kind: Kind, name: string, base_version: number | null, base: JsonValue | null, 
 /**
  * `null`: the edit is a delete.
@@ -110,6 +130,16 @@ theirs_from_cache: boolean,
 conflicting_fields: Array<string>, };
 
 export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, } | { "type": "quitting", sending: number, };
+
+export type DeliveryHealthView = { window: HealthWindow, group_by: HealthGroupBy, 
+/**
+ * The start of the first bucket, and the end of the report (the server's now).
+ */
+since: number, until: number, bucket_seconds: number, totals: HealthTotalsView, 
+/**
+ * Every group with an attempt in the window or a failure run still open, by name.
+ */
+groups: Array<HealthGroupView>, };
 
 export type DeliveryHop = "control_plane_webhook" | "control_plane_edge" | "edge_webhook";
 
@@ -243,6 +273,54 @@ export type Health = { ok: boolean, latency_ms: number | null, server_version: s
  */
 error: string | null, };
 
+export type HealthBucketView = { start: number, attempts: number, failures: number, 
+/**
+ * `null` when no attempt finished in the bucket.
+ */
+p95_ms: number | null, };
+
+export type HealthGroupBy = "target" | "endpoint" | "flow";
+
+export type HealthGroupView = { name: string, figures: AttemptFiguresView, 
+/**
+ * Failed attempts since the last success; `null` when no attempt was recorded since the
+ * server started keeping health figures.
+ */
+consecutive_failures: number | null, 
+/**
+ * The first failure of the current run of failures; `null` when the last attempt
+ * succeeded.
+ */
+failing_since: number | null, last_success_at: number | null, last_failure_at: number | null, last_error_class: FailureClass | null, 
+/**
+ * The last failure's message.
+ */
+last_error: string | null, };
+
+export type HealthTotalsView = { 
+/**
+ * Events accepted in the window.
+ */
+events_accepted: number, figures: AttemptFiguresView, 
+/**
+ * Deliveries waiting for an attempt now.
+ */
+deliveries_pending: number, 
+/**
+ * Deliveries with an attempt on the wire now.
+ */
+deliveries_in_flight: number, 
+/**
+ * When the oldest waiting delivery was created; `null` when none waits.
+ */
+oldest_pending_at: number | null, 
+/**
+ * The DLQ's depth now.
+ */
+dead: number, replays_running: number, };
+
+export type HealthWindow = "15m" | "1h" | "24h" | "7d";
+
 export type IpcError = { code: IpcErrorCode, message: string, 
 /**
  * The server's problem body, when the failure came from the control plane.
@@ -254,6 +332,8 @@ export type IpcErrorCode = "invalid_input" | "not_found" | "conflict" | "offline
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
 
 export type Kind = "endpoint" | "target" | "flow";
+
+export type LatencyView = { p50: number, p95: number, p99: number, };
 
 export type ManagedResource = { kind: "endpoint" | "target" | "flow", name: string, source: string, 
 /**
@@ -567,6 +647,7 @@ export type Commands = {
   dlq_page: { args: { profile: string; filter: DlqFilterInput; limit: number; cursor: string | null }; result: DlqPageView };
   dlq_stats: { args: { profile: string; groupBy: DlqGrouping; filter: DlqFilterInput | null }; result: DlqStatsView };
   dlq_causes: { args: { profile: string; filter: DlqFilterInput }; result: Array<DlqCauseView> };
+  delivery_metrics: { args: { profile: string; window: HealthWindow; groupBy: HealthGroupBy }; result: DeliveryHealthView };
   get_event: { args: { profile: string; id: string }; result: EventView };
   find_events: { args: { profile: string; eventKey: string; endpoint: string | null }; result: EventListView };
   get_delivery: { args: { profile: string; id: string }; result: DeliveryView };

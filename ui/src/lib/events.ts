@@ -6,6 +6,7 @@ import { useEffect } from "react";
 import type { CoreEvent, SyncStatus } from "../ipc/bindings";
 import { onCoreEvent } from "../ipc/client";
 import { dlqKeys } from "../ipc/dlqQueries";
+import { healthKeys } from "../ipc/healthQueries";
 import { keys, scope } from "../ipc/queries";
 
 export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event: CoreEvent): void {
@@ -15,7 +16,11 @@ export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event:
       const { type: _type, ...status } = event;
       const before = client.getQueryData<SyncStatus>(keys.sync);
       client.setQueryData<SyncStatus>(keys.sync, status);
-      if (before?.online !== status.online) invalidate(scope(status.profile).health);
+      if (before?.online !== status.online) {
+        invalidate(scope(status.profile).health);
+        // Back online: the dashboard's stale figures refresh now, not at the next 15 s tick.
+        invalidate(healthKeys(status.profile).all);
+      }
       invalidate(scope(status.profile).overview);
       invalidate(keys.profiles);
       break;

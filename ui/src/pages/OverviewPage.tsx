@@ -1,41 +1,15 @@
-import { Badge, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
+import { Badge, Box, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
 import type { ReactNode } from "react";
+import { DlqTrend } from "../components/overview/DlqTrend";
+import { HealthSection } from "../components/overview/HealthSection";
+import { Stat } from "../components/overview/Stat";
 import type { IpcError } from "../ipc/bindings";
 import { useDlqStats } from "../ipc/dlqQueries";
 import { useActiveProfile, useOverview } from "../ipc/queries";
 import { actionLabel, outcomeColor, outcomeLabel } from "../lib/activity";
+import { hourlySeries } from "../lib/dlq";
 import { relativeTime } from "../lib/format";
 import { useNow } from "../lib/useNow";
-
-function Stat({
-  label,
-  value,
-  hint,
-  testid,
-  color,
-}: {
-  label: string;
-  value: ReactNode;
-  hint?: string;
-  testid: string;
-  color?: string;
-}) {
-  return (
-    <Card withBorder padding="md" data-testid={testid}>
-      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
-        {label}
-      </Text>
-      <Text size="xl" fw={700} mt={4} c={color}>
-        {value}
-      </Text>
-      {hint && (
-        <Text size="xs" c="dimmed" mt={2} data-testid={`${testid}-hint`}>
-          {hint}
-        </Text>
-      )}
-    </Card>
-  );
-}
 
 /**
  * The DLQ size as the control plane counts it (the DLQ page's badge reads the same query).
@@ -76,86 +50,104 @@ export function dlqTile(
   return { value: "…", hint: "asking the control plane" };
 }
 
-export function OverviewPage() {
+export function OverviewPage({
+  onOpenDlq,
+  onOpenTarget,
+}: {
+  /** Opens the DLQ page filtered to `target`. */
+  onOpenDlq?: (target: string) => void;
+  /** Opens `target`'s drawer on the Targets page. */
+  onOpenTarget?: (target: string) => void;
+} = {}) {
   const profile = useActiveProfile();
   const overview = useOverview();
   const dlq = useDlqStats("error_class", 5000);
   const now = useNow(5000);
   const o = overview.data;
   const tile = dlqTile(dlq, profile, now);
+  // The trend only from a current answer: an old one would draw yesterday's hours as today's.
+  const hours = useDlqStats("hour", 10_000);
+  const trend = hours.data && !hours.isError ? hourlySeries(hours.data.groups) : null;
   return (
-    <Stack gap="md">
-      <Group justify="space-between">
-        <Title order={3}>Overview</Title>
-        <Text c="dimmed" size="sm">
-          {o ? `Control plane: ${o.profile}` : ""}
-        </Text>
-      </Group>
-      <SimpleGrid cols={{ base: 2, md: 3, lg: 6 }}>
-        <Stat
-          label="Endpoints"
-          value={o?.endpoints ?? "…"}
-          hint={o?.disabled_endpoints ? `${o.disabled_endpoints} disabled` : "all enabled"}
-          testid="stat-endpoints"
-        />
-        <Stat label="Targets" value={o?.targets ?? "…"} testid="stat-targets" />
-        <Stat label="Flows" value={o?.flows ?? "…"} testid="stat-flows" />
-        <Stat
-          label="Pending writes"
-          value={o?.pending ?? "…"}
-          hint="in the local outbox"
-          testid="stat-pending"
-        />
-        <Stat
-          label="Needs attention"
-          value={o?.needs_attention ?? "…"}
-          color={o?.needs_attention ? "red" : undefined}
-          testid="stat-attention"
-        />
-        <Stat
-          label="DLQ"
-          value={tile.value}
-          hint={tile.hint}
-          color={tile.color}
-          testid="stat-dlq"
-        />
-      </SimpleGrid>
-      <Card withBorder padding="md">
-        <Title order={5} mb="xs">
-          Recent activity
-        </Title>
-        {o && o.recent.length === 0 && (
-          <Text size="sm" c="dimmed">
-            Nothing yet. Changes made in this console appear here.
+    // Taller than the window: it scrolls inside the main area (never under the status bar). The
+    // scroller is a plain box, so the cards keep their height instead of shrinking to fit.
+    <Box style={{ flex: 1, minHeight: 0, overflow: "auto" }} data-testid="overview">
+      <Stack gap="md">
+        <Group justify="space-between">
+          <Title order={3}>Overview</Title>
+          <Text c="dimmed" size="sm">
+            {o ? `Control plane: ${o.profile}` : ""}
           </Text>
-        )}
-        <Table data-testid="recent-activity">
-          <Table.Tbody>
-            {(o?.recent ?? []).map((entry) => (
-              <Table.Tr key={entry.id}>
-                <Table.Td w={110}>
-                  <Text size="sm" c="dimmed">
-                    {relativeTime(entry.at, now)}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  <Text size="sm" title={entry.action}>
-                    {actionLabel(entry)}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  <Text size="sm">{entry.resource ?? ""}</Text>
-                </Table.Td>
-                <Table.Td>
-                  <Badge variant="light" color={outcomeColor(entry.outcome)}>
-                    {outcomeLabel(entry.outcome)}
-                  </Badge>
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Card>
-    </Stack>
+        </Group>
+        <SimpleGrid cols={{ base: 2, md: 3, lg: 6 }}>
+          <Stat
+            label="Endpoints"
+            value={o?.endpoints ?? "…"}
+            hint={o?.disabled_endpoints ? `${o.disabled_endpoints} disabled` : "all enabled"}
+            testid="stat-endpoints"
+          />
+          <Stat label="Targets" value={o?.targets ?? "…"} testid="stat-targets" />
+          <Stat label="Flows" value={o?.flows ?? "…"} testid="stat-flows" />
+          <Stat
+            label="Pending writes"
+            value={o?.pending ?? "…"}
+            hint="in the local outbox"
+            testid="stat-pending"
+          />
+          <Stat
+            label="Needs attention"
+            value={o?.needs_attention ?? "…"}
+            color={o?.needs_attention ? "red" : undefined}
+            testid="stat-attention"
+          />
+          <Stat
+            label="DLQ"
+            value={tile.value}
+            hint={tile.hint}
+            color={tile.color}
+            testid="stat-dlq"
+          >
+            {trend && <DlqTrend series={trend} />}
+          </Stat>
+        </SimpleGrid>
+        <HealthSection profile={profile} onOpenDlq={onOpenDlq} onOpenTarget={onOpenTarget} />
+        <Card withBorder padding="md">
+          <Title order={5} mb="xs">
+            Recent activity
+          </Title>
+          {o && o.recent.length === 0 && (
+            <Text size="sm" c="dimmed">
+              Nothing yet. Changes made in this console appear here.
+            </Text>
+          )}
+          <Table data-testid="recent-activity">
+            <Table.Tbody>
+              {(o?.recent ?? []).map((entry) => (
+                <Table.Tr key={entry.id}>
+                  <Table.Td w={110}>
+                    <Text size="sm" c="dimmed">
+                      {relativeTime(entry.at, now)}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" title={entry.action}>
+                      {actionLabel(entry)}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{entry.resource ?? ""}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Badge variant="light" color={outcomeColor(entry.outcome)}>
+                      {outcomeLabel(entry.outcome)}
+                    </Badge>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Card>
+      </Stack>
+    </Box>
   );
 }

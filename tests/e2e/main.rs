@@ -17,6 +17,7 @@ mod agents;
 mod dlq;
 mod gitops;
 mod harness;
+mod health;
 mod plane;
 mod profiles;
 mod replay;

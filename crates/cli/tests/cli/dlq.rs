@@ -14,7 +14,7 @@ use crate::{TOKEN, json as parse, run};
 
 const FAST: &str = "0s,20ms,20ms,20ms,20ms";
 
-pub(crate) async fn post(base: &str, path: &str, body: Value) {
+async fn post(base: &str, path: &str, body: Value) {
     let resp = reqwest::Client::new()
         .post(format!("{base}{path}"))
         .bearer_auth(TOKEN)
@@ -41,7 +41,7 @@ fn rand_n() -> u64 {
 
 /// A control plane whose deliveries die fast: endpoint `ep` → targets `crm`, `erp` on a
 /// closed loopback port (flows `to-crm`, `to-erp`).
-pub(crate) async fn dying_plane(dir: &std::path::Path) -> switchyard_control_plane::Server {
+async fn dying_plane(dir: &std::path::Path) -> switchyard_control_plane::Server {
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
     let mut config = ServerConfig::new(
@@ -82,12 +82,15 @@ pub(crate) async fn dying_plane(dir: &std::path::Path) -> switchyard_control_pla
     server
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = dying_plane(dir.path()).await;
+/// [`dying_plane`] with `events` events submitted on `ep`, and a console data dir (returned)
+/// whose only profile, `prod`, points at it.
+pub(crate) async fn dying_plane_with_events(
+    dir: &std::path::Path,
+    events: u32,
+) -> (switchyard_control_plane::Server, std::path::PathBuf) {
+    let server = dying_plane(dir).await;
     let base = server.url();
-    for i in 0..3 {
+    for i in 0..events {
         post(
             &base,
             "/v1/events",
@@ -95,13 +98,21 @@ async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
         )
         .await;
     }
-    let data = dir.path().join("console");
+    let data = dir.join("console");
     let out = run(
         &data,
         &["profile", "add", "prod", "--url", &base, "--token-stdin"],
         Some(TOKEN),
     );
     assert!(out.status.success());
+    (server, data)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, data) = dying_plane_with_events(dir.path(), 3).await;
+    let base = server.url();
 
     // The DLQ fills: 3 events × 2 targets.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

@@ -4,31 +4,13 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
-use crate::dlq::{dying_plane, post};
-use crate::{TOKEN, json as parse, run};
+use crate::dlq::dying_plane_with_events;
+use crate::{json as parse, run};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_lists_failing_targets_first_with_their_run_and_error() {
     let dir = tempfile::tempdir().unwrap();
-    let server = dying_plane(dir.path()).await;
-    let base = server.url();
-    for i in 0..3 {
-        post(
-            &base,
-            "/v1/events",
-            json!({"endpoint": "ep", "event_type": "order.paid", "payload": {"n": i}}),
-        )
-        .await;
-    }
-    let data = dir.path().join("console");
-    let out = run(
-        &data,
-        &["profile", "add", "prod", "--url", &base, "--token-stdin"],
-        Some(TOKEN),
-    );
-    assert!(out.status.success());
+    let (_server, data) = dying_plane_with_events(dir.path(), 3).await;
 
     // Every delivery dies: 3 events × 2 targets × 5 attempts.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

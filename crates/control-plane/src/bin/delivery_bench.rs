@@ -31,7 +31,10 @@ use switchyard_control_plane::{Server, ServerConfig};
 
 #[path = "support/bench_db.rs"]
 mod bench_db;
+#[path = "support/timing.rs"]
+mod timing;
 use bench_db::BenchDb;
+use timing::latency;
 
 const TOKEN: &str = "bench-token-123";
 
@@ -120,30 +123,6 @@ where
         t.await??;
     }
     Ok(total as f64 / started.elapsed().as_secs_f64())
-}
-
-fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
-    samples.sort();
-    let at = |p: f64| {
-        samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)].as_secs_f64() * 1000.0
-    };
-    (at(0.50), at(0.95))
-}
-
-async fn latency(client: &reqwest::Client, url: &str, runs: usize) -> anyhow::Result<(f64, f64)> {
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let started = Instant::now();
-        let response = client.get(url).bearer_auth(TOKEN).send().await?;
-        anyhow::ensure!(
-            response.status().is_success(),
-            "{url}: HTTP {}",
-            response.status()
-        );
-        response.bytes().await?;
-        samples.push(started.elapsed());
-    }
-    Ok(percentiles(samples))
 }
 
 async fn setup_route(client: &reqwest::Client, base: &str, url: &str) -> anyhow::Result<()> {
@@ -341,7 +320,7 @@ async fn dlq(args: &Args) -> anyhow::Result<()> {
     let client = reqwest::Client::builder().no_proxy().build()?;
     let base = server.url();
     let runs = 200;
-    let (h50, h95) = latency(&client, &format!("{base}/healthz"), runs).await?;
+    let (h50, h95) = latency(&client, &format!("{base}/healthz"), TOKEN, runs).await?;
     println!("baseline GET /healthz:    p50 {h50:>7.2} ms   p95 {h95:>7.2} ms");
     let since = chrono::DateTime::from_timestamp_millis(now - 7 * 86_400_000)
         .unwrap_or_default()
@@ -387,7 +366,7 @@ async fn dlq(args: &Args) -> anyhow::Result<()> {
         ),
         ("DLQ stats, hour", "/v1/dlq/stats?group_by=hour".to_owned()),
     ] {
-        let (p50, p95) = latency(&client, &format!("{base}{query}"), runs).await?;
+        let (p50, p95) = latency(&client, &format!("{base}{query}"), TOKEN, runs).await?;
         println!(
             "{label:<25} p50 {p50:>7.2} ms   p95 {p95:>7.2} ms   (p95 = {:.1}x healthz)",
             p95 / h95

@@ -15,7 +15,10 @@ use switchyard_control_plane::{Server, ServerConfig};
 
 #[path = "support/bench_db.rs"]
 mod bench_db;
+#[path = "support/timing.rs"]
+mod timing;
 use bench_db::BenchDb;
+use timing::latency;
 
 const TOKEN: &str = "bench-token-123";
 const DAY_MS: i64 = 86_400_000;
@@ -134,31 +137,6 @@ async fn seed(db: &BenchDb, attempts: i64, now: i64) -> anyhow::Result<f64> {
     Ok(flips.as_secs_f64())
 }
 
-fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
-    (
-        at(0.50).as_secs_f64() * 1000.0,
-        at(0.95).as_secs_f64() * 1000.0,
-    )
-}
-
-async fn latency(client: &reqwest::Client, url: &str, runs: usize) -> anyhow::Result<(f64, f64)> {
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let started = Instant::now();
-        let response = client.get(url).bearer_auth(TOKEN).send().await?;
-        anyhow::ensure!(
-            response.status().is_success(),
-            "{url}: HTTP {}",
-            response.status()
-        );
-        response.bytes().await?;
-        samples.push(started.elapsed());
-    }
-    Ok(percentiles(samples))
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (attempts, server) = args()?;
@@ -192,7 +170,7 @@ async fn main() -> anyhow::Result<()> {
     let client = reqwest::Client::builder().no_proxy().build()?;
     let base = server.url();
     let runs = 100;
-    let (h50, h95) = latency(&client, &format!("{base}/healthz"), runs).await?;
+    let (h50, h95) = latency(&client, &format!("{base}/healthz"), TOKEN, runs).await?;
     println!("baseline GET /healthz:      p50 {h50:>7.2} ms   p95 {h95:>7.2} ms");
     let report: serde_json::Value = client
         .get(format!("{base}/v1/metrics/deliveries?window=24h"))
@@ -211,7 +189,7 @@ async fn main() -> anyhow::Result<()> {
     for window in ["15m", "1h", "24h", "7d"] {
         for group_by in ["target", "flow"] {
             let url = format!("{base}/v1/metrics/deliveries?window={window}&group_by={group_by}");
-            let (p50, p95) = latency(&client, &url, runs).await?;
+            let (p50, p95) = latency(&client, &url, TOKEN, runs).await?;
             println!(
                 "metrics {window:>3} by {group_by:<6}      p50 {p50:>7.2} ms   p95 {p95:>7.2} ms   (p95 = {:.1}x healthz)",
                 p95 / h95

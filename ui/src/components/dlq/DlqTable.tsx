@@ -13,6 +13,7 @@ const ROW = 34;
 const COLS =
   "32px minmax(0, 170px) minmax(0, 1.3fr) minmax(0, 1fr) minmax(0, 1fr) minmax(0, 1fr) minmax(0, 80px) 52px";
 const cell = {
+  display: "block",
   overflow: "hidden",
   textOverflow: "ellipsis",
   whiteSpace: "nowrap",
@@ -36,6 +37,9 @@ const rowStyle = (start: number) =>
     left: 0,
     right: 0,
     height: ROW,
+    // Fixed height, clipped: whatever a cell holds, a row never reaches into the next one.
+    overflow: "hidden",
+    whiteSpace: "nowrap",
     transform: `translateY(${start}px)`,
     display: "grid",
     gridTemplateColumns: COLS,
@@ -56,6 +60,8 @@ type RowProps = {
 
 /** One DLQ row. Memoized: while scrolling, rows that stay in view are not rendered again. */
 const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpen }: RowProps) {
+  const at = deadAt.format(e.dead_at);
+  const status = e.last_status_code === null ? "-" : String(e.last_status_code);
   return (
     <div data-testid="dlq-row" style={rowStyle(start)}>
       <Checkbox
@@ -65,7 +71,9 @@ const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpe
         onClick={(ev) => ev.stopPropagation()}
         onChange={() => onToggle(e.delivery_id)}
       />
-      <span style={cell}>{deadAt.format(e.dead_at)}</span>
+      <span style={cell} title={at}>
+        {at}
+      </span>
       <UnstyledButton
         fz={13}
         onClick={() => onOpen(e.delivery_id)}
@@ -75,17 +83,21 @@ const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpe
       >
         {e.event_type}
       </UnstyledButton>
-      <span style={cell} title={e.endpoint}>
+      <span style={cell} title={e.endpoint} data-testid="dlq-endpoint">
         {e.endpoint}
       </span>
-      <span style={cell} title={e.flow}>
+      <span style={cell} title={e.flow} data-testid="dlq-flow">
         {e.flow}
       </span>
       <span style={cell} title={e.target} data-testid="dlq-target">
         {e.target}
       </span>
-      <span style={cell}>{e.error_class}</span>
-      <span style={cell}>{e.last_status_code ?? "-"}</span>
+      <span style={cell} title={e.error_class}>
+        {e.error_class}
+      </span>
+      <span style={cell} title={status}>
+        {status}
+      </span>
     </div>
   );
 });

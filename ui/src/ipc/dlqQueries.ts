@@ -10,16 +10,7 @@ import {
   useQueryClient,
 } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
-import {
-  fetchBackfill,
-  fetchForward,
-  firstParam,
-  MAX_PAGES,
-  nextParam,
-  previousParam,
-  type WindowPage,
-  type WindowParam,
-} from "../lib/dlqWindow";
+import { type WindowPage, type WindowParam, windowOptions } from "../lib/dlqWindow";
 import type {
   DlqFilterInput,
   DlqGrouping,
@@ -75,22 +66,13 @@ export function useDlqPages(filter: DlqFilterInput) {
   const client = useQueryClient();
   const queryKey =
     profile === undefined ? (["p", null, "unknown"] as const) : dlqKeys(profile).page(filter);
+  const paging = windowOptions((cursor) =>
+    call("dlq_page", { profile: profile ?? "", filter, limit: PAGE_SIZE, cursor }),
+  );
   const query = useInfiniteQuery({
+    ...paging,
     queryKey,
-    queryFn:
-      profile === undefined
-        ? skipToken
-        : ({ pageParam, client: qc, queryKey: key }) => {
-            const fetch = (cursor: string | null) =>
-              call("dlq_page", { profile, filter, limit: PAGE_SIZE, cursor });
-            if (!pageParam.backfill) return fetchForward(fetch, pageParam);
-            const kept = qc.getQueryData<InfiniteData<WindowPage, WindowParam>>(key)?.pages ?? [];
-            return fetchBackfill(fetch, pageParam, kept);
-          },
-    initialPageParam: firstParam,
-    getNextPageParam: nextParam,
-    getPreviousPageParam: previousParam,
-    maxPages: MAX_PAGES,
+    queryFn: profile === undefined ? skipToken : paging.queryFn,
   });
   const [generation, setGeneration] = useState(0);
   const hash = JSON.stringify(queryKey);

@@ -13,6 +13,7 @@
 // newest first, is longer). So a backfill reads from the page's cursor until it reaches a row
 // that is already kept (or one older than the first kept row), not a fixed number of rows, and
 // the window never shows a delivery twice (`windowRows` drops a repeated id).
+import type { InfiniteData, QueryClient, QueryKey } from "@tanstack/react-query";
 import type { DlqEntryView, DlqPageView } from "../ipc/bindings";
 
 /** Where a page starts (`null` = the top) and how many rows it had when it was fetched. */
@@ -69,6 +70,32 @@ export function previousParam(first: WindowPage): WindowParam | undefined {
 }
 
 type Fetch = (cursor: string | null) => Promise<DlqPageView>;
+
+/**
+ * The infinite query's options over `fetch` (one server page from a cursor): forward pages
+ * as they come, backfilled ones joined to the kept pages in the cache.
+ */
+export function windowOptions(fetch: Fetch) {
+  return {
+    queryFn: ({
+      pageParam,
+      client,
+      queryKey,
+    }: {
+      pageParam: WindowParam;
+      client: QueryClient;
+      queryKey: QueryKey;
+    }): Promise<WindowPage> => {
+      if (!pageParam.backfill) return fetchForward(fetch, pageParam);
+      const kept = client.getQueryData<InfiniteData<WindowPage, WindowParam>>(queryKey)?.pages;
+      return fetchBackfill(fetch, pageParam, kept ?? []);
+    },
+    initialPageParam: firstParam,
+    getNextPageParam: nextParam,
+    getPreviousPageParam: previousParam,
+    maxPages: MAX_PAGES,
+  };
+}
 
 /** One page from its cursor: the rows the server answers, as they come. */
 export async function fetchForward(fetch: Fetch, param: WindowParam): Promise<WindowPage> {

@@ -215,7 +215,12 @@ describe("the DLQ page window: scrolling down and back up", () => {
     // Page 0 needs 60 + 10 rows, more than 5 requests of 10: it does not claim to join.
     expect(q.data()[0].index).toBe(0);
     expect(q.data()[0].complete).toBe(false);
-    expect(q.data().slice(1).every((p) => p.complete)).toBe(true);
+    expect(
+      q
+        .data()
+        .slice(1)
+        .every((p) => p.complete),
+    ).toBe(true);
     q.unsubscribe();
   });
 

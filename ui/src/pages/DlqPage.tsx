@@ -277,7 +277,16 @@ export function DlqPage({
           )}
         </Tabs.Panel>
         <Tabs.Panel value="charts">
-          {tab === "charts" && <DlqCharts filter={filtered} text={view.text} />}
+          {tab === "charts" && (
+            <DlqCharts
+              filter={filtered}
+              text={view.text}
+              onPick={(pick) => {
+                setView({ ...view, filter: { ...view.filter, ...pick } });
+                setTab("entries");
+              }}
+            />
+          )}
         </Tabs.Panel>
       </Tabs>
       <DeliveryDetail id={open} onClose={() => setOpen(null)} />

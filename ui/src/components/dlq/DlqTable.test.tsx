@@ -1,5 +1,5 @@
-import { screen } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { act, fireEvent, screen } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
 import type { DlqEntryView } from "../../ipc/bindings";
 import { renderUi } from "../../test/render";
 import { DlqTable } from "./DlqTable";
@@ -65,5 +65,52 @@ describe("DlqTable rows", () => {
     );
     // Dead at, event type, endpoint, flow, target, class, status.
     expect(titled).toHaveLength(7);
+  });
+});
+
+describe("DlqTable window", () => {
+  const many = (n: number) =>
+    Array.from({ length: n }, (_, i) => entry({ delivery_id: `dlv_${i}`, dead_at: 1e9 - i }));
+
+  it("shows the pages dropped above as placeholders and fetches them only on the way up", async () => {
+    const fetchPreviousPage = vi.fn();
+    const fetchNextPage = vi.fn();
+    renderUi(
+      <DlqTable
+        {...props}
+        rows={many(200)}
+        before={400}
+        hasNextPage
+        fetchNextPage={fetchNextPage}
+        hasPreviousPage
+        fetchPreviousPage={fetchPreviousPage}
+      />,
+    );
+    const scroll = screen.getByTestId("dlq-scroll");
+    // At the top: placeholders of one row's height each, nothing fetched yet.
+    expect(screen.getAllByTestId("dlq-earlier").length).toBeGreaterThan(0);
+    expect(screen.queryAllByTestId("dlq-row")).toHaveLength(0);
+    expect(fetchPreviousPage).not.toHaveBeenCalled();
+    // Down into the kept rows (row 420): nothing is fetched either way.
+    await act(async () => {
+      scroll.scrollTop = 420 * 34;
+      fireEvent.scroll(scroll);
+    });
+    expect(screen.getAllByTestId("dlq-row").length).toBeGreaterThan(0);
+    expect(fetchPreviousPage).not.toHaveBeenCalled();
+    expect(fetchNextPage).not.toHaveBeenCalled();
+    // Up towards the first kept row: the page before it is fetched again.
+    await act(async () => {
+      scroll.scrollTop = 410 * 34;
+      fireEvent.scroll(scroll);
+    });
+    expect(fetchPreviousPage).toHaveBeenCalled();
+    expect(fetchNextPage).not.toHaveBeenCalled();
+    // Down towards the end of the kept rows: the next page.
+    await act(async () => {
+      scroll.scrollTop = 580 * 34;
+      fireEvent.scroll(scroll);
+    });
+    expect(fetchNextPage).toHaveBeenCalled();
   });
 });

@@ -196,9 +196,9 @@ export function DlqPage({
           Refresh
         </Button>
         <Text size="sm" c="dimmed" data-testid="dlq-loaded">
-          {texted ? rows.length : loadedTotal} shown
-          {texted ? ` (of the ${loaded.length} rows in memory)` : ""}
-          {pages.hasNextPage ? ` of ${loadedTotal}+ loaded (more as you scroll)` : ""}
+          {texted
+            ? `${rows.length} shown of the ${loaded.length} in memory${pages.hasNextPage || before ? " (more as you scroll)" : ""}`
+            : `${loadedTotal} shown${pages.hasNextPage ? ` of ${loadedTotal}+ loaded (more as you scroll)` : ""}`}
           {matchCount !== undefined && filtered ? ` · ${matchCount} match the filter` : ""}
         </Text>
         {changed && (

@@ -138,7 +138,10 @@ describe("the DLQ page window: scrolling down and back up", () => {
     expect(ids(w.rows)).toEqual(range(40, 89));
     expect(q.observer.getCurrentResult().hasPreviousPage).toBe(true);
     // Back up to the top: each page comes back from its cursor, the bottom ones are dropped.
+    // Nothing changed, so each page is one request (it ends where the kept page starts).
+    const requests = dlq.requests;
     while (q.observer.getCurrentResult().hasPreviousPage) await q.observer.fetchPreviousPage();
+    expect(dlq.requests - requests).toBe(4);
     expect(q.data().map((p) => p.index)).toEqual([0, 1, 2, 3, 4]);
     w = windowRows(q.data());
     expect(w.before).toBe(0);

@@ -137,7 +137,10 @@ export async function fetchBackfill(
       }
       items.push(e);
     }
-    if (page.next_cursor === null) return joined(param, items, after[0], true);
+    // The end, or exactly where the kept page starts (a cursor is its last row's position):
+    // joined without another request.
+    if (page.next_cursor === null || page.next_cursor === after[0].cursor)
+      return joined(param, items, after[0], true);
     cursor = page.next_cursor;
   }
   return joined(param, items, after[0], false);

@@ -244,6 +244,7 @@ export function DlqPage({
           )}
           <DlqTable
             key={pages.generation}
+            viewKey={viewToQuery(view)}
             rows={rows}
             before={before}
             hasNextPage={pages.hasNextPage}

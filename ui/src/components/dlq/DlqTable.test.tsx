@@ -1,4 +1,5 @@
-import { act, fireEvent, screen } from "@testing-library/react";
+import { MantineProvider } from "@mantine/core";
+import { act, fireEvent, render, screen } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { DlqEntryView } from "../../ipc/bindings";
 import { renderUi } from "../../test/render";
@@ -110,6 +111,38 @@ describe("DlqTable window", () => {
     await act(async () => {
       scroll.scrollTop = 580 * 34;
       fireEvent.scroll(scroll);
+    });
+    expect(fetchNextPage).toHaveBeenCalled();
+  });
+
+  it("another view (a text that matches nothing kept) fetches on down, even after scrolling up", async () => {
+    const fetchNextPage = vi.fn();
+    const table = (rows: DlqEntryView[], viewKey: string) => (
+      <DlqTable
+        {...props}
+        rows={rows}
+        hasNextPage
+        fetchNextPage={fetchNextPage}
+        hasPreviousPage={false}
+        fetchPreviousPage={() => {}}
+        viewKey={viewKey}
+      />
+    );
+    // The same wrapper on rerender, so the table stays mounted (a new view, not a new table).
+    const { rerender } = render(table(many(200), ""), { wrapper: MantineProvider });
+    const scroll = screen.getByTestId("dlq-scroll");
+    await act(async () => {
+      scroll.scrollTop = 100 * 34;
+      fireEvent.scroll(scroll);
+    });
+    await act(async () => {
+      scroll.scrollTop = 90 * 34;
+      fireEvent.scroll(scroll);
+    });
+    expect(fetchNextPage).not.toHaveBeenCalled();
+    // Typing a text that matches none of the kept rows: the loader is in view, and it loads.
+    await act(async () => {
+      rerender(table([], "q=nothing"));
     });
     expect(fetchNextPage).toHaveBeenCalled();
   });

@@ -122,6 +122,8 @@ export type DlqTableProps = {
   onOpen: (id: string) => void;
   /** Shown instead of rows when there are none (why the view is empty). */
   empty?: ReactNode;
+  /** The filter and text: another view starts as if scrolling down (the next page, if any). */
+  viewKey?: string;
 };
 
 /** Rows from the end of what is kept at which the next (or previous) page is fetched. */
@@ -140,6 +142,7 @@ export function DlqTable({
   onToggle,
   onOpen,
   empty,
+  viewKey,
 }: DlqTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
@@ -172,6 +175,10 @@ export function DlqTable({
       lastTop.current = el.scrollTop;
     }
   }, [before, rows]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: on another view (viewKey) only
+  useEffect(() => {
+    up.current = false;
+  }, [viewKey]);
   const items = virtualizer.getVirtualItems();
   const firstIndex = items.length ? items[0].index : 0;
   const lastIndex = items.length ? items[items.length - 1].index : 0;

@@ -1,6 +1,7 @@
 // TanStack Query hooks for the DLQ explorer and replay sessions. Every key is scoped by the
 // profile (see queries.ts): the DLQ of one control plane is never shown under another's name.
 import {
+  type InfiniteData,
   type SkipToken,
   skipToken,
   useInfiniteQuery,
@@ -8,6 +9,8 @@ import {
   useQuery,
   useQueryClient,
 } from "@tanstack/react-query";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { type WindowPage, type WindowParam, windowOptions } from "../lib/dlqWindow";
 import type {
   DlqFilterInput,
   DlqGrouping,
@@ -52,20 +55,52 @@ function scoped<T>(
   };
 }
 
-/** The DLQ as pages fetched on demand (cursor pagination). */
+/**
+ * The DLQ as pages fetched on demand (cursor pagination), at most `MAX_PAGES` kept in memory:
+ * see lib/dlqWindow.ts for how pages dropped above are fetched again when scrolling back up.
+ * `reload` fetches the kept pages again, or starts at the top when the window has moved down
+ * (and `generation` changes, so the table goes back to the top with it).
+ */
 export function useDlqPages(filter: DlqFilterInput) {
   const profile = useActiveProfile();
-  return useInfiniteQuery({
-    queryKey:
-      profile === undefined ? (["p", null, "unknown"] as const) : dlqKeys(profile).page(filter),
-    queryFn:
-      profile === undefined
-        ? skipToken
-        : ({ pageParam }) =>
-            call("dlq_page", { profile, filter, limit: PAGE_SIZE, cursor: pageParam ?? null }),
-    initialPageParam: null as string | null,
-    getNextPageParam: (last) => last.next_cursor,
+  const client = useQueryClient();
+  const queryKey =
+    profile === undefined ? (["p", null, "unknown"] as const) : dlqKeys(profile).page(filter);
+  const paging = windowOptions((cursor) =>
+    call("dlq_page", { profile: profile ?? "", filter, limit: PAGE_SIZE, cursor }),
+  );
+  const query = useInfiniteQuery({
+    ...paging,
+    queryKey,
+    queryFn: profile === undefined ? skipToken : paging.queryFn,
   });
+  const [generation, setGeneration] = useState(0);
+  const hash = JSON.stringify(queryKey);
+  const keyRef = useRef(queryKey);
+  keyRef.current = queryKey;
+  const reset = useCallback(() => {
+    setGeneration((g) => g + 1);
+    return client.resetQueries({ queryKey: keyRef.current, exact: true });
+  }, [client]);
+  // A window left below the top (another filter, another visit) starts at the top again: the
+  // table opens scrolled to the top, above which nothing would be loaded.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once per query key (hash)
+  useEffect(() => {
+    const d = client.getQueryData<InfiniteData<WindowPage, WindowParam>>(keyRef.current);
+    if (d && d.pages.length > 0 && d.pages[0].index > 0) reset();
+  }, [hash, client, reset]);
+  // A backfill that could not meet the kept rows: start again at the top rather than show a gap.
+  const broken = query.data?.pages.some((p) => !p.complete) ?? false;
+  useEffect(() => {
+    if (broken) reset();
+  }, [broken, reset]);
+  const firstIndex = query.data?.pages[0]?.index ?? 0;
+  const { refetch } = query;
+  const reload = useCallback(
+    () => (firstIndex > 0 ? reset() : refetch()),
+    [firstIndex, reset, refetch],
+  );
+  return { ...query, reload, generation };
 }
 
 /**

@@ -223,3 +223,90 @@ describe("DlqPage dates, live count and charts", () => {
     expect(lastFilter(calls, "dlq_stats", "hour")).toMatchObject({ target: "crm", endpoint: null });
   });
 });
+
+describe("DlqPage charts", () => {
+  it("an empty DLQ says what the charts will show and why, with the server's attempt count", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    mockCommands({
+      dlq_stats: () => ({ total: 0, groups: [] }),
+      dlq_page: () => ({ items: [], next_cursor: null }),
+      list_resources: () => [],
+      retry_schedule: () => [0, 10_000, 60_000, 600_000, 3_600_000],
+    });
+    renderUi(<DlqPage />);
+    fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
+    await waitFor(() =>
+      expect(screen.getByTestId("charts-empty")).toHaveTextContent(
+        "The DLQ is empty. Deliveries that exhaust their 5 attempts land here",
+      ),
+    );
+  });
+
+  it("without the schedule it says 'their retry schedule'", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    mockCommands({
+      dlq_stats: () => ({ total: 0, groups: [] }),
+      dlq_page: () => ({ items: [], next_cursor: null }),
+      list_resources: () => [],
+    });
+    renderUi(<DlqPage />);
+    fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
+    await waitFor(() =>
+      expect(screen.getByTestId("charts-empty")).toHaveTextContent(
+        "Deliveries that exhaust their retry schedule land here",
+      ),
+    );
+  });
+
+  it("draws the three charts with labels, and a class in the legend filters the entries", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    mockCommands({
+      dlq_stats: ({ groupBy }) =>
+        groupBy === "hour"
+          ? { total: 3, groups: [{ key: hour, count: 3 }] }
+          : groupBy === "target"
+            ? {
+                total: 3,
+                groups: [
+                  { key: "crm", count: 2 },
+                  { key: "erp", count: 1 },
+                ],
+              }
+            : {
+                total: 3,
+                groups: [
+                  { key: "http_5xx", count: 2 },
+                  { key: "timeout", count: 1 },
+                ],
+              },
+      dlq_page: () => ({ items: [entry(1, "crm"), entry(2, "erp")], next_cursor: null }),
+      list_resources: () => [],
+      retry_schedule: () => [0, 10_000],
+    });
+    renderUi(<DlqPage />);
+    fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
+    expect(await screen.findByTestId("chart-hourly")).toHaveAttribute(
+      "aria-label",
+      "Dead deliveries per hour over the last 24 hours, bar chart",
+    );
+    expect(screen.getByTestId("chart-targets")).toBeInTheDocument();
+    expect(screen.getByTestId("chart-classes")).toBeInTheDocument();
+    expect(
+      screen.getByText(/Dead deliveries per hour, last 24 h \(local time/),
+    ).toBeInTheDocument();
+    expect(
+      screen.getByText(/3 dead deliveries in the last 24 hours, most in the hour from/),
+    ).toBeInTheDocument();
+    await waitFor(() =>
+      expect(screen.getByTestId("class-timeout")).toHaveTextContent("timeout: 1 (33 %)"),
+    );
+    fireEvent.click(screen.getByTestId("class-timeout"));
+    await waitFor(() => expect(window.location.hash).toBe("#dlq?error_class=timeout"));
+    // Back on the entries.
+    expect(screen.getByRole("tab", { name: "Entries" })).toHaveAttribute("aria-selected", "true");
+  });
+});

@@ -20,6 +20,7 @@ import {
   queryToView,
   viewToQuery,
 } from "../lib/dlq";
+import { windowRows } from "../lib/dlqWindow";
 
 const HASH = "#dlq?";
 
@@ -121,8 +122,18 @@ export function DlqPage({
     shown.current = q;
   }, [view, setSelected]);
 
-  const loaded = useMemo(() => pages.data?.pages.flatMap((p) => p.items) ?? [], [pages.data]);
-  const rows = useMemo(() => loaded.filter((e) => matchesText(e, view.text)), [loaded, view.text]);
+  // The pages kept in memory (at most MAX_PAGES) and the rows dropped above them.
+  const kept = useMemo(() => windowRows(pages.data?.pages), [pages.data]);
+  const loaded = kept.rows;
+  const texted = view.text.trim() !== "";
+  const rows = useMemo(
+    () => (texted ? loaded.filter((e) => matchesText(e, view.text)) : loaded),
+    [loaded, texted, view.text],
+  );
+  // With free text, the rows dropped above are one placeholder (how many match is unknown).
+  const before = texted ? (kept.firstIndex > 0 ? 1 : 0) : kept.before;
+  // Every row the list has been through, kept or dropped above.
+  const loadedTotal = kept.before + loaded.length;
   const toggle = useCallback(
     (id: string) =>
       setSelected((s) => {
@@ -138,8 +149,8 @@ export function DlqPage({
   // The list is a snapshot; the count is live. Say when they differ (new dead deliveries, or
   // some replayed away) instead of showing two numbers that disagree.
   const changed =
-    matchCount !== undefined && !pages.hasNextPage && pages.data && matchCount !== loaded.length;
-  const nothing = matchCount === 0 || (pages.data && !pages.hasNextPage && loaded.length === 0);
+    matchCount !== undefined && !pages.hasNextPage && pages.data && matchCount !== loadedTotal;
+  const nothing = matchCount === 0 || (pages.data && !pages.hasNextPage && loadedTotal === 0);
 
   return (
     <Stack style={{ flex: 1, minHeight: 0 }} gap="sm">
@@ -178,15 +189,16 @@ export function DlqPage({
         </Button>
         <Button
           variant="default"
-          onClick={() => pages.refetch()}
+          onClick={() => pages.reload()}
           loading={pages.isRefetching}
           data-testid="dlq-refresh"
         >
           Refresh
         </Button>
         <Text size="sm" c="dimmed" data-testid="dlq-loaded">
-          {rows.length} shown
-          {pages.hasNextPage ? ` of ${loaded.length}+ loaded (more as you scroll)` : ""}
+          {texted
+            ? `${rows.length} shown of the ${loaded.length} in memory${pages.hasNextPage || before ? " (more as you scroll)" : ""}`
+            : `${loadedTotal} shown${pages.hasNextPage ? ` of ${loadedTotal}+ loaded (more as you scroll)` : ""}`}
           {matchCount !== undefined && filtered ? ` · ${matchCount} match the filter` : ""}
         </Text>
         {changed && (
@@ -194,7 +206,7 @@ export function DlqPage({
             size="xs"
             variant="light"
             color="orange"
-            onClick={() => pages.refetch()}
+            onClick={() => pages.reload()}
             data-testid="dlq-changed"
           >
             The DLQ changed: {matchCount} now {filtered ? "match" : "in it"} — load them
@@ -231,10 +243,16 @@ export function DlqPage({
             </Alert>
           )}
           <DlqTable
+            key={pages.generation}
+            viewKey={viewToQuery(view)}
             rows={rows}
+            before={before}
             hasNextPage={pages.hasNextPage}
             isFetchingNextPage={pages.isFetchingNextPage}
             fetchNextPage={pages.fetchNextPage}
+            hasPreviousPage={pages.hasPreviousPage}
+            fetchPreviousPage={pages.fetchPreviousPage}
+            isFetching={pages.isFetching}
             selected={selected}
             onToggle={toggle}
             onOpen={setOpen}
@@ -260,7 +278,16 @@ export function DlqPage({
           )}
         </Tabs.Panel>
         <Tabs.Panel value="charts">
-          {tab === "charts" && <DlqCharts filter={filtered} text={view.text} />}
+          {tab === "charts" && (
+            <DlqCharts
+              filter={filtered}
+              text={view.text}
+              onPick={(pick) => {
+                setView({ ...view, filter: { ...view.filter, ...pick } });
+                setTab("entries");
+              }}
+            />
+          )}
         </Tabs.Panel>
       </Tabs>
       <DeliveryDetail id={open} onClose={() => setOpen(null)} />

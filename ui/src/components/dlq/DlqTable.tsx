@@ -4,8 +4,9 @@
 // the table, and rows are memoized so those that stay in view are not rendered again.
 import { Checkbox, Text, UnstyledButton } from "@mantine/core";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { memo, type ReactNode, useEffect, useRef } from "react";
+import { memo, type ReactNode, useCallback, useEffect, useLayoutEffect, useRef } from "react";
 import type { DlqEntryView } from "../../ipc/bindings";
+import { anchoredScrollTop } from "../../lib/dlqWindow";
 
 const ROW = 34;
 // minmax(0, …): a long name never widens its column past its share, it is cut with an
@@ -13,6 +14,7 @@ const ROW = 34;
 const COLS =
   "32px minmax(0, 170px) minmax(0, 1.3fr) minmax(0, 1fr) minmax(0, 1fr) minmax(0, 1fr) minmax(0, 80px) 52px";
 const cell = {
+  display: "block",
   overflow: "hidden",
   textOverflow: "ellipsis",
   whiteSpace: "nowrap",
@@ -36,6 +38,9 @@ const rowStyle = (start: number) =>
     left: 0,
     right: 0,
     height: ROW,
+    // Fixed height, clipped: whatever a cell holds, a row never reaches into the next one.
+    overflow: "hidden",
+    whiteSpace: "nowrap",
     transform: `translateY(${start}px)`,
     display: "grid",
     gridTemplateColumns: COLS,
@@ -56,6 +61,8 @@ type RowProps = {
 
 /** One DLQ row. Memoized: while scrolling, rows that stay in view are not rendered again. */
 const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpen }: RowProps) {
+  const at = deadAt.format(e.dead_at);
+  const status = e.last_status_code === null ? "-" : String(e.last_status_code);
   return (
     <div data-testid="dlq-row" style={rowStyle(start)}>
       <Checkbox
@@ -65,7 +72,9 @@ const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpe
         onClick={(ev) => ev.stopPropagation()}
         onChange={() => onToggle(e.delivery_id)}
       />
-      <span style={cell}>{deadAt.format(e.dead_at)}</span>
+      <span style={cell} title={at}>
+        {at}
+      </span>
       <UnstyledButton
         fz={13}
         onClick={() => onOpen(e.delivery_id)}
@@ -75,17 +84,21 @@ const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpe
       >
         {e.event_type}
       </UnstyledButton>
-      <span style={cell} title={e.endpoint}>
+      <span style={cell} title={e.endpoint} data-testid="dlq-endpoint">
         {e.endpoint}
       </span>
-      <span style={cell} title={e.flow}>
+      <span style={cell} title={e.flow} data-testid="dlq-flow">
         {e.flow}
       </span>
       <span style={cell} title={e.target} data-testid="dlq-target">
         {e.target}
       </span>
-      <span style={cell}>{e.error_class}</span>
-      <span style={cell}>{e.last_status_code ?? "-"}</span>
+      <span style={cell} title={e.error_class}>
+        {e.error_class}
+      </span>
+      <span style={cell} title={status}>
+        {status}
+      </span>
     </div>
   );
 });
@@ -93,39 +106,99 @@ const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpe
 const header = ["", "Dead at", "Event type", "Endpoint", "Flow", "Target", "Error", "Status"];
 
 export type DlqTableProps = {
+  /** The kept rows (the pages in memory). */
   rows: DlqEntryView[];
+  /** Placeholder rows above them: the pages dropped from memory, fetched again on the way up. */
+  before?: number;
   hasNextPage: boolean;
   isFetchingNextPage: boolean;
   fetchNextPage: () => unknown;
+  hasPreviousPage?: boolean;
+  fetchPreviousPage?: () => unknown;
+  /** Any page in flight (a second fetch would cancel it). */
+  isFetching?: boolean;
   selected: Set<string>;
   onToggle: (id: string) => void;
   onOpen: (id: string) => void;
   /** Shown instead of rows when there are none (why the view is empty). */
   empty?: ReactNode;
+  /** The filter and text: another view starts as if scrolling down (the next page, if any). */
+  viewKey?: string;
 };
+
+/** Rows from the end of what is kept at which the next (or previous) page is fetched. */
+const AHEAD = 40;
 
 export function DlqTable({
   rows,
+  before = 0,
   hasNextPage,
   isFetchingNextPage,
   fetchNextPage,
+  hasPreviousPage = false,
+  fetchPreviousPage,
+  isFetching = isFetchingNextPage,
   selected,
   onToggle,
   onOpen,
   empty,
+  viewKey,
 }: DlqTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({
-    count: rows.length + (hasNextPage ? 1 : 0),
+    count: before + rows.length + (hasNextPage ? 1 : 0),
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW,
     overscan: 20,
   });
-  const items = virtualizer.getVirtualItems();
-  const lastIndex = items.length ? items[items.length - 1].index : 0;
+  // Which way the person last scrolled (kept after the scroll ends, unlike the virtualizer's):
+  // pages are fetched only ahead of that direction, so the window never swings back and forth.
+  const up = useRef(false);
+  const lastTop = useRef(0);
+  const onScroll = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    if (el.scrollTop !== lastTop.current) up.current = el.scrollTop < lastTop.current;
+    lastTop.current = el.scrollTop;
+  }, []);
+  // Rows came or went above the view (a page dropped or fetched again, a longer first page):
+  // keep the rows in view where they were.
+  const shown = useRef({ before, rows });
+  useLayoutEffect(() => {
+    const old = shown.current;
+    shown.current = { before, rows };
+    const el = scrollRef.current;
+    if (!el || (old.before === before && old.rows === rows)) return;
+    const top = anchoredScrollTop(old, { before, rows }, el.scrollTop, ROW);
+    if (top !== null) {
+      el.scrollTop = top;
+      lastTop.current = el.scrollTop;
+    }
+  }, [before, rows]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: on another view (viewKey) only
   useEffect(() => {
-    if (hasNextPage && !isFetchingNextPage && lastIndex >= rows.length - 40) fetchNextPage();
-  }, [lastIndex, rows.length, hasNextPage, isFetchingNextPage, fetchNextPage]);
+    up.current = false;
+  }, [viewKey]);
+  const items = virtualizer.getVirtualItems();
+  const firstIndex = items.length ? items[0].index : 0;
+  const lastIndex = items.length ? items[items.length - 1].index : 0;
+  const end = before + rows.length;
+  useEffect(() => {
+    if (isFetching) return;
+    if (hasPreviousPage && fetchPreviousPage && up.current && firstIndex <= before + AHEAD)
+      fetchPreviousPage();
+    else if (hasNextPage && !up.current && lastIndex >= end - AHEAD) fetchNextPage();
+  }, [
+    firstIndex,
+    lastIndex,
+    before,
+    end,
+    hasNextPage,
+    hasPreviousPage,
+    isFetching,
+    fetchNextPage,
+    fetchPreviousPage,
+  ]);
   return (
     <>
       <div
@@ -146,20 +219,29 @@ export function DlqTable({
       </div>
       <div
         ref={scrollRef}
+        onScroll={onScroll}
         style={{ flex: 1, minHeight: 200, overflow: "auto" }}
         data-testid="dlq-scroll"
       >
-        {rows.length === 0 && !hasNextPage && empty && (
+        {end === 0 && !hasNextPage && empty && (
           <Text size="sm" c="dimmed" p="md" data-testid="dlq-empty">
             {empty}
           </Text>
         )}
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
           {items.map((v) => {
-            const e = rows[v.index];
+            if (v.index < before)
+              return (
+                <div key={v.key} data-testid="dlq-earlier" style={rowStyle(v.start)}>
+                  <Text size="sm" c="dimmed" style={{ gridColumn: "1 / -1" }}>
+                    {isFetching ? "Loading…" : "Earlier rows: loaded again as you scroll up"}
+                  </Text>
+                </div>
+              );
+            const e = rows[v.index - before];
             return e ? (
               <DlqRow
-                key={v.key}
+                key={e.delivery_id}
                 entry={e}
                 start={v.start}
                 selected={selected.has(e.delivery_id)}

@@ -111,8 +111,7 @@ pub(crate) async fn dying_plane_with_events(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dlq_list_filters_stats_and_a_replay_started_twice_is_one_session() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, data) = dying_plane_with_events(dir.path(), 3).await;
-    let base = server.url();
+    let (_server, data) = dying_plane_with_events(dir.path(), 3).await;
 
     // The DLQ fills: 3 events × 2 targets.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

@@ -1,5 +1,6 @@
-//! What `GET /metrics` reads from the store at scrape time (src/telemetry.rs): the DLQ's
-//! depth, the deliveries pending and in flight, the replay sessions running. Every figure
+//! What is in the pipeline now, as `GET /metrics` reads it at scrape time (src/telemetry.rs)
+//! and a tenant's delivery-health report does (src/metrics.rs): the DLQ's depth, the
+//! deliveries pending and in flight, the replay sessions running. Every figure
 //! comes from a trigger-maintained counter (`dlq_counts`) or a partial index, so a scrape
 //! costs the size of the open work, never of the history.
 
@@ -36,8 +37,8 @@ pub struct TenantGauges {
 
 #[async_trait]
 pub trait GaugeStore {
-    /// One tenant's pending (with the oldest), in flight, dead and running replays now (from the open deliveries' index and
-    /// the DLQ's counters, never a scan of finished deliveries).
+    /// One tenant's pending (with the oldest), in flight, dead and running replays now (from
+    /// the open deliveries' index and the DLQ's counters, never a scan of finished deliveries).
     async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError>;
 
     /// The gauges summed over every tenant.

@@ -25,6 +25,8 @@ const DAY_MS: i64 = 86_400_000;
 /// Attempts per seeded delivery.
 const PER_DELIVERY: i64 = 5;
 const BATCH: i64 = 100_000;
+/// Attempts flipped to their outcome per transaction.
+const FLIP: i64 = 1_000;
 
 fn args() -> anyhow::Result<(i64, Option<String>)> {
     let (mut attempts, mut db) = (1_000_000i64, None);
@@ -56,9 +58,10 @@ async fn seed(db: &BenchDb, attempts: i64, now: i64) -> anyhow::Result<f64> {
              SELECT 'dlv_h' || lpad(i::text, 12, '0'), 'bench', 'evt_h' || lpad(i::text, 12, '0'), \
                'bench', 'ep-' || (i % 10), 'fl-' || (i % 50), 'tg-' || (i % 50), 'async_inline', \
                'succeeded', 5, 5, $3::bigint, $3::bigint FROM generate_series($1::bigint, $2::bigint) AS s(i)",
-            "INSERT INTO attempts (id, delivery_id, number, hop_number, started_at, outcome, performed_by) \
+            "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
              SELECT 'att_h' || lpad(i::text, 13, '0'), 'dlv_h' || lpad((i / 5)::text, 12, '0'), \
-               i % 5 + 1, i % 5 + 1, $3::bigint - (i * $4::bigint) / $5::bigint, 'in_flight', 'bench' \
+               i % 5 + 1, 'control_plane_webhook', i % 5 + 1, $3::bigint - (i * $4::bigint) / $5::bigint, \
+               'in_flight', 'bench' \
              FROM generate_series($1::bigint, $2::bigint) AS s(i)",
             "UPDATE attempts SET \
                outcome = CASE WHEN started_at % 10 = 0 THEN 'failed' ELSE 'succeeded' END, \
@@ -116,16 +119,25 @@ async fn seed(db: &BenchDb, attempts: i64, now: i64) -> anyhow::Result<f64> {
                     .bind(attempts)
                     .execute(&pool)
                     .await?;
+                // Flipped in slices of FLIP, each its own transaction as a worker's records
+                // are: one statement updating the same rollup rows 100,000 times in one
+                // transaction makes PostgreSQL keep every row version until it commits.
                 let started = Instant::now();
-                sqlx::query(flip)
-                    .bind(format!("att_h{done:013}"))
-                    .bind(format!("att_h{:013}", hi + 1))
-                    .execute(&pool)
-                    .await?;
+                let mut from = done;
+                while from <= hi {
+                    let to = (from + FLIP).min(hi + 1);
+                    sqlx::query(flip)
+                        .bind(format!("att_h{from:013}"))
+                        .bind(format!("att_h{to:013}"))
+                        .execute(&pool)
+                        .await?;
+                    from = to;
+                }
                 flips += started.elapsed();
                 done = hi + 1;
             }
-            sqlx::query("ANALYZE").execute(&pool).await?;
+            // VACUUM: what autovacuum does to the rollups' dead row versions on a live server.
+            sqlx::query("VACUUM ANALYZE").execute(&pool).await?;
             pool.close().await;
         }};
     }

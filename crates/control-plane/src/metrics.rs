@@ -65,15 +65,18 @@ async fn deliveries(
     let window = query.window()?;
     let group_by = query.group_by()?;
     let span = Span::ending(window, state.clock.now_ms());
-    let store = &state.store;
-    let rollups = store
-        .attempt_rollups(&tenant, group_by, span.first, span.bucket)
+    let rows = state
+        .store
+        .delivery_report(&tenant, group_by, span.first, span.bucket)
         .await?;
-    let health = store.delivery_health(&tenant, group_by).await?;
-    let events = store.events_accepted(&tenant, span.first).await?;
-    let gauges = store.tenant_gauges(&tenant).await?;
     Ok(Json(report(
-        window, group_by, &span, &rollups, &health, events, &gauges,
+        window,
+        group_by,
+        &span,
+        &rows.rollups,
+        &rows.health,
+        rows.events_accepted,
+        &rows.gauges,
     )))
 }
 

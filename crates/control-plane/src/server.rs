@@ -141,6 +141,10 @@ fn http1_settings(limits: &Limits) -> hyper::server::conn::http1::Builder {
     http
 }
 
+/// How long a drain that ran out of time waits for the delivery worker to return from the
+/// store call it is in (a claim takes milliseconds; only a hung database takes longer).
+const WORKER_CUT_GRACE: Duration = Duration::from_secs(5);
+
 /// Serves HTTP/1.1 until `shutdown` resolves (or its sender is dropped), then stops
 /// accepting, lets every connection finish the request it is on (idle ones close at once)
 /// and returns once all are closed: what `axum::serve(…).with_graceful_shutdown` does, with
@@ -431,9 +435,16 @@ impl Server {
                 .is_err()
         {
             // Not `abort()`: the worker ends between two store calls (a claim in progress
-            // is committed, and what it claimed is released below with the rest).
+            // is committed, and what it claimed is released below with the rest). Only a
+            // store call that hangs past WORKER_CUT_GRACE is cut short, as a last resort.
             delivery.drain_cut.notify_one();
-            let _ = worker.await;
+            if tokio::time::timeout(WORKER_CUT_GRACE, &mut worker)
+                .await
+                .is_err()
+            {
+                tracing::warn!("the delivery worker's store call did not return; stopping it");
+                worker.abort();
+            }
             report.released = crate::delivery::worker::release_in_flight(&delivery).await?;
             tracing::warn!(
                 released = report.released,

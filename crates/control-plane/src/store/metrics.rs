@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use switchyard_protocol::MetricsGroupBy;
 
 use super::StoreError;
+use super::gauges::TenantGauges;
 
 /// The error classes in the order of the rollup's `f_*` columns, then `f_other`.
 pub const FAILURE_COLUMNS: [&str; 7] = [
@@ -124,6 +125,15 @@ pub struct HealthRow {
     pub last_error: Option<String>,
 }
 
+/// Everything one delivery-health report reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportRows {
+    pub rollups: Vec<RollupRow>,
+    pub health: Vec<HealthRow>,
+    pub events_accepted: u64,
+    pub gauges: TenantGauges,
+}
+
 #[async_trait]
 pub trait MetricsStore {
     /// The tenant's attempts per group of `dimension` and per bucket of `bucket_minutes`
@@ -146,6 +156,18 @@ pub trait MetricsStore {
 
     /// Events the tenant had accepted at or after `since_minute`.
     async fn events_accepted(&self, tenant: &str, since_minute: i64) -> Result<u64, StoreError>;
+
+    /// [`Self::attempt_rollups`], [`Self::delivery_health`], [`Self::events_accepted`] and the
+    /// tenant's gauges (`GaugeStore::tenant_gauges`) read in one snapshot of the database, so
+    /// the report's figures agree with each other (a delivery counted dead has its last
+    /// attempt counted too).
+    async fn delivery_report(
+        &self,
+        tenant: &str,
+        dimension: MetricsGroupBy,
+        since_minute: i64,
+        bucket_minutes: i64,
+    ) -> Result<ReportRows, StoreError>;
 
     /// Drops hour rollups and event counts of minutes before `before_minute`, and minute
     /// rollups before `minutes_before` (they serve only the short windows); returns how many

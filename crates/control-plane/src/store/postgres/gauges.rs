@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
+use sqlx::PgConnection;
 
 use super::PostgresStore;
 use crate::store::gauges::{Gauges, TenantGauges, fold_by_tenant, from_totals};
@@ -20,19 +21,8 @@ const RUNNING_REPLAYS: &str = "SELECT DISTINCT d.tenant, d.replay_session FROM d
 #[async_trait]
 impl GaugeStore for PostgresStore {
     async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError> {
-        Ok(sqlx::query_as(&format!(
-            "SELECT \
-             CAST(COUNT(*) FILTER (WHERE o.state = 'pending') AS BIGINT) AS pending, \
-             CAST(COUNT(*) FILTER (WHERE o.state = 'in_flight') AS BIGINT) AS in_flight, \
-             MIN(o.created_at) FILTER (WHERE o.state = 'pending') AS oldest_pending_at, \
-             (SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM dlq_counts WHERE tenant = $1) AS dead, \
-             (SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = $1) \
-              AS replays_running \
-             FROM deliveries o WHERE o.tenant = $1 AND o.state IN ('pending', 'in_flight')"
-        ))
-        .bind(tenant)
-        .fetch_one(&self.pool)
-        .await?)
+        let mut conn = self.pool.acquire().await?;
+        tenant_gauges(&mut conn, tenant).await
     }
 
     async fn gauges(&self) -> Result<Gauges, StoreError> {
@@ -67,4 +57,24 @@ impl GaugeStore for PostgresStore {
                 .await?,
         )
     }
+}
+
+/// One tenant's gauges on `conn` (a delivery-health report reads them in its snapshot).
+pub(super) async fn tenant_gauges(
+    conn: &mut PgConnection,
+    tenant: &str,
+) -> Result<TenantGauges, StoreError> {
+    Ok(sqlx::query_as(&format!(
+            "SELECT \
+             CAST(COUNT(*) FILTER (WHERE o.state = 'pending') AS BIGINT) AS pending, \
+             CAST(COUNT(*) FILTER (WHERE o.state = 'in_flight') AS BIGINT) AS in_flight, \
+             MIN(o.created_at) FILTER (WHERE o.state = 'pending') AS oldest_pending_at, \
+             (SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM dlq_counts WHERE tenant = $1) AS dead, \
+             (SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = $1) \
+              AS replays_running \
+             FROM deliveries o WHERE o.tenant = $1 AND o.state IN ('pending', 'in_flight')"
+        ))
+        .bind(tenant)
+        .fetch_one(&mut *conn)
+        .await?)
 }

@@ -2,11 +2,12 @@
 //! gauges from the open deliveries' index and the DLQ counters.
 
 use async_trait::async_trait;
+use sqlx::PgConnection;
 use switchyard_protocol::MetricsGroupBy;
 
 use super::PostgresStore;
 use crate::store::StoreError;
-use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, RollupRow};
+use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, ReportRows, RollupRow};
 use crate::store::metrics::{count, resolution};
 
 #[async_trait]
@@ -18,19 +19,8 @@ impl MetricsStore for PostgresStore {
         since_minute: i64,
         bucket_minutes: i64,
     ) -> Result<Vec<RollupRow>, StoreError> {
-        let bucket = bucket_minutes.max(1);
-        Ok(sqlx::query_as(&format!(
-            "SELECT name, (minute / $1) * $1 AS bucket, {ROLLUP_SUMS} FROM attempt_rollups \
-             WHERE tenant = $2 AND dimension = $3 AND resolution = $4 AND minute >= $5 \
-             GROUP BY name, bucket ORDER BY name, bucket"
-        ))
-        .bind(bucket)
-        .bind(tenant)
-        .bind(dimension.as_str())
-        .bind(resolution(bucket))
-        .bind(since_minute)
-        .fetch_all(&self.pool)
-        .await?)
+        let mut conn = self.pool.acquire().await?;
+        rollups(&mut conn, tenant, dimension, since_minute, bucket_minutes).await
     }
 
     async fn delivery_health(
@@ -38,27 +28,35 @@ impl MetricsStore for PostgresStore {
         tenant: &str,
         dimension: MetricsGroupBy,
     ) -> Result<Vec<HealthRow>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT name, consecutive_failures, failing_since, last_success_at, last_failure_at, \
-             last_error_class, last_error FROM delivery_health \
-             WHERE tenant = $1 AND dimension = $2 ORDER BY name",
-        )
-        .bind(tenant)
-        .bind(dimension.as_str())
-        .fetch_all(&self.pool)
-        .await?)
+        let mut conn = self.pool.acquire().await?;
+        health(&mut conn, tenant, dimension).await
     }
 
     async fn events_accepted(&self, tenant: &str, since_minute: i64) -> Result<u64, StoreError> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM event_rollups \
-             WHERE tenant = $1 AND minute >= $2",
-        )
-        .bind(tenant)
-        .bind(since_minute)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(count(n))
+        let mut conn = self.pool.acquire().await?;
+        events(&mut conn, tenant, since_minute).await
+    }
+
+    async fn delivery_report(
+        &self,
+        tenant: &str,
+        dimension: MetricsGroupBy,
+        since_minute: i64,
+        bucket_minutes: i64,
+    ) -> Result<ReportRows, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        // One snapshot for every figure of the report.
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
+            .await?;
+        let rows = ReportRows {
+            rollups: rollups(&mut tx, tenant, dimension, since_minute, bucket_minutes).await?,
+            health: health(&mut tx, tenant, dimension).await?,
+            events_accepted: events(&mut tx, tenant, since_minute).await?,
+            gauges: super::gauges::tenant_gauges(&mut tx, tenant).await?,
+        };
+        tx.commit().await?;
+        Ok(rows)
     }
 
     async fn sweep_rollups(
@@ -82,4 +80,58 @@ impl MetricsStore for PostgresStore {
             .rows_affected();
         Ok(rollups + events)
     }
+}
+
+async fn rollups(
+    conn: &mut PgConnection,
+    tenant: &str,
+    dimension: MetricsGroupBy,
+    since_minute: i64,
+    bucket_minutes: i64,
+) -> Result<Vec<RollupRow>, StoreError> {
+    let bucket = bucket_minutes.max(1);
+    Ok(sqlx::query_as(&format!(
+        "SELECT name, (minute / $1) * $1 AS bucket, {ROLLUP_SUMS} FROM attempt_rollups \
+             WHERE tenant = $2 AND dimension = $3 AND resolution = $4 AND minute >= $5 \
+             GROUP BY name, bucket ORDER BY name, bucket"
+    ))
+    .bind(bucket)
+    .bind(tenant)
+    .bind(dimension.as_str())
+    .bind(resolution(bucket))
+    .bind(since_minute)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+async fn health(
+    conn: &mut PgConnection,
+    tenant: &str,
+    dimension: MetricsGroupBy,
+) -> Result<Vec<HealthRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT name, consecutive_failures, failing_since, last_success_at, last_failure_at, \
+             last_error_class, last_error FROM delivery_health \
+             WHERE tenant = $1 AND dimension = $2 ORDER BY name",
+    )
+    .bind(tenant)
+    .bind(dimension.as_str())
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+async fn events(
+    conn: &mut PgConnection,
+    tenant: &str,
+    since_minute: i64,
+) -> Result<u64, StoreError> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM event_rollups \
+             WHERE tenant = $1 AND minute >= $2",
+    )
+    .bind(tenant)
+    .bind(since_minute)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(count(n))
 }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
+use sqlx::SqliteConnection;
 
 use super::SqliteStore;
 use crate::store::gauges::{Gauges, TenantGauges, fold_by_tenant, from_totals};
@@ -20,28 +21,8 @@ const RUNNING_REPLAYS: &str = "SELECT DISTINCT d.tenant, d.replay_session FROM d
 #[async_trait]
 impl GaugeStore for SqliteStore {
     async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError> {
-        let mut gauges: TenantGauges = sqlx::query_as(
-            "SELECT COALESCE(SUM(state = 'pending'), 0) AS pending, \
-             COALESCE(SUM(state = 'in_flight'), 0) AS in_flight, \
-             MIN(CASE WHEN state = 'pending' THEN created_at END) AS oldest_pending_at, \
-             0 AS dead, 0 AS replays_running \
-             FROM deliveries WHERE tenant = ? AND state IN ('pending', 'in_flight')",
-        )
-        .bind(tenant)
-        .fetch_one(&self.readers)
-        .await?;
-        gauges.dead =
-            sqlx::query_scalar("SELECT COALESCE(SUM(count), 0) FROM dlq_counts WHERE tenant = ?")
-                .bind(tenant)
-                .fetch_one(&self.readers)
-                .await?;
-        gauges.replays_running = sqlx::query_scalar(&format!(
-            "SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = ?"
-        ))
-        .bind(tenant)
-        .fetch_one(&self.readers)
-        .await?;
-        Ok(gauges)
+        let mut conn = self.readers.acquire().await?;
+        tenant_gauges(&mut conn, tenant).await
     }
 
     async fn gauges(&self) -> Result<Gauges, StoreError> {
@@ -76,4 +57,33 @@ impl GaugeStore for SqliteStore {
                 .await?,
         )
     }
+}
+
+/// One tenant's gauges on `conn` (a delivery-health report reads them in its snapshot).
+pub(super) async fn tenant_gauges(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+) -> Result<TenantGauges, StoreError> {
+    let mut gauges: TenantGauges = sqlx::query_as(
+        "SELECT COALESCE(SUM(state = 'pending'), 0) AS pending, \
+             COALESCE(SUM(state = 'in_flight'), 0) AS in_flight, \
+             MIN(CASE WHEN state = 'pending' THEN created_at END) AS oldest_pending_at, \
+             0 AS dead, 0 AS replays_running \
+             FROM deliveries WHERE tenant = ? AND state IN ('pending', 'in_flight')",
+    )
+    .bind(tenant)
+    .fetch_one(&mut *conn)
+    .await?;
+    gauges.dead =
+        sqlx::query_scalar("SELECT COALESCE(SUM(count), 0) FROM dlq_counts WHERE tenant = ?")
+            .bind(tenant)
+            .fetch_one(&mut *conn)
+            .await?;
+    gauges.replays_running = sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = ?"
+    ))
+    .bind(tenant)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(gauges)
 }

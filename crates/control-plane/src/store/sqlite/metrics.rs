@@ -2,11 +2,12 @@
 //! gauges from the open deliveries' index and the DLQ counters.
 
 use async_trait::async_trait;
+use sqlx::SqliteConnection;
 use switchyard_protocol::MetricsGroupBy;
 
 use super::SqliteStore;
 use crate::store::StoreError;
-use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, RollupRow};
+use crate::store::metrics::{HealthRow, MetricsStore, ROLLUP_SUMS, ReportRows, RollupRow};
 use crate::store::metrics::{count, resolution};
 
 #[async_trait]
@@ -18,19 +19,8 @@ impl MetricsStore for SqliteStore {
         since_minute: i64,
         bucket_minutes: i64,
     ) -> Result<Vec<RollupRow>, StoreError> {
-        let bucket = bucket_minutes.max(1);
-        Ok(sqlx::query_as(&format!(
-            "SELECT name, (minute / ?1) * ?1 AS bucket, {ROLLUP_SUMS} FROM attempt_rollups \
-             WHERE tenant = ?2 AND dimension = ?3 AND resolution = ?4 AND minute >= ?5 \
-             GROUP BY name, bucket ORDER BY name, bucket"
-        ))
-        .bind(bucket)
-        .bind(tenant)
-        .bind(dimension.as_str())
-        .bind(resolution(bucket))
-        .bind(since_minute)
-        .fetch_all(&self.readers)
-        .await?)
+        let mut conn = self.readers.acquire().await?;
+        rollups(&mut conn, tenant, dimension, since_minute, bucket_minutes).await
     }
 
     async fn delivery_health(
@@ -38,26 +28,32 @@ impl MetricsStore for SqliteStore {
         tenant: &str,
         dimension: MetricsGroupBy,
     ) -> Result<Vec<HealthRow>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT name, consecutive_failures, failing_since, last_success_at, last_failure_at, \
-             last_error_class, last_error FROM delivery_health \
-             WHERE tenant = ? AND dimension = ? ORDER BY name",
-        )
-        .bind(tenant)
-        .bind(dimension.as_str())
-        .fetch_all(&self.readers)
-        .await?)
+        let mut conn = self.readers.acquire().await?;
+        health(&mut conn, tenant, dimension).await
     }
 
     async fn events_accepted(&self, tenant: &str, since_minute: i64) -> Result<u64, StoreError> {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(SUM(count), 0) FROM event_rollups WHERE tenant = ? AND minute >= ?",
-        )
-        .bind(tenant)
-        .bind(since_minute)
-        .fetch_one(&self.readers)
-        .await?;
-        Ok(count(n))
+        let mut conn = self.readers.acquire().await?;
+        events(&mut conn, tenant, since_minute).await
+    }
+
+    async fn delivery_report(
+        &self,
+        tenant: &str,
+        dimension: MetricsGroupBy,
+        since_minute: i64,
+        bucket_minutes: i64,
+    ) -> Result<ReportRows, StoreError> {
+        let mut tx = self.readers.begin().await?;
+        // A read transaction: every query below sees the same WAL snapshot.
+        let rows = ReportRows {
+            rollups: rollups(&mut tx, tenant, dimension, since_minute, bucket_minutes).await?,
+            health: health(&mut tx, tenant, dimension).await?,
+            events_accepted: events(&mut tx, tenant, since_minute).await?,
+            gauges: super::gauges::tenant_gauges(&mut tx, tenant).await?,
+        };
+        tx.commit().await?;
+        Ok(rows)
     }
 
     async fn sweep_rollups(
@@ -82,4 +78,57 @@ impl MetricsStore for SqliteStore {
             .rows_affected();
         Ok(rollups + events)
     }
+}
+
+async fn rollups(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    dimension: MetricsGroupBy,
+    since_minute: i64,
+    bucket_minutes: i64,
+) -> Result<Vec<RollupRow>, StoreError> {
+    let bucket = bucket_minutes.max(1);
+    Ok(sqlx::query_as(&format!(
+        "SELECT name, (minute / ?1) * ?1 AS bucket, {ROLLUP_SUMS} FROM attempt_rollups \
+             WHERE tenant = ?2 AND dimension = ?3 AND resolution = ?4 AND minute >= ?5 \
+             GROUP BY name, bucket ORDER BY name, bucket"
+    ))
+    .bind(bucket)
+    .bind(tenant)
+    .bind(dimension.as_str())
+    .bind(resolution(bucket))
+    .bind(since_minute)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+async fn health(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    dimension: MetricsGroupBy,
+) -> Result<Vec<HealthRow>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT name, consecutive_failures, failing_since, last_success_at, last_failure_at, \
+             last_error_class, last_error FROM delivery_health \
+             WHERE tenant = ? AND dimension = ? ORDER BY name",
+    )
+    .bind(tenant)
+    .bind(dimension.as_str())
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+async fn events(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    since_minute: i64,
+) -> Result<u64, StoreError> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COALESCE(SUM(count), 0) FROM event_rollups WHERE tenant = ? AND minute >= ?",
+    )
+    .bind(tenant)
+    .bind(since_minute)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(count(n))
 }

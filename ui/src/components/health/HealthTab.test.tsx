@@ -59,8 +59,9 @@ describe("the drawer's Health tab", () => {
     ]);
     expect(screen.getByTestId("drawer-health-rate-value")).toHaveTextContent("75 %");
     expect(screen.getByTestId("drawer-health-attempts-hint")).toHaveTextContent("3 failed");
-    expect(screen.getByTestId("drawer-health-latency-value")).toHaveTextContent(
-      "40 ms / 1.2 s / 4.0 s",
+    expect(screen.getByTestId("drawer-health-latency-value")).toHaveTextContent("1.2 s");
+    expect(screen.getByTestId("drawer-health-latency-hint")).toHaveTextContent(
+      "p50 40 ms · p99 4.0 s",
     );
     expect(screen.getByTestId("drawer-health-classes")).toHaveTextContent("HTTP 5xx: 2");
     expect(screen.getByTestId("drawer-health-classes")).toHaveTextContent("timeout: 1");
@@ -115,6 +116,7 @@ describe("the drawer's Health tab", () => {
     );
     expect(screen.getByTestId("drawer-health-rate-value")).toHaveTextContent(/^—$/);
     expect(screen.getByTestId("drawer-health-latency-value")).toHaveTextContent(/^—$/);
+    expect(screen.getByTestId("drawer-health-latency-hint")).toHaveTextContent("p50 — · p99 —");
     expect(screen.getByTestId("drawer-health-streak")).toHaveTextContent(/^—$/);
     expect(screen.getByTestId("drawer-health-since")).toHaveTextContent(/^—$/);
     expect(screen.getByTestId("drawer-health-last-success")).toHaveTextContent(/^—$/);

@@ -30,7 +30,7 @@ import { useNow } from "../../lib/useNow";
 import { Absent } from "../overview/Absent";
 import { DeliveryChart } from "../overview/DeliveryChart";
 import { LastError } from "../overview/FailingTargets";
-import { FreshnessLine } from "../overview/FreshnessLine";
+import { FreshnessLine, isOutdated } from "../overview/FreshnessLine";
 import { Stat } from "../overview/Stat";
 
 /** A time, relative with the exact one on hover; "—" with why when there is none. */
@@ -116,12 +116,9 @@ function Figures({ group, stale, now }: { group: HealthGroupView; stale: boolean
           testid="drawer-health-attempts"
         />
         <Stat
-          label="Latency p50 / p95 / p99"
-          value={
-            f.latency_ms === null
-              ? "—"
-              : `${durationMs(f.latency_ms.p50)} / ${durationMs(f.latency_ms.p95)} / ${durationMs(f.latency_ms.p99)}`
-          }
+          label="Latency p95"
+          value={durationMs(f.latency_ms?.p95)}
+          hint={`p50 ${durationMs(f.latency_ms?.p50)} · p99 ${durationMs(f.latency_ms?.p99)}`}
           color={tone()}
           title={f.latency_ms === null ? "Latency: no attempts in the window" : undefined}
           testid="drawer-health-latency"
@@ -184,7 +181,7 @@ export function HealthTab({
   return (
     <Stack gap="sm" data-testid="drawer-health">
       <Group justify="space-between" align="center">
-        <FreshnessLine query={metrics} profile={profile} />
+        {isOutdated(fresh.state) ? <span /> : <FreshnessLine query={metrics} profile={profile} />}
         <Group gap="xs">
           {kind === "target" && onOpenDlq && (
             <Anchor
@@ -207,6 +204,8 @@ export function HealthTab({
           />
         </Group>
       </Group>
+      {/* Old or absent figures: said on a line of its own, as on the Overview. */}
+      {isOutdated(fresh.state) && <FreshnessLine query={metrics} profile={profile} />}
       {data && !group && (
         <Text size="sm" c="dimmed" data-testid="drawer-health-none">
           No attempts in {windowWords(window)}.

@@ -67,6 +67,7 @@ export function ResourceTable({
   managed = {},
   health,
   window = "1h",
+  healthStale = false,
 }: {
   kind?: Kind;
   items: ResourceView[];
@@ -79,6 +80,8 @@ export function ResourceTable({
   /** Delivery health by name over `window` (one metrics call for the table); absent: not known. */
   health?: Map<string, HealthGroupView>;
   window?: HealthWindow;
+  /** `health` is the last answer, kept while the control plane does not answer. */
+  healthStale?: boolean;
 }) {
   const columns = columnsOf(kind);
   const template = columns.map((c) => c.width).join(" ");
@@ -200,7 +203,13 @@ export function ResourceTable({
                   {summary(resource)}
                 </Text>
                 <div>
-                  {health && <RowSparkline group={health.get(resource.name)} window={window} />}
+                  {health && (
+                    <RowSparkline
+                      group={health.get(resource.name)}
+                      window={window}
+                      stale={healthStale}
+                    />
+                  )}
                 </div>
                 {kind === "endpoint" && (
                   <div>

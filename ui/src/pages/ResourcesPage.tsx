@@ -103,6 +103,7 @@ export const ResourcesPage = forwardRef<
         managed={managed}
         health={metrics.data ? health : undefined}
         window={window}
+        healthStale={metrics.isError}
       />
       <ResourceDrawer kind={kind} name={open} onClose={() => setOpen(null)} onOpenDlq={onOpenDlq} />
       <Modal

@@ -34,6 +34,29 @@ describe("the resource tables' sparkline column", () => {
     ]);
   });
 
+  it("dims the last figures when the control plane stops answering", async () => {
+    let answering = true;
+    mockCommands({
+      list_resources: () => targets,
+      gitops_managed: () => [],
+      delivery_metrics: ({ window, groupBy }) => {
+        if (!answering) throw { code: "offline", message: "connection refused", problem: null };
+        return report(window, groupBy, [group("crm", 12, 3)]);
+      },
+    });
+    const { client } = renderUi(<ResourcesPage kind="target" />);
+    expect(await screen.findByTestId("sparkline-crm")).toHaveAttribute("data-stale", "false");
+    answering = false;
+    await client.refetchQueries({ queryKey: ["p", "sandbox", "metrics"] });
+    await waitFor(() =>
+      expect(screen.getByTestId("sparkline-crm")).toHaveAttribute("data-stale", "true"),
+    );
+    expect(screen.getByTestId("sparkline-crm")).toHaveAttribute(
+      "aria-label",
+      "12 attempts, 3 failed in the last hour (last fetched figures: the control plane does not answer)",
+    );
+  });
+
   it("shows nothing when the figures are not known", async () => {
     mockCommands({
       list_resources: () => targets,

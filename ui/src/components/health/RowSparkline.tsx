@@ -9,9 +9,12 @@ import { ABSENT, attemptsWords, windowWords } from "../../lib/health";
 export function RowSparkline({
   group,
   window,
+  stale = false,
 }: {
   group: HealthGroupView | undefined;
   window: HealthWindow;
+  /** The last figures, kept while the control plane does not answer: dimmed and said so. */
+  stale?: boolean;
 }) {
   if (!group || group.figures.attempts === 0)
     return (
@@ -19,7 +22,7 @@ export function RowSparkline({
         {ABSENT}
       </Text>
     );
-  const label = attemptsWords(group, window);
+  const label = `${attemptsWords(group, window)}${stale ? " (last fetched figures: the control plane does not answer)" : ""}`;
   const failed = group.figures.failures > 0;
   return (
     <Box
@@ -28,7 +31,8 @@ export function RowSparkline({
       title={label}
       data-testid={`sparkline-${group.name}`}
       data-failed={failed}
-      style={{ width: 48, height: 22 }}
+      data-stale={stale}
+      style={{ width: 48, height: 22, opacity: stale ? 0.45 : undefined }}
     >
       <Sparkline
         w={48}

@@ -288,7 +288,13 @@ export function App() {
             <OverviewPage onOpenDlq={openDlqFor} onOpenTarget={(name) => go("target", name)} />
           )}
           {isKind(page) && (
-            <ResourcesPage key={page} kind={page} ref={resourcesRef} initialOpen={openOnArrival} />
+            <ResourcesPage
+              key={page}
+              kind={page}
+              ref={resourcesRef}
+              initialOpen={openOnArrival}
+              onOpenDlq={openDlqFor}
+            />
           )}
           {page === "outbox" && <OutboxPage />}
           {page === "activity" && <ActivityPage />}

@@ -19,6 +19,7 @@ import { enabled } from "../lib/kinds";
 import { ApplyEditor } from "./ApplyEditor";
 import { AttentionActions } from "./AttentionActions";
 import { ErrorAlert } from "./ErrorAlert";
+import { HealthTab } from "./health/HealthTab";
 import { JsonBlock } from "./JsonDiff";
 import { OriginNote } from "./OriginNote";
 import { PendingBadge, StateBadge } from "./PendingBadge";
@@ -30,10 +31,13 @@ export function ResourceDrawer({
   kind,
   name,
   onClose,
+  onOpenDlq,
 }: {
   kind: Kind;
   name: string | null;
   onClose: () => void;
+  /** Opens the DLQ page filtered to a target (the Health tab's link). */
+  onOpenDlq?: (target: string) => void;
 }) {
   const resource = useResource(kind, name);
   const [mode, setMode] = useState<Mode>("view");
@@ -61,7 +65,12 @@ export function ResourceDrawer({
     >
       {resource.isError && <ErrorAlert error={resource.error as never} />}
       {resource.data && mode === "view" && (
-        <Details resource={resource.data} onMode={setMode} onDeleted={close} />
+        <Details
+          resource={resource.data}
+          onMode={setMode}
+          onDeleted={close}
+          onOpenDlq={onOpenDlq}
+        />
       )}
       {resource.data && mode === "edit" && (
         <ResourceForm kind={kind} resource={resource.data} onDone={() => setMode("view")} />
@@ -127,13 +136,16 @@ function Details({
   resource,
   onMode,
   onDeleted,
+  onOpenDlq,
 }: {
   resource: ResourceView;
   onMode: (mode: Mode) => void;
   onDeleted: () => void;
+  onOpenDlq?: (target: string) => void;
 }) {
   const queue = useQueueWrite();
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [tab, setTab] = useState("spec");
   const [confirmDisable, setConfirmDisable] = useState(false);
   const history = useHistory(resource.kind, resource.name);
   const on = enabled(resource);
@@ -194,10 +206,13 @@ function Details({
         Version {resource.version || "— (not yet on the control plane)"} · updated{" "}
         {shortTime(resource.updated_at)}
       </Text>
-      <Tabs defaultValue="spec">
+      <Tabs value={tab} onChange={(v) => setTab(v ?? "spec")}>
         <Tabs.List>
           <Tabs.Tab value="spec">Spec</Tabs.Tab>
           <Tabs.Tab value="status">Status</Tabs.Tab>
+          <Tabs.Tab value="health" data-testid="tab-health">
+            Health
+          </Tabs.Tab>
           <Tabs.Tab value="history" data-testid="tab-history">
             History
           </Tabs.Tab>
@@ -207,6 +222,12 @@ function Details({
         </Tabs.Panel>
         <Tabs.Panel value="status" pt="sm">
           <StatusTable status={resource.status} />
+        </Tabs.Panel>
+        <Tabs.Panel value="health" pt="sm">
+          {/* Asked for only once opened: a drawer opened for its spec fetches no metrics. */}
+          {tab === "health" && (
+            <HealthTab kind={resource.kind} name={resource.name} onOpenDlq={onOpenDlq} />
+          )}
         </Tabs.Panel>
         <Tabs.Panel value="history" pt="sm">
           <Table striped data-testid="history">

@@ -2,10 +2,17 @@ import { Badge, Box, Group, Text, TextInput, UnstyledButton } from "@mantine/cor
 import { IconChevronDown, IconChevronUp, IconSearch } from "@tabler/icons-react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
-import type { Kind, ManagedResource, ResourceView } from "../ipc/bindings";
+import type {
+  HealthGroupView,
+  HealthWindow,
+  Kind,
+  ManagedResource,
+  ResourceView,
+} from "../ipc/bindings";
 import { relativeTime } from "../lib/format";
 import { enabled, summary } from "../lib/kinds";
 import { GitBadge } from "./gitops/GitBadge";
+import { RowSparkline } from "./health/RowSparkline";
 import { PendingBadge } from "./PendingBadge";
 
 type SortKey = "name" | "summary" | "version" | "updated";
@@ -14,10 +21,12 @@ type Sort = { key: SortKey; desc: boolean };
 type Column = { key: SortKey | null; label: string; width: string; kinds?: Kind[] };
 
 // Minimum widths add up to what fits at 1024 px (the main area is ~780 px there), so the Write
-// badge ("Confirmed · enable") is never cut; the State column exists for endpoints only.
+// badge ("Confirmed · enable") is never cut; the State column exists for endpoints only. The
+// Health column holds a 48 px sparkline (the Spec column gave up 20 px of its minimum).
 const allColumns: Column[] = [
   { key: "name", label: "Name", width: "minmax(120px, 1.2fr)" },
-  { key: "summary", label: "Spec", width: "minmax(120px, 2fr)" },
+  { key: "summary", label: "Spec", width: "minmax(100px, 2fr)" },
+  { key: null, label: "Health", width: "56px" },
   { key: null, label: "State", width: "96px", kinds: ["endpoint"] },
   { key: "version", label: "Version", width: "76px" },
   { key: "updated", label: "Updated", width: "92px" },
@@ -56,6 +65,9 @@ export function ResourceTable({
   filterRef,
   emptyText = "Nothing here yet.",
   managed = {},
+  health,
+  window = "1h",
+  healthStale = false,
 }: {
   kind?: Kind;
   items: ResourceView[];
@@ -65,6 +77,11 @@ export function ResourceTable({
   emptyText?: string;
   /** Resources managed by Git, by `kind/name`: a Git (or drifted) badge by the name. */
   managed?: Record<string, ManagedResource>;
+  /** Delivery health by name over `window` (one metrics call for the table); absent: not known. */
+  health?: Map<string, HealthGroupView>;
+  window?: HealthWindow;
+  /** `health` is the last answer, kept while the control plane does not answer. */
+  healthStale?: boolean;
 }) {
   const columns = columnsOf(kind);
   const template = columns.map((c) => c.width).join(" ");
@@ -185,6 +202,15 @@ export function ResourceTable({
                 <Text size="sm" c="dimmed" truncate>
                   {summary(resource)}
                 </Text>
+                <div>
+                  {health && (
+                    <RowSparkline
+                      group={health.get(resource.name)}
+                      window={window}
+                      stale={healthStale}
+                    />
+                  )}
+                </div>
                 {kind === "endpoint" && (
                   <div>
                     {on === null ? null : (

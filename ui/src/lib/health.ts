@@ -116,3 +116,13 @@ export function freshness(q: MetricsQuery, profile: string | undefined, now: num
     };
   return { state: "loading", text: `asking ${who}…` };
 }
+
+/** One group's row of a resource table: "12 attempts, 3 failed in the last hour". */
+export function attemptsWords(g: HealthGroupView, window: HealthWindow): string {
+  const n = g.figures.attempts;
+  return `${n} ${n === 1 ? "attempt" : "attempts"}, ${g.figures.failures} failed in ${windowWords(window)}`;
+}
+
+/** The groups of a report by name (a resource table looks its rows up in it). */
+export const groupsByName = (data: DeliveryHealthView | undefined): Map<string, HealthGroupView> =>
+  new Map((data?.groups ?? []).map((g) => [g.name, g]));

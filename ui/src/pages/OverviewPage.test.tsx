@@ -2,18 +2,15 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { App } from "../App";
 import type {
-  AttemptFiguresView,
   DeliveryHealthView,
   HealthGroupView,
   HealthWindow,
   Overview,
   SyncStatus,
 } from "../ipc/bindings";
+import { figures, group, MIN, NOW } from "../test/health";
 import { mockCommands, renderUi, resource } from "../test/render";
 import { OverviewPage } from "./OverviewPage";
-
-const NOW = Date.now();
-const MIN = 60_000;
 
 const overview: Overview = {
   profile: "sandbox",
@@ -25,44 +22,6 @@ const overview: Overview = {
   needs_attention: 1,
   recent: [],
 };
-
-function figures(attempts: number, failures: number, over: Partial<AttemptFiguresView> = {}) {
-  return {
-    attempts,
-    successes: attempts - failures,
-    failures,
-    failures_by_class: failures ? [{ error_class: "http_5xx" as const, count: failures }] : [],
-    success_rate: attempts ? (attempts - failures) / attempts : null,
-    latency_ms: attempts ? { p50: 20, p95: 180, p99: 900 } : null,
-    buckets: [0, 1, 2].map((i) => ({
-      start: NOW - (3 - i) * 2 * MIN,
-      attempts: Math.round(attempts / 3),
-      failures: Math.round(failures / 3),
-      p95_ms: attempts ? 180 : null,
-    })),
-    ...over,
-  };
-}
-
-function group(
-  name: string,
-  attempts: number,
-  failures: number,
-  over: Partial<HealthGroupView> = {},
-): HealthGroupView {
-  const failing = failures > 0;
-  return {
-    name,
-    figures: figures(attempts, failures),
-    consecutive_failures: failing ? failures : 0,
-    failing_since: failing ? NOW - 7 * MIN : null,
-    last_success_at: NOW - 8 * MIN,
-    last_failure_at: failing ? NOW - MIN : null,
-    last_error_class: failing ? "http_5xx" : null,
-    last_error: failing ? "503 Service Unavailable from https://crm.example/hooks" : null,
-    ...over,
-  };
-}
 
 function metrics(
   window: HealthWindow,

@@ -1,14 +1,17 @@
 import { Button, Group, Modal, Stack, Title } from "@mantine/core";
 import { IconPlus, IconRefresh } from "@tabler/icons-react";
-import { forwardRef, useImperativeHandle, useRef, useState } from "react";
+import { forwardRef, useImperativeHandle, useMemo, useRef, useState } from "react";
 import { ErrorAlert } from "../components/ErrorAlert";
 import { ResourceDrawer } from "../components/ResourceDrawer";
 import { ResourceForm } from "../components/ResourceForm";
 import { ResourceTable } from "../components/ResourceTable";
 import type { IpcError, Kind, SyncStatus } from "../ipc/bindings";
 import { useGitopsManaged } from "../ipc/gitopsQueries";
+import { useDeliveryMetrics } from "../ipc/healthQueries";
 import { useActiveProfile, useResources, useSyncNow, useSyncStatus } from "../ipc/queries";
 import { kindLabels } from "../lib/format";
+import { groupsByName } from "../lib/health";
+import { useHealthWindow } from "../lib/healthWindow";
 import { useSendNotice } from "../lib/sendNotice";
 
 /** What an empty list means: nothing on the control plane, or never fetched from it. */
@@ -37,9 +40,19 @@ export type ResourcesPageHandle = {
 /** Endpoints, targets or flows: the table, the detail drawer and the create form. */
 export const ResourcesPage = forwardRef<
   ResourcesPageHandle,
-  { kind: Kind; initialOpen?: string | null }
->(function ResourcesPage({ kind, initialOpen = null }, ref) {
+  {
+    kind: Kind;
+    initialOpen?: string | null;
+    /** Opens the DLQ page filtered to a target (a target drawer's Health tab). */
+    onOpenDlq?: (target: string) => void;
+  }
+>(function ResourcesPage({ kind, initialOpen = null, onOpenDlq }, ref) {
   const resources = useResources(kind);
+  // One metrics call for the whole table (the sparklines), the query the drawer's Health tab
+  // and the Overview share for this grouping and window.
+  const [window] = useHealthWindow();
+  const metrics = useDeliveryMetrics(window, kind);
+  const health = useMemo(() => groupsByName(metrics.data), [metrics.data]);
   const managed = useGitopsManaged(kind);
   const syncNow = useSyncNow();
   const profile = useActiveProfile();
@@ -88,8 +101,11 @@ export const ResourcesPage = forwardRef<
         onOpen={(resource) => setOpen(resource.name)}
         filterRef={filterRef}
         managed={managed}
+        health={metrics.data ? health : undefined}
+        window={window}
+        healthStale={metrics.isError}
       />
-      <ResourceDrawer kind={kind} name={open} onClose={() => setOpen(null)} />
+      <ResourceDrawer kind={kind} name={open} onClose={() => setOpen(null)} onOpenDlq={onOpenDlq} />
       <Modal
         opened={creating}
         onClose={() => setCreating(false)}

@@ -3,7 +3,7 @@
 // chart follows the light/dark scheme.
 import { AreaChart } from "@mantine/charts";
 import { Stack, Text } from "@mantine/core";
-import type { DeliveryHealthView, HealthWindow } from "../../ipc/bindings";
+import type { AttemptFiguresView, DeliveryHealthView, HealthWindow } from "../../ipc/bindings";
 import { windowWords } from "../../lib/health";
 
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
@@ -20,9 +20,10 @@ export function bucketWords(seconds: number): string {
   return `${seconds} s`;
 }
 
-export function chartSeries(data: DeliveryHealthView) {
+/** The chart's rows: the tenant's buckets, or one group's (`figures`). */
+export function chartSeries(data: DeliveryHealthView, figures = data.totals.figures) {
   const label = data.window === "7d" ? dayClock : clock;
-  return data.totals.figures.buckets.map((b) => ({
+  return figures.buckets.map((b) => ({
     time: label.format(b.start),
     Attempts: b.attempts,
     Failures: b.failures,
@@ -32,12 +33,17 @@ export function chartSeries(data: DeliveryHealthView) {
 export function DeliveryChart({
   data,
   window,
+  figures = data.totals.figures,
+  height = 220,
 }: {
   data: DeliveryHealthView;
   window: HealthWindow;
+  /** One group's figures (a drawer's Health tab); the tenant's totals by default. */
+  figures?: AttemptFiguresView;
+  height?: number;
 }) {
   const unit = bucketWords(data.bucket_seconds);
-  const none = data.totals.figures.attempts === 0;
+  const none = figures.attempts === 0;
   return (
     <Stack gap={4} data-testid="health-chart">
       <Text fw={500} size="sm">
@@ -50,8 +56,8 @@ export function DeliveryChart({
         </Text>
       ) : (
         <AreaChart
-          h={220}
-          data={chartSeries(data)}
+          h={height}
+          data={chartSeries(data, figures)}
           dataKey="time"
           series={[
             { name: "Attempts", color: "indigo.6" },

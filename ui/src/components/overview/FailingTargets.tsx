@@ -17,7 +17,6 @@ import { useMemo, useState } from "react";
 import type { HealthGroupView, HealthWindow } from "../../ipc/bindings";
 import { relativeTime, shortTime } from "../../lib/format";
 import {
-  ABSENT,
   classLabels,
   failingTargets,
   percent,
@@ -25,29 +24,9 @@ import {
   stillFailingOutsideWindow,
   windowWords,
 } from "../../lib/health";
+import { Absent, KEYBOARD } from "./Absent";
 
-/** Tooltips open on hover and on keyboard focus. */
-const KEYBOARD = { hover: true, focus: true, touch: false };
-
-/** A figure the server did not report: "—", with the reason on hover. */
-function Absent({ why, testid }: { why: string; testid?: string }) {
-  return (
-    <Tooltip label={why} withArrow events={KEYBOARD}>
-      <Text
-        span
-        size="sm"
-        c="dimmed"
-        tabIndex={0}
-        aria-label={`unknown: ${why}`}
-        data-testid={testid}
-      >
-        {ABSENT}
-      </Text>
-    </Tooltip>
-  );
-}
-
-function LastError({ group }: { group: HealthGroupView }) {
+export function LastError({ group }: { group: HealthGroupView }) {
   if (group.last_error_class === null && group.last_error === null)
     return <Absent why="the control plane did not report the last error" />;
   return (

@@ -1,7 +1,7 @@
 //! Issue 15 on the sandbox: the Overview is a delivery health dashboard. The demo's failing
 //! target (`legacy-erp`, whose receiver answers 500) appears among the failing targets with
 //! no success, and its DLQ link opens the DLQ filtered to it. Screenshots: the dashboard,
-//! light and dark.
+//! light and dark, and the target drawer's Health tab.
 
 use std::time::Duration;
 
@@ -59,6 +59,20 @@ async fn the_failing_demo_target_is_ranked_on_the_overview_and_opens_its_dlq() -
     app.shot("overview-health-dark").await?;
     app.click("theme-toggle").await?;
 
+    // The target's drawer, from the same row: its Health tab has the same run of failures.
+    app.click("failing-target-legacy-erp").await?;
+    app.click("tab-health").await?;
+    app.wait_text(
+        "drawer-health-streak",
+        "the drawer's run of failures",
+        |t| t.chars().any(|c| c.is_ascii_digit() && c != '0'),
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    app.shot("drawer-health").await?;
+    app.close_drawer().await?;
+
+    app.click("nav-overview").await?;
     app.click("failing-dlq-legacy-erp").await?;
     let mut filter = String::new();
     for _ in 0..100 {

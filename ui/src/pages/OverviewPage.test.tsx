@@ -8,7 +8,7 @@ import type {
   Overview,
   SyncStatus,
 } from "../ipc/bindings";
-import { figures, group, MIN, NOW } from "../test/health";
+import { figures, group, NOW, report } from "../test/health";
 import { mockCommands, renderUi, resource } from "../test/render";
 import { OverviewPage } from "./OverviewPage";
 
@@ -28,24 +28,8 @@ function metrics(
   groups: HealthGroupView[],
   totals: Partial<DeliveryHealthView["totals"]> = {},
 ): DeliveryHealthView {
-  return {
-    window,
-    group_by: "target",
-    since: NOW - 60 * MIN,
-    until: NOW,
-    bucket_seconds: 120,
-    totals: {
-      events_accepted: 25,
-      figures: figures(40, 10),
-      deliveries_pending: 3,
-      deliveries_in_flight: 1,
-      oldest_pending_at: NOW - 4 * MIN,
-      dead: 40,
-      replays_running: 1,
-      ...totals,
-    },
-    groups,
-  };
+  const base = report(window, "target", groups);
+  return { ...base, totals: { ...base.totals, ...totals } };
 }
 
 // crm and erp share a success rate: erp has the longer run of failures, so it comes first.

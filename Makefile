@@ -46,14 +46,18 @@ test-rust:
 # Profile tokens in a real OS keychain (crates/core/tests/keychain.rs): gnome-keyring's Secret
 # Service in a private D-Bus session, its login keyring unlocked with a throwaway password and
 # kept in a temp dir (never yours). REQUIRE_KEYCHAIN=1: no Secret Service fails, not skips.
-# `--workspace` builds with the same features as test-rust, so nothing is compiled again.
+# The test binary is the one `cargo test --workspace` builds (asking cargo for it by the same
+# command builds nothing again; `-p switchyard-core --test keychain` would resolve other
+# features and compile the dependencies a second time).
 test-keychain:
 	@command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null || \
 	  { echo "test-keychain: needs dbus-run-session and gnome-keyring-daemon (make setup installs them)" >&2; exit 1; }
+	bin=$$(cargo test --workspace --no-run --message-format=json-render-diagnostics | python3 -c \
+	  'import json, sys; print(next(m["executable"] for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "keychain" and m.get("executable")))') && \
 	keyring_tmp=$$(mktemp -d) && trap 'rm -rf "$$keyring_tmp"' EXIT && mkdir -m 700 "$$keyring_tmp/run" && \
-	XDG_DATA_HOME="$$keyring_tmp/data" XDG_RUNTIME_DIR="$$keyring_tmp/run" dbus-run-session -- bash -c \
+	XDG_DATA_HOME="$$keyring_tmp/data" XDG_RUNTIME_DIR="$$keyring_tmp/run" KEYCHAIN_TEST="$$bin" dbus-run-session -- bash -c \
 	  'echo -n test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && \
-	   REQUIRE_KEYCHAIN=1 cargo test --workspace --test keychain -- --nocapture'
+	   REQUIRE_KEYCHAIN=1 "$$KEYCHAIN_TEST" --nocapture'
 
 # A release build carries none of the tests' fault-injection switches.
 check-release:

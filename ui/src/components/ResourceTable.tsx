@@ -22,11 +22,12 @@ type Column = { key: SortKey | null; label: string; width: string; kinds?: Kind[
 
 // Minimum widths add up to what fits at 1024 px (the main area is ~780 px there), so the Write
 // badge ("Confirmed · enable") is never cut; the State column exists for endpoints only. The
-// Health column holds a 48 px sparkline (the Spec column gave up 20 px of its minimum).
+// Health column (64 px: its bold header) holds a 48 px sparkline (the Spec column gave up 20 px
+// of its minimum).
 const allColumns: Column[] = [
   { key: "name", label: "Name", width: "minmax(120px, 1.2fr)" },
   { key: "summary", label: "Spec", width: "minmax(100px, 2fr)" },
-  { key: null, label: "Health", width: "56px" },
+  { key: null, label: "Health", width: "64px" },
   { key: null, label: "State", width: "96px", kinds: ["endpoint"] },
   { key: "version", label: "Version", width: "76px" },
   { key: "updated", label: "Updated", width: "92px" },

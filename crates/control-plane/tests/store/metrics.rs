@@ -260,4 +260,28 @@ async fn gauges_count_open_and_dead_deliveries(b: &Backend) {
     let other = store.tenant_gauges("other").await.unwrap();
     assert_eq!((other.pending, other.in_flight, other.dead), (0, 0, 0));
     assert_eq!(other.oldest_pending_at, None);
+
+    // The report reads the same figures in one snapshot.
+    let since = T0 / MINUTE - 14;
+    let report = store
+        .delivery_report(TENANT, MetricsGroupBy::Target, since, 1)
+        .await
+        .unwrap();
+    assert_eq!(report.gauges, g);
+    assert_eq!(
+        report.rollups,
+        store
+            .attempt_rollups(TENANT, MetricsGroupBy::Target, since, 1)
+            .await
+            .unwrap()
+    );
+    assert_eq!(report.rollups.iter().map(|r| r.attempts).sum::<i64>(), 2);
+    assert_eq!(
+        report.health,
+        store
+            .delivery_health(TENANT, MetricsGroupBy::Target)
+            .await
+            .unwrap()
+    );
+    assert_eq!(report.events_accepted, 4);
 }

@@ -3,7 +3,7 @@
 # or with sudo), the UI's npm packages, tauri-driver for the WebDriver end-to-end tests, and
 # a PostgreSQL server on 127.0.0.1:5432 when none answers there (scripts/lib/postgres.sh).
 # gnome-keyring, libsecret-tools and dbus-daemon/dbus-bin (dbus-run-session) are for
-# `make test-keychain`: profile tokens in a real Secret Service.
+# `make test-keychain`: profile tokens in a real Secret Service (python3 finds its test binary).
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ need_apt=()
 for pkg in build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libsoup-3.0-dev \
   libjavascriptcoregtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \
   xvfb xauth webkit2gtk-driver imagemagick libdbus-1-dev \
-  gnome-keyring libsecret-tools dbus-daemon dbus-bin; do
+  gnome-keyring libsecret-tools dbus-daemon dbus-bin python3; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ! command -v node >/dev/null 2>&1; then need_apt+=(nodejs npm); fi

@@ -57,6 +57,7 @@ async fn step(
         }
     }
     send_replay_writes(state, profile).await;
+    send_target_tests(state, profile).await;
     let counts = match core.pending_counts(profile).await {
         Ok(counts) => counts,
         Err(e) => {
@@ -72,6 +73,8 @@ async fn step(
         };
         return match core.sync(profile, opts).await {
             Ok(report) => {
+                // Tests waiting behind the writes just sent go now, not a round later.
+                send_target_tests(state, profile).await;
                 *last_refresh = Some((profile.to_owned(), Instant::now()));
                 if report.outcome == SyncOutcome::Incomplete {
                     PROBE_EVERY
@@ -110,6 +113,18 @@ async fn send_replay_writes(state: &AppState, profile: &str) {
             .await
     {
         tracing::warn!("sending queued replay writes: {e}");
+    }
+}
+
+/// Test webhooks still queued (made offline, behind the target's own writes, or whose
+/// background send gave up) go out the same way. Reading none is one indexed query.
+async fn send_target_tests(state: &AppState, profile: &str) {
+    if let Err(e) = state
+        .core
+        .sync_target_tests(profile, Duration::from_secs(5))
+        .await
+    {
+        tracing::warn!("sending queued test webhooks: {e}");
     }
 }
 

@@ -9,6 +9,7 @@ mod health;
 mod outbox;
 mod profiles;
 mod resources;
+mod targets;
 
 pub use agents::*;
 pub use app::*;
@@ -18,6 +19,7 @@ pub use health::*;
 pub use outbox::*;
 pub use profiles::*;
 pub use resources::*;
+pub use targets::*;
 
 use crate::ipc::bindings::command_map;
 use crate::ipc::*;
@@ -54,6 +56,8 @@ command_map! {
     dlq_stats(profile: String, group_by: DlqGrouping, filter: Option<DlqFilterInput>) -> DlqStatsView;
     dlq_causes(profile: String, filter: DlqFilterInput) -> Vec<DlqCauseView>;
     delivery_metrics(profile: String, window: HealthWindow, group_by: HealthGroupBy) -> DeliveryHealthView;
+    test_target(profile: String, input: TargetTestInput) -> TargetTestView;
+    list_target_tests(profile: String, target: String) -> Vec<TargetTestView>;
     get_event(profile: String, id: String) -> EventView;
     find_events(profile: String, event_key: String, endpoint: Option<String>) -> EventListView;
     get_delivery(profile: String, id: String) -> DeliveryView;
@@ -117,6 +121,8 @@ macro_rules! handler {
             $crate::commands::dlq_stats,
             $crate::commands::dlq_causes,
             $crate::commands::delivery_metrics,
+            $crate::commands::test_target,
+            $crate::commands::list_target_tests,
             $crate::commands::get_event,
             $crate::commands::find_events,
             $crate::commands::get_delivery,

@@ -5,9 +5,11 @@ pub mod bindings;
 pub mod convert;
 mod dlq;
 mod health;
+mod target_test;
 mod types;
 
 pub use app::*;
 pub use dlq::*;
 pub use health::*;
+pub use target_test::*;
 pub use types::*;

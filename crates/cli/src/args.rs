@@ -34,7 +34,7 @@ pub enum Command {
     Endpoints(ResourceCmd),
     /// Targets: webhook destinations.
     #[command(subcommand)]
-    Targets(ResourceCmd),
+    Targets(TargetCmd),
     /// Flows: routes from an endpoint to a target.
     #[command(subcommand)]
     Flows(ResourceCmd),
@@ -162,6 +162,34 @@ pub enum ResourceCmd {
         #[command(flatten)]
         wait: WaitArg,
     },
+}
+
+/// `switchyard targets …`: the resource commands, and what only targets have.
+#[derive(Subcommand)]
+pub enum TargetCmd {
+    #[command(flatten)]
+    Resource(ResourceCmd),
+    /// Send one signed test webhook to a target and show what the receiver answered. Queued
+    /// like every write (saved locally, then sent with one Idempotency-Key): run it again with
+    /// the same --key after a timeout and the receiver still gets it once.
+    Test(TargetTestArgs),
+}
+
+#[derive(Args)]
+pub struct TargetTestArgs {
+    pub name: String,
+    /// The webhook's `type` (default `switchyard.test`).
+    #[arg(long, value_name = "TYPE")]
+    pub event_type: Option<String>,
+    /// The webhook's `data`: JSON, @FILE, or - for stdin (default `{}`).
+    #[arg(long, value_name = "JSON")]
+    pub payload: Option<String>,
+    /// The test's idempotency key (default: a new one). The same key again resumes that test.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Give up waiting for the answer after this long (the test stays queued).
+    #[arg(long, value_name = "DUR", default_value = "60s")]
+    pub timeout: String,
 }
 
 #[derive(Subcommand)]

@@ -15,7 +15,9 @@ use switchyard_core::*;
 
 use args::*;
 use commands::profile::pick_profile;
-use commands::{audit, dlq, events, gitops, mcp, outbox, profile, resources, status, sync};
+use commands::{
+    audit, dlq, events, gitops, mcp, outbox, profile, resources, status, sync, targets,
+};
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
 /// usage errors exit 2 too (with nothing on stdout).
@@ -31,6 +33,9 @@ pub enum Exit {
     NeedsAttention,
     /// The sync stopped (timeout, offline) with work left to send.
     Incomplete,
+    /// `targets test`: the control plane sent the test webhook and the receiver did not
+    /// accept it.
+    TestFailed,
 }
 
 impl Exit {
@@ -41,6 +46,7 @@ impl Exit {
             Exit::Changes => 2,
             Exit::NeedsAttention => 3,
             Exit::Incomplete => 4,
+            Exit::TestFailed => 5,
         }
     }
 }
@@ -103,8 +109,12 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Endpoints(cmd) => {
             resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Endpoint, cmd).await
         }
-        Command::Targets(cmd) => {
+        Command::Targets(TargetCmd::Resource(cmd)) => {
             resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Target, cmd).await
+        }
+        Command::Targets(TargetCmd::Test(args)) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            targets::test(&console, &profile, json, args).await
         }
         Command::Flows(cmd) => {
             resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Flow, cmd).await

@@ -17,6 +17,7 @@
 //! uses it; the optimistic cache change and the outbox row commit in one transaction; a
 //! fenced lease in SQLite keeps two processes (CLI and app) from sending one op at once.
 
+mod action;
 mod audit;
 mod cache;
 pub mod client;
@@ -36,8 +37,10 @@ pub mod retry;
 pub mod schedule;
 mod secrets;
 mod sync;
+pub mod target_test;
 pub mod types;
 
+pub use action::ActionState;
 pub use clock::{Clock, RandomSource};
 pub use console::{Console, ConsoleOptions, default_data_dir};
 /// The SQLite pragmas of the console database (the benchmark baseline uses the same).
@@ -52,5 +55,8 @@ pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;
 pub use switchyard_protocol::metrics as protocol_metrics;
 pub use switchyard_protocol::replay as protocol_replay;
-pub use switchyard_protocol::{Problem, Resource, ResourceKind, ServerInfo};
+pub use switchyard_protocol::{
+    Problem, Resource, ResourceKind, ServerInfo, TargetTestRequest, TargetTestResult,
+};
+pub use target_test::TargetTestOp;
 pub use types::*;

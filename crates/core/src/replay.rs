@@ -17,10 +17,10 @@ use serde_json::Value;
 use switchyard_protocol::replay::{ReplayDryRun, ReplayRequest, ReplaySelection};
 
 use crate::Console;
+use crate::action::{self, ActionState, Queued, Settled, op_error};
 use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
-use crate::retry::{AttemptOutcome, classify_status, parse_retry_after};
 use crate::types::{OpError, Origin};
 
 /// What the operator asks for when starting a replay.
@@ -42,33 +42,14 @@ pub enum ReplayAction {
     Cancel,
 }
 
-/// `pending` (saved locally, not yet confirmed) → `done` (the server confirmed) or
-/// `needs_attention` (the server refused it; `last_error` says why).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
-#[serde(rename_all = "snake_case")]
-#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
-pub enum ReplayOpState {
-    Pending,
-    Done,
-    NeedsAttention,
-}
+/// The state of a replay write: the state every keyed action of the console shares.
+pub type ReplayOpState = ActionState;
 
 impl ReplayAction {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Start => "start",
             Self::Cancel => "cancel",
-        }
-    }
-}
-
-impl ReplayOpState {
-    /// As stored and in the audit log's outcome.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Done => "done",
-            Self::NeedsAttention => "needs_attention",
         }
     }
 }
@@ -155,6 +136,16 @@ impl TryFrom<ReplayRow> for ReplayOp {
             updated_at: r.updated_at,
             origin,
         })
+    }
+}
+
+impl Queued for ReplayOp {
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn due_at(&self) -> Option<i64> {
+        self.next_attempt_at
     }
 }
 
@@ -511,46 +502,20 @@ impl Console {
     /// attention, retrying transient failures (same session id / same key) with the core's
     /// full-jitter backoff, for at most `deadline`. Returns the rows it touched.
     pub async fn sync_replays(&self, profile: &str, deadline: Duration) -> Result<Vec<ReplayOp>> {
-        let started = std::time::Instant::now();
-        let mut touched = std::collections::BTreeMap::new();
-        loop {
-            let rows: Vec<ReplayRow> = sqlx::query_as(&format!(
-                "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND state = 'pending' ORDER BY id"
-            ))
-            .bind(profile)
-            .fetch_all(&self.inner.pool)
-            .await?;
-            let pending: Vec<ReplayOp> = rows
-                .into_iter()
-                .map(ReplayOp::try_from)
-                .collect::<Result<_>>()?;
-            if pending.is_empty() {
-                break;
-            }
-            let now = self.now();
-            let mut soonest = i64::MAX;
-            for op in pending {
-                let due = op.next_attempt_at.unwrap_or(now);
-                if due > now {
-                    soonest = soonest.min(due);
-                    continue;
-                }
-                let op = self.send_replay_op(profile, op).await?;
-                if op.state == ReplayOpState::Pending {
-                    soonest = soonest.min(op.next_attempt_at.unwrap_or(now));
-                }
-                touched.insert(op.id, op);
-            }
-            if soonest == i64::MAX {
-                continue;
-            }
-            let wait = (soonest - self.now()).max(0) as u64;
-            if started.elapsed() + Duration::from_millis(wait) > deadline {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(wait)).await;
-        }
-        Ok(touched.into_values().collect())
+        let pending = || -> action::Step<'_, Vec<ReplayOp>> {
+            Box::pin(async move {
+                let rows: Vec<ReplayRow> = sqlx::query_as(&format!(
+                    "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND state = 'pending' ORDER BY id"
+                ))
+                .bind(profile)
+                .fetch_all(&self.inner.pool)
+                .await?;
+                rows.into_iter().map(ReplayOp::try_from).collect()
+            })
+        };
+        let send =
+            |op| -> action::Step<'_, ReplayOp> { Box::pin(self.send_replay_op(profile, op)) };
+        action::drain(deadline, || self.now(), pending, send).await
     }
 
     async fn send_replay_op(&self, profile: &str, op: ReplayOp) -> Result<ReplayOp> {
@@ -581,28 +546,24 @@ impl Console {
             }
         };
         let now = self.now();
-        // Counted by `mark_sending`, before the request left.
-        let attempts = op.attempts;
-        let policy = &self.inner.opts.retry;
-        let Some(ReplayAnswer {
+        // `attempts` was counted by `mark_sending`, before the request left.
+        let Some(Settled {
             state,
             error,
             answer,
-            retry_after,
-        }) = replay_answer(result, now)
+            next_attempt_at,
+        }) = action::settle(
+            result,
+            op.attempts,
+            now,
+            &self.inner.opts.retry,
+            self.inner.opts.rng.as_ref(),
+        )
         else {
             return Err(CoreError::Unauthorized {
                 profile: profile.to_owned(),
             });
         };
-        let state = if state == ReplayOpState::Pending && attempts >= policy.max_attempts {
-            ReplayOpState::NeedsAttention
-        } else {
-            state
-        };
-        let backoff = retry_after
-            .map(|ms| ms.min(policy.max_retry_after_ms))
-            .unwrap_or_else(|| policy.backoff_ms(attempts, self.inner.opts.rng.as_ref()));
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let row: Option<ReplayRow> = sqlx::query_as(&format!(
             "UPDATE replay_outbox SET state = ?, last_error = ?, result = COALESCE(?, result), \
@@ -611,7 +572,7 @@ impl Console {
         .bind(state)
         .bind(error.as_ref().map(|e| serde_json::to_string(e).expect("error serializes")))
         .bind(answer.as_ref().map(Value::to_string))
-        .bind(now + backoff as i64)
+        .bind(next_attempt_at)
         .bind(now)
         .bind(op.id)
         .fetch_optional(&mut *tx)
@@ -636,79 +597,6 @@ impl Console {
         let op = ReplayOp::try_from(row)?;
         self.announce(&op);
         Ok(op)
-    }
-}
-
-/// How a replay write's request ended, before the retry rules.
-struct ReplayAnswer {
-    state: ReplayOpState,
-    error: Option<OpError>,
-    /// The server's answer when done.
-    answer: Option<Value>,
-    retry_after: Option<u64>,
-}
-
-/// Classifies a replay write's answer; `None` when the server refused the token.
-fn replay_answer(result: SendResult, now: i64) -> Option<ReplayAnswer> {
-    let (state, error, answer, retry_after) = match result {
-        SendResult::Transport(message) => (
-            ReplayOpState::Pending,
-            Some(OpError {
-                status: None,
-                problem: None,
-                message,
-                transient: true,
-            }),
-            None,
-            None,
-        ),
-        SendResult::Answered(a) => {
-            let code = a
-                .body
-                .as_ref()
-                .and_then(|b| b.get("code"))
-                .and_then(Value::as_str);
-            let retry_after = a
-                .retry_after
-                .as_deref()
-                .and_then(|v| parse_retry_after(v, now));
-            match classify_status(a.status, code, retry_after) {
-                AttemptOutcome::Success => (ReplayOpState::Done, None, a.body, None),
-                AttemptOutcome::Unauthorized => return None,
-                AttemptOutcome::Transient { retry_after_ms } => (
-                    ReplayOpState::Pending,
-                    Some(op_error(a.status, a.body.as_ref(), true)),
-                    None,
-                    retry_after_ms,
-                ),
-                AttemptOutcome::Permanent => (
-                    ReplayOpState::NeedsAttention,
-                    Some(op_error(a.status, a.body.as_ref(), false)),
-                    None,
-                    None,
-                ),
-            }
-        }
-    };
-    Some(ReplayAnswer {
-        state,
-        error,
-        answer,
-        retry_after,
-    })
-}
-
-fn op_error(status: u16, body: Option<&Value>, transient: bool) -> OpError {
-    let problem = body.and_then(|b| serde_json::from_value(b.clone()).ok());
-    let message = match &problem {
-        Some(p) => format!("HTTP {status}: {p}"),
-        None => format!("HTTP {status}"),
-    };
-    OpError {
-        status: Some(status),
-        problem,
-        message,
-        transient,
     }
 }
 

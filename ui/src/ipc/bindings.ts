@@ -552,6 +552,33 @@ round_done: number, round_total: number,
  */
 offline_reason: string | null, };
 
+export type TargetTestInput = { target: string, key: string, 
+/**
+ * The webhook's `type` (default `switchyard.test`).
+ */
+event_type: string | null, };
+
+export type TargetTestResultView = { 
+/**
+ * A 2xx within the target's timeout.
+ */
+ok: boolean, status_code: number | null, error_class: FailureClass | null, error: string | null, duration_ms: number, webhook_id: string, 
+/**
+ * RFC 3339.
+ */
+tested_at: string, };
+
+export type TargetTestView = { id: number, target: string, key: string, 
+/**
+ * Saved locally → sent → confirmed (then `result` says what the receiver answered), or
+ * needs attention (`error` says why the control plane refused it).
+ */
+state: ReplayWriteState, attempts: number, error: string | null, 
+/**
+ * The server's problem code when it refused the test (e.g. `not_found`).
+ */
+error_code: string | null, result: TargetTestResultView | null, created_at: number, };
+
 export type UpdateSettingsInput = { feed_url: string | null, auto_check: boolean | null, };
 
 export type UpdateSettingsView = { feed_url: string | null, 
@@ -648,6 +675,8 @@ export type Commands = {
   dlq_stats: { args: { profile: string; groupBy: DlqGrouping; filter: DlqFilterInput | null }; result: DlqStatsView };
   dlq_causes: { args: { profile: string; filter: DlqFilterInput }; result: Array<DlqCauseView> };
   delivery_metrics: { args: { profile: string; window: HealthWindow; groupBy: HealthGroupBy }; result: DeliveryHealthView };
+  test_target: { args: { profile: string; input: TargetTestInput }; result: TargetTestView };
+  list_target_tests: { args: { profile: string; target: string }; result: Array<TargetTestView> };
   get_event: { args: { profile: string; id: string }; result: EventView };
   find_events: { args: { profile: string; eventKey: string; endpoint: string | null }; result: EventListView };
   get_delivery: { args: { profile: string; id: string }; result: DeliveryView };

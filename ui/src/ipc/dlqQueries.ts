@@ -111,27 +111,48 @@ export function useDlqStats(
   groupBy: DlqGrouping,
   refetchMs?: number,
   filter: DlqFilterInput | null = null,
+  enabled = true,
 ) {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
       profile,
       (k) => k.stats(groupBy, filter),
-      (p) => call("dlq_stats", { profile: p, groupBy, filter }),
+      enabled ? (p) => call("dlq_stats", { profile: p, groupBy, filter }) : null,
     ),
     refetchInterval: refetchMs,
   });
 }
 
 /** Error class × target counts of the DLQ matching `filter` (one server call). */
-export function useDlqCauses(filter: DlqFilterInput) {
+export function useDlqCauses(filter: DlqFilterInput, refetchMs = 10_000) {
   const profile = useActiveProfile();
-  return useQuery(
-    scoped(
+  return useQuery({
+    ...scoped(
       profile,
       (k) => k.causes(filter),
       (p) => call("dlq_causes", { profile: p, filter }),
     ),
+    // In step with the charts (Charts.tsx) and the badge: the matrix is live, not a snapshot.
+    refetchInterval: refetchMs,
+  });
+}
+
+/**
+ * How many dead deliveries matching `filter` died after `newest` (the dead_at of the list's
+ * newest row): the rows the list does not show yet. `newest === undefined`: not known yet
+ * (no answer); `null`: the list is empty, so every matching row is new.
+ */
+export function useDlqNewer(filter: DlqFilterInput, newest: number | null | undefined) {
+  const since =
+    newest === null || newest === undefined
+      ? filter.since
+      : Math.max(filter.since ?? 0, newest + 1);
+  return useDlqStats(
+    "error_class",
+    5000,
+    newest === undefined ? null : { ...filter, since },
+    newest !== undefined,
   );
 }
 

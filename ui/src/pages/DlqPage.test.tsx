@@ -19,6 +19,50 @@ const entry = (i: number, target: string): DlqEntryView => ({
 });
 
 describe("DlqPage", () => {
+  it("counts dead deliveries newer than the list and shows them on request", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    const all = [entry(1, "crm"), entry(2, "erp")];
+    mockCommands({
+      dlq_stats: ({ filter }: { filter: DlqFilterInput | null }) => ({
+        total: all.filter((e) => filter?.since == null || e.dead_at >= filter.since).length,
+        groups: [],
+      }),
+      dlq_page: () => ({
+        items: [...all].sort((a, b) => b.dead_at - a.dead_at),
+        next_cursor: null,
+      }),
+      retry_schedule: () => [0, 10_000, 60_000, 600_000, 3_600_000],
+    });
+    renderUi(<DlqPage />);
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("2 shown"));
+    expect(screen.queryByTestId("dlq-new")).toBeNull();
+    all.push({ ...entry(9, "crm"), delivery_id: "dlv_new", dead_at: Date.now() + 1000 });
+    await waitFor(
+      () => expect(screen.getByTestId("dlq-new")).toHaveTextContent("1 new — show them"),
+      {
+        timeout: 8000,
+      },
+    );
+    fireEvent.click(screen.getByTestId("dlq-new"));
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("3 shown"));
+    await waitFor(() => expect(screen.queryByTestId("dlq-new")).toBeNull(), { timeout: 8000 });
+  }, 20_000);
+
+  it("an empty DLQ says what lands in it", async () => {
+    window.history.replaceState(null, "", "#");
+    localStorage.clear();
+    mockCommands({
+      dlq_stats: () => ({ total: 0, groups: [] }),
+      dlq_page: () => ({ items: [], next_cursor: null }),
+      retry_schedule: () => [0, 10_000, 60_000, 600_000, 3_600_000],
+    });
+    renderUi(<DlqPage />);
+    expect(
+      await screen.findByText(/deliveries that exhaust their 5 attempts land here/),
+    ).toBeInTheDocument();
+  });
+
   it("a filter goes to the server, lands in the URL, and narrows the rows", async () => {
     window.history.replaceState(null, "", "#");
     localStorage.clear();
@@ -183,7 +227,11 @@ describe("DlqPage dates, live count and charts", () => {
     localStorage.clear();
     let dead = [entry(1, "crm"), entry(2, "erp"), entry(3, "crm")];
     mockCommands({
-      dlq_stats: () => ({ total: 5, groups: [] }),
+      // Five in the DLQ, none newer than the list's newest row (some older ones appeared).
+      dlq_stats: ({ filter }: { filter: DlqFilterInput | null }) => ({
+        total: filter?.since != null ? 0 : 5,
+        groups: [],
+      }),
       dlq_page: () => ({ items: dead, next_cursor: null }),
       list_resources: () => [],
     });

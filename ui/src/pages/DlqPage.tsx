@@ -10,7 +10,13 @@ import { emptyReason, FilterBar, useKnownNames } from "../components/dlq/FilterB
 import { ReplayDialog } from "../components/dlq/ReplayDialog";
 import { StaleNote, serverWait } from "../components/StaleNote";
 import type { DlqFilterInput, FailureClass, ReplaySelectionInput } from "../ipc/bindings";
-import { useDlqCauses, useDlqPages, useDlqStats } from "../ipc/dlqQueries";
+import {
+  useDlqCauses,
+  useDlqNewer,
+  useDlqPages,
+  useDlqStats,
+  useSchedule,
+} from "../ipc/dlqQueries";
 import { useActiveProfile } from "../ipc/queries";
 import {
   causeMatrix,
@@ -146,6 +152,18 @@ export function DlqPage({
   );
   const oldestFirst = useMemo(() => [...rows].reverse().map((r) => r.delivery_id), [rows]);
   const matchCount = matching.data?.total;
+  // The newest row the list has shown for this view (kept when the window moves down and
+  // the top page is dropped): dead deliveries after it are new.
+  const viewKey = viewToQuery(view);
+  const top = pages.data?.pages[0];
+  const [newest, setNewest] = useState<{ view: string; at: number | null } | null>(null);
+  const topAt = top && top.index === 0 ? (top.items[0]?.dead_at ?? null) : undefined;
+  useEffect(() => {
+    if (topAt !== undefined) setNewest({ view: viewKey, at: topAt });
+  }, [topAt, viewKey]);
+  const newer = useDlqNewer(view.filter, newest?.view === viewKey ? newest.at : undefined);
+  const newCount = newer.data?.total ?? 0;
+  const schedule = useSchedule();
   // The list is a snapshot; the count is live. Say when they differ (new dead deliveries, or
   // some replayed away) instead of showing two numbers that disagree.
   const changed =
@@ -201,7 +219,19 @@ export function DlqPage({
             : `${loadedTotal} shown${pages.hasNextPage ? ` of ${loadedTotal}+ loaded (more as you scroll)` : ""}`}
           {matchCount !== undefined && filtered ? ` · ${matchCount} match the filter` : ""}
         </Text>
-        {changed && (
+        {newCount > 0 && (
+          <Button
+            size="xs"
+            variant="light"
+            color="orange"
+            onClick={() => pages.reload()}
+            loading={pages.isRefetching}
+            data-testid="dlq-new"
+          >
+            {newCount} new — show them
+          </Button>
+        )}
+        {changed && newCount === 0 && (
           <Button
             size="xs"
             variant="light"
@@ -259,7 +289,7 @@ export function DlqPage({
             empty={
               pages.isError
                 ? `Not loaded: ${profile ?? "the control plane"} has not answered.`
-                : emptyReason(view.filter, known, profile)
+                : emptyReason(view.filter, known, profile, schedule.data?.length)
             }
           />
         </Tabs.Panel>

@@ -10,3 +10,4 @@ pub mod profile;
 pub mod resources;
 pub mod status;
 pub mod sync;
+pub mod targets;

@@ -12,19 +12,20 @@ use super::sync::run_sync;
 use crate::args::{ResourceCmd, parse_duration};
 use crate::{Exit, emit, table};
 
-fn read_spec(text: &str) -> anyhow::Result<Value> {
+/// A JSON argument (`--spec`, `--payload`): inline JSON, `@FILE`, or `-` for stdin.
+pub fn read_json(text: &str, flag: &str) -> anyhow::Result<Value> {
     let raw = if text == "-" {
         let mut s = String::new();
         std::io::stdin()
             .read_to_string(&mut s)
-            .context("reading --spec from standard input")?;
+            .with_context(|| format!("reading {flag} from standard input"))?;
         s
     } else if let Some(path) = text.strip_prefix('@') {
-        std::fs::read_to_string(path).with_context(|| format!("reading --spec file {path}"))?
+        std::fs::read_to_string(path).with_context(|| format!("reading {flag} file {path}"))?
     } else {
         text.to_owned()
     };
-    serde_json::from_str(&raw).map_err(|e| anyhow::anyhow!("--spec is not valid JSON: {e}"))
+    serde_json::from_str(&raw).map_err(|e| anyhow::anyhow!("{flag} is not valid JSON: {e}"))
 }
 
 fn state_word(s: SyncState) -> &'static str {
@@ -120,7 +121,7 @@ pub async fn resource_cmd(
             Write::Create {
                 kind,
                 name,
-                spec: read_spec(&spec)?,
+                spec: read_json(&spec, "--spec")?,
             },
             wait,
         ),
@@ -128,7 +129,7 @@ pub async fn resource_cmd(
             Write::Update {
                 kind,
                 name,
-                patch: read_spec(&spec)?,
+                patch: read_json(&spec, "--spec")?,
             },
             wait,
         ),
@@ -136,7 +137,7 @@ pub async fn resource_cmd(
             Write::Apply {
                 kind,
                 name,
-                spec: read_spec(&spec)?,
+                spec: read_json(&spec, "--spec")?,
             },
             wait,
         ),

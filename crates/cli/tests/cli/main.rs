@@ -5,6 +5,7 @@ mod dlq;
 mod gitops;
 mod mcp;
 mod status;
+mod targets;
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};

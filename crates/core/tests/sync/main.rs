@@ -11,4 +11,5 @@ mod keyed;
 mod proxy;
 mod replay;
 mod resolve;
+mod target_test;
 mod two_processes;

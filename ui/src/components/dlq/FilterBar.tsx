@@ -144,6 +144,8 @@ export function emptyReason(
   filter: DlqFilterInput,
   known: Record<"endpoint" | "target" | "flow", string[]>,
   profile: string | undefined,
+  /** Attempts a delivery gets before it dies (the server's retry schedule), when known. */
+  attempts?: number,
 ): string {
   const set = (["endpoint", "target", "flow"] as const).filter((k) => filter[k]);
   const unknown = set.filter((k) => known[k].length > 0 && !known[k].includes(filter[k] ?? ""));
@@ -158,5 +160,7 @@ export function emptyReason(
   const any = set.length || filter.error_class || filter.since !== null || filter.until !== null;
   return any
     ? "No dead deliveries match this filter."
-    : `The DLQ of ${profile ?? "this control plane"} is empty: every delivery succeeded or is still being retried.`;
+    : `The DLQ of ${profile ?? "this control plane"} is empty: deliveries that exhaust their ${
+        attempts ?? ""
+      }${attempts ? " " : ""}attempts land here. Every delivery so far succeeded or is still being retried.`;
 }

@@ -4,6 +4,7 @@
 import {
   Anchor,
   Badge,
+  Divider,
   Group,
   SegmentedControl,
   SimpleGrid,
@@ -32,6 +33,7 @@ import { DeliveryChart } from "../overview/DeliveryChart";
 import { LastError } from "../overview/FailingTargets";
 import { FreshnessLine, isOutdated } from "../overview/FreshnessLine";
 import { Stat } from "../overview/Stat";
+import { TestWebhook } from "./TestWebhook";
 
 /** A time, relative with the exact one on hover; "—" with why when there is none. */
 function When({
@@ -222,6 +224,12 @@ export function HealthTab({
           {group.figures.attempts > 0 && (
             <DeliveryChart data={data} window={window} figures={group.figures} height={180} />
           )}
+        </>
+      )}
+      {kind === "target" && (
+        <>
+          <Divider />
+          <TestWebhook target={name} />
         </>
       )}
     </Stack>

@@ -1,0 +1,124 @@
+//! `switchyard targets test NAME`: a receiver that refuses connections is a finished test that
+//! says so (exit 5); a receiver that accepts it exits 0, and the same `--key` again shows the
+//! same test without sending a second webhook; an unknown target is an error (exit 1).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::dlq::dying_plane_with_events;
+use crate::{json as parse, run};
+
+/// A loopback receiver answering 204 to every request; counts the requests.
+fn receiver() -> (String, Arc<AtomicU32>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicU32::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            seen.fetch_add(1, Ordering::SeqCst);
+            let _ = reader.get_mut().write_all(
+                b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    (url, count)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn targets_test_reports_what_the_receiver_answered_and_sends_a_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, data) = dying_plane_with_events(dir.path(), 0).await;
+    assert!(run(&data, &["refresh"], None).status.success());
+
+    // crm's receiver refuses connections: the test finished, the receiver did not accept it.
+    let out = run(&data, &["targets", "test", "crm"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(5), "{text}");
+    assert!(text.contains("receiver did not accept it"), "{text}");
+    assert!(text.contains("(connect)"), "{text}");
+
+    let out = run(&data, &["targets", "test", "nope"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("\"nope\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(
+        &data,
+        &["targets", "test", "crm", "--payload", "{oops"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--payload is not valid JSON"));
+
+    let (url, requests) = receiver();
+    let spec = format!(r#"{{"url":"{url}"}}"#);
+    let out = run(
+        &data,
+        &["targets", "create", "ok", "--spec", &spec, "--wait"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let args = [
+        "--json",
+        "targets",
+        "test",
+        "ok",
+        "--key",
+        "cli-test-1",
+        "--event-type",
+        "order.paid",
+        "--payload",
+        r#"{"order":7}"#,
+    ];
+    let out = run(&data, &args, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let first = parse(&out);
+    assert_eq!(first["state"], "done");
+    assert_eq!(first["result"]["status_code"], 204);
+    assert_eq!(first["request"]["payload"]["order"], 7);
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+
+    // The same key again: the same test, nothing sent.
+    let again = parse(&run(&data, &args, None));
+    assert_eq!(again["id"], first["id"]);
+    assert_eq!(again["result"]["webhook_id"], first["result"]["webhook_id"]);
+    assert_eq!(requests.load(Ordering::SeqCst), 1);
+
+    let out = run(&data, &["targets", "test", "ok"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("receiver accepted it: HTTP 204"), "{text}");
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        2,
+        "a new key is a new test"
+    );
+}

@@ -1,0 +1,184 @@
+//! What the keyed action outboxes share (replay writes in `replay`, test webhooks in
+//! `target_test`): the state of a queued action, how one answer of the server moves it, and
+//! the loop that sends a profile's pending actions until each is settled or time runs out.
+//! Each action is a row committed locally before it is sent, with a key minted once, so every
+//! resend is the same request and the server's stored answer settles it exactly once.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::client::SendResult;
+use crate::error::Result;
+use crate::retry::{AttemptOutcome, RetryPolicy, classify_status, parse_retry_after};
+use crate::types::OpError;
+
+/// `pending` (saved locally, not yet confirmed) → `done` (the server confirmed) or
+/// `needs_attention` (the server refused it; the row's error says why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
+pub enum ActionState {
+    Pending,
+    Done,
+    NeedsAttention,
+}
+
+impl ActionState {
+    /// As stored and in the audit log's outcome.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Done => "done",
+            Self::NeedsAttention => "needs_attention",
+        }
+    }
+}
+
+/// How one send of an action ended, after the retry rules.
+pub(crate) struct Settled {
+    pub state: ActionState,
+    pub error: Option<OpError>,
+    /// The server's answer when done.
+    pub answer: Option<Value>,
+    /// When a still-pending action is due again.
+    pub next_attempt_at: i64,
+}
+
+/// Classifies one send of an action that has now been sent `attempts` times; `None` when the
+/// server refused the token (the caller stops and says so). A transient failure stays pending
+/// (same key) until the policy's attempts are spent, then needs a person.
+pub(crate) fn settle(
+    result: SendResult,
+    attempts: u32,
+    now: i64,
+    policy: &RetryPolicy,
+    rng: &dyn crate::RandomSource,
+) -> Option<Settled> {
+    let (state, error, answer, retry_after) = match result {
+        SendResult::Transport(message) => (
+            ActionState::Pending,
+            Some(OpError {
+                status: None,
+                problem: None,
+                message,
+                transient: true,
+            }),
+            None,
+            None,
+        ),
+        SendResult::Answered(a) => {
+            let code = a
+                .body
+                .as_ref()
+                .and_then(|b| b.get("code"))
+                .and_then(Value::as_str);
+            let retry_after = a
+                .retry_after
+                .as_deref()
+                .and_then(|v| parse_retry_after(v, now));
+            match classify_status(a.status, code, retry_after) {
+                AttemptOutcome::Success => (ActionState::Done, None, a.body, None),
+                AttemptOutcome::Unauthorized => return None,
+                AttemptOutcome::Transient { retry_after_ms } => (
+                    ActionState::Pending,
+                    Some(op_error(a.status, a.body.as_ref(), true)),
+                    None,
+                    retry_after_ms,
+                ),
+                AttemptOutcome::Permanent => (
+                    ActionState::NeedsAttention,
+                    Some(op_error(a.status, a.body.as_ref(), false)),
+                    None,
+                    None,
+                ),
+            }
+        }
+    };
+    let state = if state == ActionState::Pending && attempts >= policy.max_attempts {
+        ActionState::NeedsAttention
+    } else {
+        state
+    };
+    let backoff = retry_after
+        .map(|ms| ms.min(policy.max_retry_after_ms))
+        .unwrap_or_else(|| policy.backoff_ms(attempts, rng));
+    Some(Settled {
+        state,
+        error,
+        answer,
+        next_attempt_at: now + backoff as i64,
+    })
+}
+
+/// The server's refusal as an outbox error: its problem kept whole (`code`, `field`).
+pub(crate) fn op_error(status: u16, body: Option<&Value>, transient: bool) -> OpError {
+    let problem = body.and_then(|b| serde_json::from_value(b.clone()).ok());
+    let message = match &problem {
+        Some(p) => format!("HTTP {status}: {p}"),
+        None => format!("HTTP {status}"),
+    };
+    OpError {
+        status: Some(status),
+        problem,
+        message,
+        transient,
+    }
+}
+
+/// A queued action as the drain loop sees it.
+pub(crate) trait Queued {
+    fn id(&self) -> i64;
+    /// When it is due, while it is pending; `None` once settled.
+    fn due_at(&self) -> Option<i64>;
+}
+
+/// A boxed, sendable future of a store read or a send (the drain loop's two steps).
+pub(crate) type Step<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + Send + 'a>>;
+
+/// Sends pending actions until each is settled or `deadline` would pass while waiting for the
+/// next one's backoff. `pending` lists the rows to send (read again every round: another
+/// process may have settled some); `send` sends one and returns the row as it now stands.
+/// Returns every row it touched, by id.
+pub(crate) async fn drain<'a, Op: Queued + Send>(
+    deadline: Duration,
+    now: impl Fn() -> i64,
+    pending: impl Fn() -> Step<'a, Vec<Op>>,
+    send: impl Fn(Op) -> Step<'a, Op>,
+) -> Result<Vec<Op>> {
+    let started = Instant::now();
+    let mut touched = BTreeMap::new();
+    loop {
+        let ops = pending().await?;
+        if ops.is_empty() {
+            break;
+        }
+        let mut soonest = i64::MAX;
+        for op in ops {
+            let at = now();
+            let due = op.due_at().unwrap_or(at);
+            if due > at {
+                soonest = soonest.min(due);
+                continue;
+            }
+            let op = send(op).await?;
+            if let Some(next) = op.due_at() {
+                soonest = soonest.min(next);
+            }
+            touched.insert(op.id(), op);
+        }
+        if soonest == i64::MAX {
+            continue;
+        }
+        let wait = (soonest - now()).max(0) as u64;
+        if started.elapsed() + Duration::from_millis(wait) > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+    }
+    Ok(touched.into_values().collect())
+}

@@ -159,14 +159,40 @@ impl Drop for DemoRuntime {
     }
 }
 
-/// Starts the demo receiver, seeds (or re-points) the demo resources at it, and starts a
-/// trickle of events (one every ~`every`).
-pub async fn start(base_url: &str, every: std::time::Duration) -> anyhow::Result<DemoRuntime> {
+/// Starts the demo receiver, seeds (or re-points) the demo resources at it, imports a day of
+/// history into a demo tenant that has no events yet (a restart keeps what is there), and
+/// starts a trickle of events (one every ~`every`).
+pub async fn start(
+    server: &crate::Server,
+    every: std::time::Duration,
+) -> anyhow::Result<DemoRuntime> {
+    let base_url = server.url();
     let receiver = crate::demo_receiver::DemoReceiver::start().await?;
     let receiver_base = receiver.base_url();
-    seed(base_url, &receiver_base).await?;
-    repoint_targets(base_url, &receiver_base).await?;
-    let trickle =
-        crate::demo_receiver::spawn_trickle(base_url.to_owned(), DEMO_TOKEN.to_owned(), every);
+    seed(&base_url, &receiver_base).await?;
+    repoint_targets(&base_url, &receiver_base).await?;
+    import_history(&server.state).await?;
+    let trickle = crate::demo_receiver::spawn_trickle(base_url, DEMO_TOKEN.to_owned(), every);
     Ok(DemoRuntime { receiver, trickle })
+}
+
+/// The demo's day of history (`demo_history`), on the demo schedule, ending now.
+async fn import_history(state: &crate::AppState) -> anyhow::Result<()> {
+    let schedule: Vec<i64> = crate::delivery::schedule::parse_schedule(DEMO_SCHEDULE)
+        .map_err(anyhow::Error::msg)?
+        .iter()
+        .map(|d| d.as_millis() as i64)
+        .collect();
+    let started = std::time::Instant::now();
+    let events =
+        crate::demo_history::demo_history(state.clock.now_ms(), &schedule, &mut rand::rng());
+    let imported = state.store.import_history(DEMO_TENANT, &events).await?;
+    if imported > 0 {
+        tracing::info!(
+            events = imported,
+            ms = started.elapsed().as_millis() as u64,
+            "demo: imported a day of history"
+        );
+    }
+    Ok(())
 }

@@ -7,6 +7,7 @@ pub mod canonical_json;
 pub mod clock;
 pub mod delivery;
 pub mod demo;
+pub mod demo_history;
 pub mod demo_receiver;
 pub mod dlq;
 pub mod dlq_stats;

@@ -337,7 +337,7 @@ async fn main() -> anyhow::Result<()> {
         println!("metrics on {}", server.metrics_url());
     }
     let _demo = if args.demo {
-        let runtime = demo::start(&server.url(), Duration::from_secs(2)).await?;
+        let runtime = demo::start(&server, Duration::from_secs(2)).await?;
         println!("demo receiver on {}", runtime.receiver.base_url());
         println!("demo tenant {DEMO_TENANT:?}: export SWITCHYARD_TOKEN={DEMO_TOKEN}");
         println!(

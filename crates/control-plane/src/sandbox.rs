@@ -40,7 +40,7 @@ impl Sandbox {
         // The sandbox's demo receiver is on loopback: said here, not left to the default.
         config.delivery.allow_private_targets = true;
         let server = Server::start(config).await?;
-        let demo = crate::demo::start(&server.url(), std::time::Duration::from_secs(3)).await?;
+        let demo = crate::demo::start(&server, std::time::Duration::from_secs(3)).await?;
         Ok(Self {
             server,
             token: DEMO_TOKEN.to_owned(),

@@ -22,6 +22,7 @@ pub mod dlq;
 pub mod edges;
 pub mod events;
 pub mod gauges;
+pub mod history;
 pub mod keys;
 pub mod metrics;
 mod postgres;
@@ -43,6 +44,7 @@ pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
 pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
 pub use gauges::{GaugeStore, Gauges, TenantGauges};
+pub use history::HistoryStore;
 pub use keys::{ClaimOutcome, KeyRecord, KeyScope, KeyState, KeyStore, KeyTx, StoredResponse};
 pub use metrics::{HealthRow, MetricsStore, RollupRow};
 pub use postgres::PostgresStore;
@@ -96,6 +98,7 @@ pub trait Store:
     + EdgeStore
     + MetricsStore
     + GaugeStore
+    + HistoryStore
     + Send
     + Sync
     + 'static

@@ -1,5 +1,6 @@
 //! The sandbox (the desktop app's embedded control plane) runs the demo receiver and points
-//! the demo targets at it, also after a restart on a new port.
+//! the demo targets at it, also after a restart on a new port; its first start imports a day
+//! of history (a living dashboard and DLQ at once), a restart does not import it again.
 
 use std::time::Duration;
 
@@ -8,6 +9,7 @@ use switchyard_control_plane::sandbox::Sandbox;
 #[tokio::test]
 async fn sandbox_points_demo_targets_at_its_receiver_across_restarts() {
     let dir = tempfile::tempdir().unwrap();
+    let mut dead_after_first: Option<i64> = None;
     for _ in 0..2 {
         let sandbox = Sandbox::start(dir.path()).await.unwrap();
         let base = sandbox.demo.receiver.base_url();
@@ -32,6 +34,42 @@ async fn sandbox_points_demo_targets_at_its_receiver_across_restarts() {
             .await
             .unwrap();
         assert_eq!(info["retry_schedule"][1], "2s");
+        // A day behind it: attempts over 24 hours, legacy-erp failing since long ago, dead
+        // deliveries in the DLQ. A restart keeps them and adds no second day.
+        let report: serde_json::Value = client
+            .get(format!(
+                "{}/v1/metrics/deliveries?window=24h&group_by=target",
+                sandbox.url()
+            ))
+            .bearer_auth(&sandbox.token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let dead = report["totals"]["dead"].as_i64().unwrap();
+        assert!(
+            report["totals"]["attempts"].as_i64().unwrap() > 1000,
+            "{report:#}"
+        );
+        assert!(report["totals"]["events_accepted"].as_i64().unwrap() > 500);
+        let erp = report["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "legacy-erp")
+            .expect("legacy-erp has a day of attempts");
+        assert_eq!(erp["success_rate"], 0.0);
+        assert!(erp["consecutive_failures"].as_i64().unwrap() > 500);
+        match dead_after_first {
+            None => {
+                assert!(dead > 100, "{dead}");
+                dead_after_first = Some(dead);
+            }
+            // Only live deliveries died since (a few seconds' worth), no second history.
+            Some(first) => assert!(dead >= first && dead < first + 50, "{first} → {dead}"),
+        }
         // The healthy demo behaviour answers 200.
         let r = client
             .post(format!("{base}/healthy"))

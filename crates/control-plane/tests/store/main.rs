@@ -9,6 +9,7 @@ mod support;
 
 mod deliveries;
 mod events;
+mod history;
 mod keys;
 mod metrics;
 mod migrations;

@@ -10,6 +10,7 @@ mod dlq;
 mod edges;
 mod events;
 mod gauges;
+mod history;
 mod keys;
 mod metrics;
 mod replays;

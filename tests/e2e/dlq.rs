@@ -100,6 +100,8 @@ async fn dlq_fills_filters_and_a_replay_by_filter_completes_once() -> Result<()>
         t.contains("DLQ") || t.contains("Replayed")
     })
     .await?;
+    // The drawer slides in: the picture once it has settled.
+    tokio::time::sleep(Duration::from_millis(700)).await;
     app.shot("dlq-timeline").await?;
     // The detail shows the event id (the webhook-id header): look that event up.
     let event_id = app

@@ -70,6 +70,24 @@ async fn the_failing_demo_target_is_ranked_on_the_overview_and_opens_its_dlq() -
     .await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
     app.shot("drawer-health").await?;
+
+    // Send test webhook, through the outbox: legacy-erp's receiver answers 500, and the
+    // drawer says so once the control plane has called it.
+    app.click("test-webhook-send").await?;
+    app.wait_text("test-webhook-state", "the test's state", |t| {
+        t.contains("Confirmed")
+    })
+    .await?;
+    app.wait_text("test-webhook-verdict", "what the receiver answered", |t| {
+        t.contains("Receiver did not accept it: HTTP 500")
+    })
+    .await?;
+    app.eval::<Option<bool>>(
+        "document.querySelector(\"[data-testid='test-webhook']\").scrollIntoView(); return null;",
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    app.shot("drawer-test-webhook").await?;
     app.close_drawer().await?;
 
     app.click("nav-overview").await?;

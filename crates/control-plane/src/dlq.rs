@@ -110,10 +110,8 @@ async fn list(
         ));
     }
     let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
-    let mut items = state
-        .store
-        .dlq_page(&tenant, &filter, after, limit + 1)
-        .await?;
+    let page = state.store.dlq_page(&tenant, &filter, after, limit + 1);
+    let mut items = state.telemetry.store("dlq_page", page).await?;
     let next_cursor = if items.len() > limit as usize {
         items.truncate(limit as usize);
         items

@@ -65,9 +65,12 @@ async fn deliveries(
     let window = query.window()?;
     let group_by = query.group_by()?;
     let span = Span::ending(window, state.clock.now_ms());
-    let rows = state
+    let report_rows = state
         .store
-        .delivery_report(&tenant, group_by, span.first, span.bucket)
+        .delivery_report(&tenant, group_by, span.first, span.bucket);
+    let rows = state
+        .telemetry
+        .store("delivery_report", report_rows)
         .await?;
     Ok(Json(report(
         window,

@@ -78,6 +78,10 @@ const ATTEMPT_BUCKETS: &[f64] = &[
 const REQUEST_BUCKETS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
+/// Store calls: from a tenth of a millisecond (an indexed read) to seconds (a writer queue).
+const STORE_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
 
 /// The scrape-time gauges, one labelled family each.
 struct GaugeFamilies {
@@ -105,6 +109,7 @@ pub struct Telemetry {
     attempts: IntCounterVec,
     attempt_duration: HistogramVec,
     lease_takeovers: IntCounter,
+    store_duration: HistogramVec,
     gauges: GaugeFamilies,
     gauge_failures: IntCounter,
     /// One scrape at a time: the gauges are reset and refilled by each.
@@ -223,6 +228,14 @@ impl Telemetry {
                 r,
                 "switchyard_worker_lease_takeovers_total",
                 "Attempts whose lease expired unrecorded and that the reaper recorded as failed (timeout).",
+            ),
+            store_duration: histogram_vec(
+                r,
+                "switchyard_store_operation_duration_seconds",
+                "Time of the store calls on the hot paths, by operation: begin (waiting for a write transaction: \
+                 on SQLite, for the single writer), claim_due, finish_attempt, accept_event, dlq_page, delivery_report.",
+                &["operation"],
+                STORE_BUCKETS,
             ),
             gauges: GaugeFamilies {
                 dlq_depth: gauge_vec(
@@ -393,6 +406,16 @@ impl Telemetry {
     }
 
     /// The reaper recorded an expired lease.
+    /// Runs one store call and records how long it took under `operation`.
+    pub async fn store<T>(&self, operation: &'static str, call: impl Future<Output = T>) -> T {
+        let started = std::time::Instant::now();
+        let out = call.await;
+        self.store_duration
+            .with_label_values(&[operation])
+            .observe(started.elapsed().as_secs_f64());
+        out
+    }
+
     pub fn lease_taken_over(&self) {
         self.lease_takeovers.inc();
     }

@@ -68,8 +68,12 @@ async fn record_attempt(
         now,
     );
     let recorded = ctx
-        .store
-        .finish_attempt(claimed.fence(), result, FinishedBy::Sender, next, now)
+        .telemetry
+        .store(
+            "finish_attempt",
+            ctx.store
+                .finish_attempt(claimed.fence(), result, FinishedBy::Sender, next, now),
+        )
         .await?;
     if recorded {
         ctx.telemetry
@@ -91,15 +95,14 @@ pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claime
     let now = ctx.clock.now_ms();
     reaper::reap_expired_leases(ctx, now).await?;
     reaper::fail_unpicked_relays(ctx, now).await?;
-    ctx.store
-        .claim_due(
-            DueScope::Direct,
-            now,
-            limit,
-            &ctx.config.worker_id,
-            ctx.lease_margin_ms(),
-        )
-        .await
+    let claim = ctx.store.claim_due(
+        DueScope::Direct,
+        now,
+        limit,
+        &ctx.config.worker_id,
+        ctx.lease_margin_ms(),
+    );
+    ctx.telemetry.store("claim_due", claim).await
 }
 
 /// Runs the worker until the task is aborted, or until the context is draining and every
@@ -199,11 +202,10 @@ pub async fn release_in_flight(ctx: &DeliveryContext) -> Result<usize, StoreErro
             Transition::RetryAt(_) => Transition::RetryAt(now),
             other => other,
         };
-        if ctx
-            .store
-            .finish_attempt(claimed.fence(), &result, FinishedBy::Sender, next, now)
-            .await?
-        {
+        let finish =
+            ctx.store
+                .finish_attempt(claimed.fence(), &result, FinishedBy::Sender, next, now);
+        if ctx.telemetry.store("finish_attempt", finish).await? {
             ctx.telemetry.attempt_recorded(
                 claimed.hop,
                 &result,

@@ -204,7 +204,11 @@ async fn accept(
         lease_margin_ms: ctx.lease_margin_ms(),
         now,
     };
-    match state.store.accept_event(&acceptance).await? {
+    let accepted = state
+        .telemetry
+        .store("accept_event", state.store.accept_event(&acceptance))
+        .await?;
+    match accepted {
         Accepted::Duplicate(existing) => Ok(Submitted::Duplicate(existing)),
         Accepted::New { sync } => {
             ctx.wake.notify_one();

@@ -223,7 +223,7 @@ async fn run_unkeyed(
         let downstream = format!("msg_{}", uuid::Uuid::new_v4().simple());
         ctx.external = Some(op.call_external(state, &ctx, &downstream).await?);
     }
-    let mut tx = state.store.begin().await?;
+    let mut tx = state.telemetry.store("begin", state.store.begin()).await?;
     let response = op.execute(&mut *tx, &ctx).await?;
     tx.commit().await?;
     Ok(Outcome::Fresh(response))

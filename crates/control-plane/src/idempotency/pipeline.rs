@@ -99,7 +99,7 @@ async fn begin_and_claim(
     if state.idempotency.claim_strategy == ClaimStrategy::CheckThenInsert {
         return check_then_insert(state, scope, fingerprint, true).await;
     }
-    let mut tx = state.store.begin().await?;
+    let mut tx = state.telemetry.store("begin", state.store.begin()).await?;
     let claim = claim_in_tx(state, &mut *tx, scope, fingerprint).await?;
     Ok((tx, claim))
 }
@@ -146,7 +146,7 @@ async fn check_then_insert(
     };
     // Widen the race window the way a busy server would.
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    let mut tx = state.store.begin().await?;
+    let mut tx = state.telemetry.store("begin", state.store.begin()).await?;
     if let Some(record) = existing
         && let Found::Replay(response) = judge(state, &record, fingerprint)?
     {
@@ -217,7 +217,7 @@ async fn run_external(
         Ok(result) => ctx.external = Some(result),
         Err(error) => return finish_with_error(state, scope, attempt, error).await,
     }
-    let mut tx = state.store.begin().await?;
+    let mut tx = state.telemetry.store("begin", state.store.begin()).await?;
     let response = match op.execute(&mut *tx, &ctx).await {
         Ok(response) => response,
         Err(error) => {
@@ -333,7 +333,7 @@ async fn finish_with_error(
         return Err(error);
     }
     let response = error.to_stored();
-    let mut tx = state.store.begin().await?;
+    let mut tx = state.telemetry.store("begin", state.store.begin()).await?;
     if !tx.complete_key(scope, attempt, &response).await? {
         drop(tx);
         return fenced_out(state, scope).await;

@@ -122,6 +122,14 @@ async fn a_scrape_counts_requests_keys_events_attempts_and_reads_the_gauges() {
         value(&s, "switchyard_worker_lease_takeovers_total", &[]),
         0.0
     );
+    // Store latency: every accepted event and recorded attempt timed once; claims and keyed
+    // transactions timed too (how many claims ran depends on the worker's polling).
+    let store = "switchyard_store_operation_duration_seconds_count";
+    let op = |name: &'static str| value(&s, store, &[("operation", name)]);
+    assert_eq!(op("accept_event"), 6.0, "5 new events and the duplicate");
+    assert_eq!(op("finish_attempt"), 5.0);
+    assert!(op("claim_due") >= 5.0);
+    assert!(op("begin") >= 6.0, "one write transaction per keyed request at least");
     assert_eq!(idempotency(&s, "executed"), 6.0);
     assert_eq!(idempotency(&s, "replayed"), 1.0);
     assert_eq!(idempotency(&s, "reused"), 1.0);

@@ -21,6 +21,19 @@ import { buildTimeline, plannedWords, type TimelineRow } from "../../lib/timelin
 
 const time = (ms: number) => new Date(ms).toLocaleString();
 
+/** A failed attempt's answer: its status or class, and the error when it says more. */
+export function answerWords(a: {
+  status_code: number | null;
+  error_class: string | null;
+  error: string | null;
+  outcome: string;
+}): string {
+  const head = a.status_code ? `HTTP ${a.status_code}` : (a.error_class ?? a.outcome);
+  // "receiver answered HTTP 500" repeats the status: the cell stays one short line.
+  const redundant = a.status_code !== null && a.error === `receiver answered HTTP ${a.status_code}`;
+  return a.error && !redundant ? `${head} — ${a.error}` : head;
+}
+
 export function Timeline({ delivery, schedule }: { delivery: DeliveryView; schedule: number[] }) {
   const { groups, verdict } = buildTimeline(delivery, schedule);
   return (
@@ -67,7 +80,9 @@ function HopTable({ rows, hop }: { rows: TimelineRow[]; hop: string }) {
             <Table.Td>{plannedWords(r.number, r.planned_delay_ms)}</Table.Td>
             <Table.Td>
               {r.attempt ? (
-                time(r.attempt.started_at)
+                <span title={time(r.attempt.started_at)}>
+                  {new Date(r.attempt.started_at).toLocaleTimeString()}
+                </span>
               ) : (
                 <Text c="dimmed" size="sm">
                   not run
@@ -87,11 +102,12 @@ function HopTable({ rows, hop }: { rows: TimelineRow[]; hop: string }) {
                 (r.attempt.outcome === "succeeded" ? (
                   <Badge color="green">HTTP {r.attempt.status_code}</Badge>
                 ) : (
-                  <Text size="sm" c={r.attempt.outcome === "failed" ? "red" : undefined}>
-                    {r.attempt.status_code
-                      ? `HTTP ${r.attempt.status_code}`
-                      : (r.attempt.error_class ?? r.attempt.outcome)}
-                    {r.attempt.error ? ` — ${r.attempt.error}` : ""}
+                  <Text
+                    size="sm"
+                    c={r.attempt.outcome === "failed" ? "red" : undefined}
+                    title={r.attempt.error ?? undefined}
+                  >
+                    {answerWords(r.attempt)}
                   </Text>
                 ))}
             </Table.Td>

@@ -295,6 +295,10 @@ pub struct TargetStatus {
     /// The new secret's value (`whsec_…`), present only in the response that created it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_secret: Option<String>,
+    /// Present while a rotation's overlap is open: the older secrets still sign until
+    /// `ends_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation: Option<crate::secrets::RotationStatus>,
 }
 
 /// How a flow delivers.

@@ -80,7 +80,9 @@ pub enum ApiError {
         "target {target:?} is rotating: its older secret signs until {ends_at}; expire it to promote the new one, or rotate with force: true"
     )]
     RotationInProgress { target: String, ends_at: String },
-    #[error("target {target:?} holds {limit} valid signing secrets, the most it may; expire one first")]
+    #[error(
+        "target {target:?} holds {limit} valid signing secrets, the most it may; expire one first"
+    )]
     SecretLimitReached { target: String, limit: usize },
     #[error(
         "signing secret {id:?} is the last valid secret of target {target:?}; rotate before expiring it"

@@ -109,7 +109,10 @@ mod tests {
     fn the_overlap_defaults_to_a_day_and_is_at_most_a_week() {
         assert_eq!(request(None, None).overlap().unwrap(), 86_400);
         assert_eq!(request(Some(0), None).overlap().unwrap(), 0);
-        assert_eq!(request(Some(604_800), Some(false)).overlap().unwrap(), 604_800);
+        assert_eq!(
+            request(Some(604_800), Some(false)).overlap().unwrap(),
+            604_800
+        );
         for bad in [-1, 604_801] {
             assert_eq!(
                 request(Some(bad), None).overlap().unwrap_err().field,

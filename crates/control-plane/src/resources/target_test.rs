@@ -50,10 +50,12 @@ impl Operation for TestTarget {
         let spec: TargetSpec = serde_json::from_value(row.spec)
             .map_err(|e| ApiError::Internal(format!("stored target spec: {e}")))?;
         let secrets = match &self.secret_id {
-            None => state
-                .store
-                .active_secrets(ctx.tenant, &self.name, ctx.now)
-                .await?,
+            None => {
+                state
+                    .store
+                    .active_secrets(ctx.tenant, &self.name, ctx.now)
+                    .await?
+            }
             Some(id) => {
                 let key = state
                     .store

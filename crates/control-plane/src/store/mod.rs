@@ -50,8 +50,8 @@ pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore,
 pub use resources::{ResourceRow, ResourceStore, ResourceTx};
 pub use sealed::SealStore;
 pub use secrets::{
-    Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey,
-    SigningSecretRow, overlap_ends_at,
+    Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey, SigningSecretRow,
+    overlap_ends_at,
 };
 pub use sqlite::SqliteStore;
 

@@ -13,3 +13,4 @@ mod keys;
 mod metrics;
 mod migrations;
 mod replays;
+mod secrets;

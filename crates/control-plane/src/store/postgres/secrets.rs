@@ -11,8 +11,8 @@ use sqlx::PgConnection;
 use super::{PostgresStore, PostgresTx};
 use crate::sealing::{Sealer, secret_aad};
 use crate::store::{
-    Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey,
-    SigningSecretRow, StoreError, sealed_error,
+    Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey, SigningSecretRow,
+    StoreError, sealed_error,
 };
 
 /// Opens `(id, sealed value, expires_at)` rows of one target.
@@ -103,7 +103,14 @@ impl SecretStore for PostgresStore {
         target: &str,
         now: i64,
     ) -> Result<Vec<SigningKey>, StoreError> {
-        active(&mut *self.pool.acquire().await?, &self.sealer, tenant, target, now).await
+        active(
+            &mut *self.pool.acquire().await?,
+            &self.sealer,
+            tenant,
+            target,
+            now,
+        )
+        .await
     }
 
     async fn list_signing_secrets(
@@ -171,10 +178,7 @@ impl SecretTx for PostgresTx {
         Ok(())
     }
 
-    async fn rotate_signing_secret(
-        &mut self,
-        r: &NewRotation<'_>,
-    ) -> Result<Rotation, StoreError> {
+    async fn rotate_signing_secret(&mut self, r: &NewRotation<'_>) -> Result<Rotation, StoreError> {
         let conn = &mut *self.tx;
         if !target_exists(conn, r.tenant, r.target).await? {
             return Ok(Rotation::TargetMissing);

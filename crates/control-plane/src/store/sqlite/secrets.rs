@@ -7,8 +7,8 @@ use sqlx::SqliteConnection;
 use super::{SqliteStore, SqliteTx};
 use crate::sealing::{Sealer, secret_aad};
 use crate::store::{
-    Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey,
-    SigningSecretRow, StoreError, sealed_error,
+    Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey, SigningSecretRow,
+    StoreError, sealed_error,
 };
 
 /// Opens `(id, sealed value, expires_at)` rows of one target.
@@ -166,10 +166,7 @@ impl SecretTx for SqliteTx {
         Ok(())
     }
 
-    async fn rotate_signing_secret(
-        &mut self,
-        r: &NewRotation<'_>,
-    ) -> Result<Rotation, StoreError> {
+    async fn rotate_signing_secret(&mut self, r: &NewRotation<'_>) -> Result<Rotation, StoreError> {
         let conn = &mut *self.tx;
         if !target_exists(conn, r.tenant, r.target).await? {
             return Ok(Rotation::TargetMissing);

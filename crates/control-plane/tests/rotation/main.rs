@@ -7,8 +7,12 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "../common/postgres.rs"]
+mod postgres;
+
 mod api;
 mod logs;
+mod races;
 mod signatures;
 
 use base64::Engine;

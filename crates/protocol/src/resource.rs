@@ -281,7 +281,8 @@ impl Spec for TargetSpec {
     }
 }
 
-/// Signing secret metadata; the value itself is shown once, in `signing_secret`.
+/// Signing secret metadata; the value itself is shown once, in `signing_secret` of the
+/// target's creation or in the response of the rotation that made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SigningSecretInfo {
     pub id: String,

@@ -12,12 +12,24 @@ use async_trait::async_trait;
 use super::StoreError;
 
 /// A webhook signing secret of a target, value included (it is sealed on its way in).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct SigningSecretRow {
     pub id: String,
     pub secret: String,
     pub created_at: i64,
     pub expires_at: Option<i64>,
+}
+
+// The value never reaches a log line through `{:?}` (a `NewRotation` holds one).
+impl std::fmt::Debug for SigningSecretRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningSecretRow")
+            .field("id", &self.id)
+            .field("secret", &"<redacted>")
+            .field("created_at", &self.created_at)
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
 }
 
 /// A secret as the API lists it: no value.
@@ -43,7 +55,7 @@ impl SigningKey {
     }
 }
 
-// The value never reaches a log line through `{:?}`.
+// The value never reaches a log line through `{:?}` (a claimed delivery holds its keys).
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SigningKey")
@@ -169,4 +181,52 @@ pub fn overlap_ends_at(secrets: &[SecretMeta], now: i64) -> Option<i64> {
         .filter_map(|s| s.expires_at)
         .filter(|&at| at > now)
         .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_a_value() {
+        let row = SigningSecretRow {
+            id: "sec_1".into(),
+            secret: "whsec_c2VjcmV0".into(),
+            created_at: 1,
+            expires_at: None,
+        };
+        let key = SigningKey {
+            id: "sec_1".into(),
+            value: row.secret.clone(),
+            expires_at: Some(5),
+        };
+        for shown in [format!("{row:?}"), format!("{key:?}")] {
+            assert!(
+                shown.contains("sec_1") && !shown.contains("c2VjcmV0"),
+                "{shown}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_secret_signs_until_its_expiry_and_not_at_it() {
+        let key = |expires_at| SigningKey {
+            id: "sec_1".into(),
+            value: String::new(),
+            expires_at,
+        };
+        assert!(key(None).valid_at(i64::MAX));
+        assert!(key(Some(10)).valid_at(9));
+        assert!(!key(Some(10)).valid_at(10));
+        let meta = |expires_at| SecretMeta {
+            id: "sec_1".into(),
+            created_at: 0,
+            expires_at,
+        };
+        assert_eq!(
+            overlap_ends_at(&[meta(None), meta(Some(10)), meta(Some(20))], 9),
+            Some(20)
+        );
+        assert_eq!(overlap_ends_at(&[meta(None), meta(Some(10))], 10), None);
+    }
 }

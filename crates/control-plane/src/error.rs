@@ -75,6 +75,21 @@ pub enum ApiError {
     RouteNotFound,
     #[error("method not allowed on this route")]
     MethodNotAllowed,
+    /// A rotation while the previous one's overlap is open, not forced.
+    #[error(
+        "target {target:?} is rotating: its older secret signs until {ends_at}; expire it to promote the new one, or rotate with force: true"
+    )]
+    RotationInProgress { target: String, ends_at: String },
+    #[error(
+        "target {target:?} holds {limit} valid signing secrets, the most it may; expire one first"
+    )]
+    SecretLimitReached { target: String, limit: usize },
+    #[error(
+        "signing secret {id:?} is the last valid secret of target {target:?}; rotate before expiring it"
+    )]
+    LastSecret { target: String, id: String },
+    #[error("signing secret {id:?} has expired")]
+    SecretExpired { id: String },
     #[error("storage failure")]
     Store(#[from] StoreError),
     #[error("internal error: {0}")]
@@ -97,6 +112,10 @@ impl ApiError {
                 StatusCode::CONFLICT
             }
             Self::ReferenceMissing { .. } | Self::EndpointDisabled { .. } => StatusCode::CONFLICT,
+            Self::RotationInProgress { .. }
+            | Self::SecretLimitReached { .. }
+            | Self::LastSecret { .. }
+            | Self::SecretExpired { .. } => StatusCode::CONFLICT,
             Self::ReplaySessionReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
@@ -126,6 +145,10 @@ impl ApiError {
             Self::ReferenceMissing { .. } => ErrorCode::ReferenceMissing,
             Self::EndpointDisabled { .. } => ErrorCode::EndpointDisabled,
             Self::ReplaySessionReused { .. } => ErrorCode::ReplaySessionReused,
+            Self::RotationInProgress { .. } => ErrorCode::RotationInProgress,
+            Self::SecretLimitReached { .. } => ErrorCode::SecretLimitReached,
+            Self::LastSecret { .. } => ErrorCode::LastSecret,
+            Self::SecretExpired { .. } => ErrorCode::SecretExpired,
             Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
@@ -159,6 +182,10 @@ impl ApiError {
             Self::ReferenceMissing { .. } => "Referenced resource missing",
             Self::EndpointDisabled { .. } => "Endpoint disabled",
             Self::ReplaySessionReused { .. } => "Replay session id reused with a different request",
+            Self::RotationInProgress { .. } => "Rotation in progress",
+            Self::SecretLimitReached { .. } => "Too many signing secrets",
+            Self::LastSecret { .. } => "Last valid signing secret",
+            Self::SecretExpired { .. } => "Signing secret expired",
             Self::VersionMismatch { .. } => "Version mismatch",
             Self::PayloadTooLarge { .. } => "Payload too large",
             Self::RateLimited { .. } => "Rate limit exceeded",

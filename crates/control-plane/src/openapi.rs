@@ -18,6 +18,7 @@ use utoipa::openapi::{
 use utoipa::{PartialSchema, ToSchema};
 
 mod delivery;
+mod secrets;
 
 const IDEMPOTENCY_DOC: &str = "Required on every mutating request: 1-255 printable ASCII characters, \
 as an RFC 8941 string (\"abc\") or a bare token. Scoped to the tenant. The same key with the same \
@@ -155,13 +156,15 @@ fn operation(op: Op<'_>) -> utoipa::openapi::path::Operation {
         responses = responses.response(*status, problem_response(description));
     }
     if op.keyed {
+        // The key's own 409 shares the status with the operation's domain conflicts.
+        let conflict = match op.errors.iter().find(|(status, _)| *status == "409") {
+            Some((_, domain)) => {
+                format!("idempotency_key_in_progress (with Retry-After), or {domain}")
+            }
+            None => "idempotency_key_in_progress (with Retry-After), or a domain conflict".into(),
+        };
         responses = responses
-            .response(
-                "409",
-                problem_response(
-                    "idempotency_key_in_progress (with Retry-After), or a domain conflict",
-                ),
-            )
+            .response("409", problem_response(&conflict))
             .response("422", problem_response("idempotency_key_reused"));
     }
     let mut builder = OperationBuilder::new()
@@ -322,7 +325,8 @@ pub fn document() -> OpenApi {
             HttpMethod::Post,
             operation(Op {
                 summary: "Send one signed test webhook to a target (an external effect: \
-                          the webhook-id is derived from the Idempotency-Key)"
+                          the webhook-id is derived from the Idempotency-Key); with secret_id, \
+                          signed with that secret only (a rotation's verify step)"
                     .into(),
                 tag: "targets",
                 keyed: true,
@@ -334,7 +338,10 @@ pub fn document() -> OpenApi {
                     "What the receiver answered (ok: false when it failed)",
                     Some("TargetTestResult".into()),
                 ),
-                errors: &[("404", "not_found")],
+                errors: &[
+                    ("404", "not_found: the target, or the secret_id it names"),
+                    ("409", "secret_expired: secret_id names an expired secret"),
+                ],
             }),
         ),
     );
@@ -407,6 +414,7 @@ pub fn document() -> OpenApi {
         );
 
     paths = delivery::paths(paths);
+    paths = secrets::paths(paths);
 
     let mut components = ComponentsBuilder::new().security_scheme(
         "bearer",
@@ -443,6 +451,7 @@ pub fn document() -> OpenApi {
     }
 
     components = delivery::components(components);
+    components = secrets::components(components);
 
     let mut doc = OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Switchyard control plane").version(env!("CARGO_PKG_VERSION"))

@@ -57,6 +57,9 @@ pub const FEATURES: &[&str] = &[
     "sync-delivery",
     "edge-relay",
     "standard-webhooks-signatures",
+    // GET /v1/targets/{name}/secrets, …/secrets/rotate, …/secrets/{id}/expire, and the
+    // target test's secret_id: a console checks for it before offering a rotation.
+    "signing-secret-rotation",
     "dlq",
     "replay-sessions",
 ];

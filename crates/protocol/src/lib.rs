@@ -16,6 +16,7 @@ pub mod name;
 pub mod problem;
 pub mod replay;
 pub mod resource;
+pub mod secrets;
 pub mod target_test;
 
 pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
@@ -39,5 +40,10 @@ pub use resource::{
     ApplyRequest, CreateRequest, EndpointSpec, EndpointStatus, FieldError, FlowMode, FlowSpec,
     FlowStatus, Page, Resource, ResourceKind, SigningSecretInfo, TargetSpec, TargetStatus,
     UpdateRequest,
+};
+pub use secrets::{
+    DEFAULT_OVERLAP_SECONDS, ExpireSecretResponse, ExpiringSecret, MAX_OVERLAP_SECONDS,
+    MAX_SIGNING_SECRETS, NewSigningSecret, RotateSecretRequest, RotateSecretResponse,
+    RotationStatus, SigningSecretList,
 };
 pub use target_test::{TargetTestRequest, TargetTestResult};

@@ -33,6 +33,15 @@ pub enum ErrorCode {
     HeadersTooLarge,
     Internal,
     Unavailable,
+    /// A signing-secret rotation of the target is still in its overlap: promote (expire the
+    /// older secret) or pass `force: true`.
+    RotationInProgress,
+    /// The target already holds the most signing secrets it may (10 unexpired).
+    SecretLimitReached,
+    /// Expiring this secret would leave the target without a valid signing secret.
+    LastSecret,
+    /// The signing secret has already expired.
+    SecretExpired,
     /// A code this client does not know (a newer server).
     #[serde(other)]
     Unknown,
@@ -62,6 +71,10 @@ impl ErrorCode {
             Self::HeadersTooLarge => "headers_too_large",
             Self::Internal => "internal",
             Self::Unavailable => "unavailable",
+            Self::RotationInProgress => "rotation_in_progress",
+            Self::SecretLimitReached => "secret_limit_reached",
+            Self::LastSecret => "last_secret",
+            Self::SecretExpired => "secret_expired",
             Self::Unknown => "unknown",
         }
     }

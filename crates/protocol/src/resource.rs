@@ -281,7 +281,8 @@ impl Spec for TargetSpec {
     }
 }
 
-/// Signing secret metadata; the value itself is shown once, in `signing_secret`.
+/// Signing secret metadata; the value itself is shown once, in `signing_secret` of the
+/// target's creation or in the response of the rotation that made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SigningSecretInfo {
     pub id: String,
@@ -295,6 +296,10 @@ pub struct TargetStatus {
     /// The new secret's value (`whsec_…`), present only in the response that created it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signing_secret: Option<String>,
+    /// Present while a rotation's overlap is open: the older secrets still sign until
+    /// `ends_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation: Option<crate::secrets::RotationStatus>,
 }
 
 /// How a flow delivers.

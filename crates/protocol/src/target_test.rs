@@ -7,8 +7,8 @@ use utoipa::ToSchema;
 
 use crate::events::ErrorClass;
 
-/// The body of a target test. Both fields are optional; an empty body sends
-/// `{"type": "switchyard.test", "data": {}}`.
+/// The body of a target test. Every field is optional; an empty body sends
+/// `{"type": "switchyard.test", "data": {}}` signed with every unexpired secret.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TargetTestRequest {
@@ -18,6 +18,11 @@ pub struct TargetTestRequest {
     /// Sent as `data` of the webhook body (default `{}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Value>,
+    /// Sign with this secret only (`sec_…`, see `GET /v1/targets/{name}/secrets`): the verify
+    /// step of a rotation, proving the receiver accepts the new secret. An unknown id answers
+    /// 404, an expired one 409 `secret_expired`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_id: Option<String>,
 }
 
 /// What the test webhook observed. A receiver that failed is still a completed test

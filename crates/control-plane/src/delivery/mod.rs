@@ -209,13 +209,20 @@ pub fn webhook_body(
 }
 
 impl Claimed {
-    /// The full header list of the webhook request, signed at `now_ms`.
+    /// The full header list of the webhook request, signed at `now_ms` with every secret
+    /// still valid then (one that expired between the claim and the send does not sign).
     pub fn signed_headers(&self, now_ms: i64) -> Vec<(String, String)> {
+        let secrets: Vec<&str> = self
+            .secrets
+            .iter()
+            .filter(|k| k.valid_at(now_ms))
+            .map(|k| k.value.as_str())
+            .collect();
         let mut headers = signing::webhook_headers(
             self.target.as_ref().map(|t| &t.headers),
             &self.event_id,
             now_ms,
-            &self.secrets,
+            &secrets,
             self.body.as_bytes(),
         );
         headers.push(("switchyard-attempt-id".into(), self.attempt_id.clone()));
@@ -225,18 +232,24 @@ impl Claimed {
     }
 }
 
-/// The live part of a resource's status: an endpoint's `pending_deliveries`.
+/// The live part of a resource's status: an endpoint's `pending_deliveries`; a target's
+/// signing secrets and open rotation (`crate::resources::secrets::live_status`).
 pub async fn live_status(
     state: &crate::AppState,
     tenant: &str,
     kind: switchyard_protocol::ResourceKind,
     name: &str,
 ) -> Result<Option<serde_json::Value>, crate::store::StoreError> {
-    if kind != switchyard_protocol::ResourceKind::Endpoint {
-        return Ok(None);
+    match kind {
+        switchyard_protocol::ResourceKind::Endpoint => {
+            let pending = state.store.pending_count(tenant, name).await?;
+            Ok(Some(serde_json::json!({ "pending_deliveries": pending })))
+        }
+        switchyard_protocol::ResourceKind::Target => Ok(Some(
+            crate::resources::secrets::live_status(state, tenant, name).await?,
+        )),
+        switchyard_protocol::ResourceKind::Flow => Ok(None),
     }
-    let pending = state.store.pending_count(tenant, name).await?;
-    Ok(Some(serde_json::json!({ "pending_deliveries": pending })))
 }
 
 /// Fills the live status into listed resources.

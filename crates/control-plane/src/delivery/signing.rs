@@ -1,5 +1,7 @@
 //! Standard Webhooks signatures: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per
-//! active secret. A secret is `whsec_<base64 key>`; the key is the decoded part.
+//! active secret. A secret is `whsec_<base64 key>`; the key is the decoded part. Which
+//! secrets are active is decided by the caller at send time (`SigningKey::valid_at` in
+//! src/store/secrets.rs), with the same comparison the API's expiry uses.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -13,7 +15,7 @@ pub fn webhook_headers(
     target_headers: Option<&std::collections::BTreeMap<String, String>>,
     id: &str,
     now_ms: i64,
-    secrets: &[String],
+    secrets: &[&str],
     body: &[u8],
 ) -> Vec<(String, String)> {
     let timestamp = now_ms.div_euclid(1000);
@@ -32,7 +34,7 @@ pub fn webhook_headers(
 
 /// Signs `id.timestamp.body` with every secret; returns the `webhook-signature` value.
 /// Secrets that do not decode are skipped (they cannot have been issued by this server).
-pub fn signature_header(secrets: &[String], id: &str, timestamp: i64, body: &[u8]) -> String {
+pub fn signature_header(secrets: &[&str], id: &str, timestamp: i64, body: &[u8]) -> String {
     secrets
         .iter()
         .filter_map(|s| sign(s, id, timestamp, body))
@@ -89,9 +91,9 @@ mod tests {
 
     #[test]
     fn one_signature_per_secret() {
-        let a = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned();
-        let b = "whsec_c2Vjb25kLXNlY3JldA==".to_owned();
-        let header = signature_header(&[a, b, "not-a-secret".into()], "evt_1", 1, b"{}");
+        let a = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let b = "whsec_c2Vjb25kLXNlY3JldA==";
+        let header = signature_header(&[a, b, "not-a-secret"], "evt_1", 1, b"{}");
         assert_eq!(header.split(' ').count(), 2);
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod ops;
 pub mod render;
+pub mod secrets;
 pub mod target_test;
 
 use axum::Json;
@@ -54,6 +55,7 @@ pub fn routes() -> Router<AppState> {
             post(|s, t, p, u, h| set_enabled(true, s, t, p, u, h)),
         )
         .route("/v1/targets/{name}/test", post(test_target))
+        .merge(secrets::routes())
 }
 
 /// Parses a request body into `T`, naming the offending field on failure.
@@ -388,6 +390,7 @@ async fn test_target(
             body,
             target_test::TestTarget {
                 name,
+                secret_id: request.secret_id,
                 event_type,
                 payload: request.payload.unwrap_or_else(|| serde_json::json!({})),
             },

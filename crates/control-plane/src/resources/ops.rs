@@ -144,7 +144,7 @@ async fn insert_new(
     Ok((row, shown_once))
 }
 
-fn new_signing_secret(now: i64) -> SigningSecretRow {
+pub(crate) fn new_signing_secret(now: i64) -> SigningSecretRow {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     let mut id = [0u8; 8];

@@ -20,6 +20,8 @@ pub const DEFAULT_TEST_EVENT_TYPE: &str = "switchyard.test";
 
 pub struct TestTarget {
     pub name: String,
+    /// Sign with this secret only (a rotation's verify step); every valid one otherwise.
+    pub secret_id: Option<String>,
     pub event_type: String,
     pub payload: Value,
 }
@@ -47,10 +49,29 @@ impl Operation for TestTarget {
             .ok_or_else(not_found)?;
         let spec: TargetSpec = serde_json::from_value(row.spec)
             .map_err(|e| ApiError::Internal(format!("stored target spec: {e}")))?;
-        let secrets = state
-            .store
-            .active_secrets(ctx.tenant, &self.name, ctx.now)
-            .await?;
+        let secrets = match &self.secret_id {
+            None => {
+                state
+                    .store
+                    .active_secrets(ctx.tenant, &self.name, ctx.now)
+                    .await?
+            }
+            Some(id) => {
+                let key = state
+                    .store
+                    .signing_secret(ctx.tenant, &self.name, id)
+                    .await?
+                    .ok_or_else(|| ApiError::NotFound {
+                        kind: "signing secret",
+                        name: id.clone(),
+                    })?;
+                if !key.valid_at(ctx.now) {
+                    return Err(ApiError::SecretExpired { id: id.clone() });
+                }
+                vec![key]
+            }
+        };
+        let secrets: Vec<&str> = secrets.iter().map(|k| k.value.as_str()).collect();
 
         let body = json!({
             "id": downstream_key,

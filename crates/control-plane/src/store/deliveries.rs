@@ -26,7 +26,8 @@ pub struct Claimed {
     pub target_name: String,
     /// `None` when the target was deleted since the delivery was created.
     pub target: Option<TargetSpec>,
-    pub secrets: Vec<String>,
+    /// The target's secrets valid at claim time; the signer drops any expired by send time.
+    pub secrets: Vec<super::SigningKey>,
     pub body: String,
     pub edge: Option<String>,
 }

@@ -51,7 +51,10 @@ pub use postgres::PostgresStore;
 pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
 pub use resources::{ResourceRow, ResourceStore, ResourceTx};
 pub use sealed::SealStore;
-pub use secrets::{SecretStore, SecretTx, SigningSecretRow};
+pub use secrets::{
+    Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey, SigningSecretRow,
+    overlap_ends_at,
+};
 pub use sqlite::SqliteStore;
 
 #[derive(Debug, thiserror::Error)]

@@ -377,7 +377,7 @@ impl CandidateRow {
         self,
         target: Option<TargetSpec>,
         attempt: ClaimedNumbers,
-        secrets: Vec<String>,
+        secrets: Vec<super::SigningKey>,
     ) -> Result<Claimed, StoreError> {
         let body = crate::delivery::webhook_body(
             &self.event_id,

@@ -14,3 +14,4 @@ mod keys;
 mod metrics;
 mod migrations;
 mod replays;
+mod secrets;

@@ -143,7 +143,7 @@ async fn claim_candidates(
     owner: &str,
     lease_margin_ms: i64,
 ) -> Result<Vec<Claimed>, StoreError> {
-    let mut secrets: HashMap<(String, String), Vec<String>> = HashMap::new();
+    let mut secrets: HashMap<(String, String), Vec<crate::store::SigningKey>> = HashMap::new();
     let mut claimed = Vec::with_capacity(candidates.len());
     for c in candidates {
         let target = c.target_spec()?;

@@ -184,6 +184,10 @@ pub struct TargetTestArgs {
     /// The webhook's `data`: JSON, @FILE, or - for stdin (default `{}`).
     #[arg(long, value_name = "JSON")]
     pub payload: Option<String>,
+    /// Sign with this signing secret only (`sec_…`, from `GET /v1/targets/NAME/secrets`): the
+    /// verify step of a rotation, proving the receiver accepts the new secret.
+    #[arg(long, value_name = "ID")]
+    pub secret: Option<String>,
     /// The test's idempotency key (default: a new one). The same key again resumes that test.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,

@@ -23,6 +23,7 @@ pub async fn test(
             .as_deref()
             .map(|p| read_json(p, "--payload"))
             .transpose()?,
+        secret_id: args.secret,
     };
     let op = console
         .enqueue_target_test(profile, &args.name, request, args.key)

@@ -121,4 +121,19 @@ async fn targets_test_reports_what_the_receiver_answered_and_sends_a_key_once() 
         2,
         "a new key is a new test"
     );
+
+    // Signing with a secret the target does not have: the control plane refuses the test
+    // (needs attention, exit 3) and nothing reaches the receiver.
+    let out = run(
+        &data,
+        &["targets", "test", "ok", "--secret", "sec_nope"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("NEEDS ATTENTION") && text.contains("404"),
+        "{text}"
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 2);
 }

@@ -129,7 +129,10 @@ async fn a_scrape_counts_requests_keys_events_attempts_and_reads_the_gauges() {
     assert_eq!(op("accept_event"), 6.0, "5 new events and the duplicate");
     assert_eq!(op("finish_attempt"), 5.0);
     assert!(op("claim_due") >= 5.0);
-    assert!(op("begin") >= 6.0, "one write transaction per keyed request at least");
+    assert!(
+        op("begin") >= 6.0,
+        "one write transaction per keyed request at least"
+    );
     assert_eq!(idempotency(&s, "executed"), 6.0);
     assert_eq!(idempotency(&s, "replayed"), 1.0);
     assert_eq!(idempotency(&s, "reused"), 1.0);

@@ -78,7 +78,7 @@ function HopTable({ rows, hop }: { rows: TimelineRow[]; hop: string }) {
           <Table.Tr key={r.number} data-testid={`timeline-${hop}-row-${r.number}`}>
             <Table.Td>{r.number}</Table.Td>
             <Table.Td>{plannedWords(r.number, r.planned_delay_ms)}</Table.Td>
-            <Table.Td>
+            <Table.Td style={{ whiteSpace: "nowrap" }}>
               {r.attempt ? (
                 <span title={time(r.attempt.started_at)}>
                   {new Date(r.attempt.started_at).toLocaleTimeString()}
@@ -94,7 +94,7 @@ function HopTable({ rows, hop }: { rows: TimelineRow[]; hop: string }) {
                 </Badge>
               )}
             </Table.Td>
-            <Table.Td>
+            <Table.Td style={{ whiteSpace: "nowrap" }}>
               {r.attempt?.duration_ms != null ? `${r.attempt.duration_ms} ms` : "-"}
             </Table.Td>
             <Table.Td>

@@ -561,22 +561,13 @@ impl From<ReplaySession> for ReplaySessionView {
     }
 }
 
-/// Parses the server's schedule entries (`0s`, `10s`, `1m`, `1h`, `50ms`) into ms.
+/// The server's schedule entries (`0s`, `10s`, `1m`, `1h`, `50ms`) in ms; an entry that is not
+/// a duration is left out.
 pub fn schedule_ms(entries: &[String]) -> Vec<u64> {
     entries
         .iter()
-        .filter_map(|e| {
-            let split = e.find(|c: char| !c.is_ascii_digit())?;
-            let (n, unit) = e.split_at(split);
-            let n: u64 = n.parse().ok()?;
-            Some(match unit {
-                "ms" => n,
-                "s" => n * 1000,
-                "m" => n * 60_000,
-                "h" => n * 3_600_000,
-                _ => return None,
-            })
-        })
+        .filter_map(|e| switchyard_core::parse_duration(e).ok())
+        .map(|d| d.as_millis() as u64)
         .collect()
 }
 

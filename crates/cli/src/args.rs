@@ -240,22 +240,5 @@ pub struct AuditArgs {
     pub op: Option<i64>,
 }
 
-/// Parses `500ms`, `30s`, `5m`, `1h`.
-pub fn parse_duration(text: &str) -> anyhow::Result<std::time::Duration> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| anyhow::anyhow!("{text:?} is not a duration like 30s, 5m or 1h"))?;
-    let ms = match unit {
-        "ms" => n,
-        "s" | "" => n * 1000,
-        "m" => n * 60_000,
-        "h" => n * 3_600_000,
-        _ => anyhow::bail!("{text:?} is not a duration like 30s, 5m or 1h"),
-    };
-    Ok(std::time::Duration::from_millis(ms))
-}
+/// The one duration parser (`500ms`, `30s`, `5m`, `1h`, `2d`), the control plane's too.
+pub use switchyard_core::parse_duration;

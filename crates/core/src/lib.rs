@@ -57,6 +57,7 @@ pub use switchyard_protocol::metrics as protocol_metrics;
 pub use switchyard_protocol::replay as protocol_replay;
 pub use switchyard_protocol::{
     Problem, Resource, ResourceKind, ServerInfo, TargetTestRequest, TargetTestResult,
+    parse_duration,
 };
 pub use target_test::TargetTestOp;
 pub use types::*;

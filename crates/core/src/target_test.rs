@@ -113,11 +113,7 @@ impl TryFrom<TestRow> for TargetTestOp {
 /// The control plane's rule for an event type, checked before anything is queued.
 fn check_request(request: &TargetTestRequest) -> Result<()> {
     if let Some(t) = &request.event_type {
-        let ok = !t.is_empty()
-            && t.len() <= 128
-            && t.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
-        if !ok {
+        if !switchyard_protocol::is_event_type(t) {
             return Err(CoreError::invalid(
                 "event type",
                 format!("{t:?} must be 1-128 characters of letters, digits and . _ : -"),

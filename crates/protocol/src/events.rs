@@ -7,6 +7,15 @@ use utoipa::ToSchema;
 
 use crate::resource::FlowMode;
 
+/// An event's `type`: 1-128 characters of letters, digits and `. _ : -` (the one rule the
+/// server applies to submitted events and test webhooks, and a client checks before queuing).
+pub fn is_event_type(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 128
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
 /// `POST /v1/events`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -6,6 +6,7 @@
 
 pub mod canonical_json;
 pub mod dlq;
+pub mod duration;
 pub mod edge;
 pub mod events;
 pub mod headers;
@@ -19,11 +20,12 @@ pub mod resource;
 pub mod secrets;
 pub mod target_test;
 
+pub use duration::{DurationError, parse_duration};
 pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
 pub use edge::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
 pub use events::{
     Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, EventList, Hop,
-    SubmitEventRequest, SubmitEventResponse,
+    SubmitEventRequest, SubmitEventResponse, is_event_type,
 };
 pub use info::ServerInfo;
 pub use metrics::{

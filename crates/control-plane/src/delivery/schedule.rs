@@ -97,37 +97,16 @@ impl RetryPolicy {
     }
 }
 
-/// Parses `500ms`, `90s`, `10m`, `24h`, `2d`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 50ms, 10s, 1m or 1h"))?;
-    let ms = match unit {
-        "ms" => 1,
-        "s" | "" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => {
-            return Err(format!(
-                "{text:?}: unknown unit {unit:?} (use ms, s, m, h or d)"
-            ));
-        }
-    };
-    Ok(Duration::from_millis(n.saturating_mul(ms)))
-}
+/// The one duration parser (`500ms`, `90s`, `10m`, `24h`, `2d`), shared with the console.
+pub use switchyard_protocol::parse_duration;
 
 /// Parses a schedule like `0s,10s,1m,10m,1h` (1-20 entries).
 pub fn parse_schedule(text: &str) -> Result<Vec<Duration>, String> {
     let delays = text
         .split(',')
         .map(parse_duration)
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
     if delays.is_empty() || delays.len() > 20 {
         return Err("a retry schedule has 1 to 20 delays".into());
     }

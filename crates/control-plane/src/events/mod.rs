@@ -37,11 +37,7 @@ pub fn routes() -> Router<AppState> {
 
 /// An event type: 1-128 characters of letters, digits and `. _ : -`.
 pub(crate) fn check_event_type(t: &str) -> Result<(), ApiError> {
-    let ok = !t.is_empty()
-        && t.len() <= 128
-        && t.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
-    if ok {
+    if switchyard_protocol::is_event_type(t) {
         Ok(())
     } else {
         Err(ApiError::validation(

@@ -83,18 +83,17 @@ async fn create_target(console: &Console, name: &str, url: &str) {
         )
         .await
         .unwrap();
-    let report = console
-        .sync(
-            "p",
-            switchyard_core::SyncOptions {
-                until_drained: true,
-                timeout_ms: Some(20_000),
-                refresh_after: false,
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(report.done, 1, "{report:?}");
+    assert_eq!(drain(console).await, 1);
+}
+
+/// Sends every queued resource write; returns how many were confirmed.
+async fn drain(console: &Console) -> u64 {
+    let opts = switchyard_core::SyncOptions {
+        until_drained: true,
+        timeout_ms: Some(20_000),
+        refresh_after: false,
+    };
+    console.sync("p", opts).await.unwrap().done
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -294,17 +293,7 @@ async fn a_test_waits_for_its_targets_queued_writes_and_refuses_unknown_targets(
     assert!(touched.is_empty(), "the create goes first");
     assert_eq!(console.target_test(op.id).await.unwrap().attempts, 0);
 
-    console
-        .sync(
-            "p",
-            switchyard_core::SyncOptions {
-                until_drained: true,
-                timeout_ms: Some(20_000),
-                refresh_after: false,
-            },
-        )
-        .await
-        .unwrap();
+    assert_eq!(drain(&console).await, 1, "the create");
     console
         .sync_target_tests("p", Duration::from_secs(30))
         .await

@@ -37,11 +37,7 @@ pub fn routes() -> Router<AppState> {
 
 /// An event type: 1-128 characters of letters, digits and `. _ : -`.
 pub(crate) fn check_event_type(t: &str) -> Result<(), ApiError> {
-    let ok = !t.is_empty()
-        && t.len() <= 128
-        && t.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
-    if ok {
+    if switchyard_protocol::events::is_event_type(t) {
         Ok(())
     } else {
         Err(ApiError::validation(
@@ -56,7 +52,7 @@ fn check_request(request: &SubmitEventRequest) -> Result<(), ApiError> {
         .map_err(|e| ApiError::validation("endpoint", e.to_string()))?;
     check_event_type(&request.event_type)?;
     if let Some(key) = &request.event_key
-        && (key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x20..=0x7e).contains(&b)))
+        && !switchyard_protocol::events::is_event_key(key)
     {
         return Err(ApiError::validation(
             "event_key",

@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
+.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
@@ -67,6 +67,13 @@ check-release:
 test-scripts:
 	./scripts/test-setup-postgres.sh
 
+# The HTTP API under fuzzing (docs/control-plane.md, "Fuzzing the API"): schemathesis against
+# a real control plane's /openapi.json (the debug binary `cargo test --workspace` built), with
+# no 5xx and every status, media type and body as documented. The seed is printed;
+# API_FUZZ_SEED=N repeats a run, API_FUZZ_MAX_EXAMPLES=N sets the cases per operation.
+test-api-fuzz:
+	./scripts/api-fuzz.sh
+
 # UI: type check, lint (biome) and component tests (Vitest + mockIPC).
 test-ui:
 	npm --prefix ui run typecheck
@@ -77,7 +84,7 @@ test-ui:
 test-e2e: ui
 	xvfb-run -a -s "-screen 0 1280x800x24" cargo test -p switchyard-desktop --features custom-protocol --test e2e -- --ignored --test-threads=1
 
-test: setup lint test-scripts test-rust test-keychain check-release test-ui test-e2e
+test: setup lint test-scripts test-rust test-keychain test-api-fuzz check-release test-ui test-e2e
 	@echo "make test: all checks passed"
 
 # Release packages into dist/ (docs/install.md): heavy (release build), so not part of `make test`.

@@ -4,6 +4,8 @@
 # a PostgreSQL server on 127.0.0.1:5432 when none answers there (scripts/lib/postgres.sh).
 # gnome-keyring, libsecret-tools and dbus-daemon/dbus-bin (dbus-run-session) are for
 # `make test-keychain`: profile tokens in a real Secret Service (python3 finds its test binary).
+# python3-venv is for the virtualenv that holds schemathesis (`make test-api-fuzz`), iproute2
+# (`ip`) for the loopback of that run's own network namespace (scripts/api-fuzz.sh).
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,7 @@ need_apt=()
 for pkg in build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libsoup-3.0-dev \
   libjavascriptcoregtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \
   xvfb xauth webkit2gtk-driver imagemagick libdbus-1-dev \
-  gnome-keyring libsecret-tools dbus-daemon dbus-bin python3; do
+  gnome-keyring libsecret-tools dbus-daemon dbus-bin python3 python3-venv iproute2; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ! command -v node >/dev/null 2>&1; then need_apt+=(nodejs npm); fi
@@ -50,6 +52,18 @@ if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-d
   echo "setup: installing tauri-driver"
   cargo install tauri-driver --locked --version '^2' --quiet
 fi
+# schemathesis (PyPI) for `make test-api-fuzz` (scripts/api-fuzz.sh): a pinned version in a
+# virtualenv inside the checkout (.tools/ is git-ignored), installed when that version is not
+# there yet. Raise the pin on purpose: a newer schemathesis generates other cases.
+SCHEMATHESIS_VERSION=4.32.5
+st_venv=.tools/schemathesis
+if [ "$("$st_venv/bin/schemathesis" --version 2>/dev/null)" != "schemathesis, version $SCHEMATHESIS_VERSION" ]; then
+  echo "setup: installing schemathesis $SCHEMATHESIS_VERSION into $st_venv"
+  rm -rf "$st_venv"
+  python3 -m venv "$st_venv"
+  "$st_venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi
+
 # PostgreSQL on 127.0.0.1:5432 for the store's conformance and multi-replica tests.
 # shellcheck source=lib/postgres.sh
 . scripts/lib/postgres.sh

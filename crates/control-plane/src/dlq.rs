@@ -77,7 +77,7 @@ impl DlqQuery {
 }
 
 const DEFAULT_PAGE: u32 = 50;
-const MAX_PAGE: u32 = 500;
+pub const MAX_PAGE: u32 = 500;
 
 fn encode_cursor(dead_at: i64, id: &str) -> String {
     URL_SAFE_NO_PAD.encode(format!("{dead_at}:{id}"))

@@ -15,6 +15,7 @@ pub mod edge;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod head_errors;
 pub mod hooks;
 pub mod idempotency;
 pub mod limits;

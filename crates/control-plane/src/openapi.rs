@@ -17,6 +17,7 @@ use utoipa::openapi::{
 };
 use utoipa::{PartialSchema, ToSchema};
 
+mod constraints;
 mod delivery;
 mod secrets;
 
@@ -137,10 +138,11 @@ fn operation(op: Op<'_>) -> utoipa::openapi::path::Operation {
     let mut responses = ResponsesBuilder::new().response(op.ok.0, ok.build());
     // A target's create, update and apply also refuse a URL naming a forbidden address.
     let writes_target = op.tag == ResourceKind::Target.plural()
-        && matches!(
-            op.body,
-            Some("CreateRequest" | "UpdateRequest" | "ApplyRequest")
-        );
+        && op.body.is_some_and(|b| {
+            ["CreateRequest", "UpdateRequest", "ApplyRequest"]
+                .iter()
+                .any(|r| b.ends_with(r))
+        });
     let bad_request = if writes_target {
         "validation_failed, target_address_forbidden (field spec.url: an IP literal in a \
          loopback, private, link-local or other non-public range, or localhost), \
@@ -184,12 +186,22 @@ fn operation(op: Op<'_>) -> utoipa::openapi::path::Operation {
     builder.build()
 }
 
-pub fn document() -> OpenApi {
+/// The document `GET /openapi.json` serves: the operations and the protocol types' schemas,
+/// with the constraints the server validates written in (`constraints`).
+pub fn document() -> serde_json::Value {
+    let mut doc = serde_json::to_value(operations()).expect("the OpenAPI document serializes");
+    constraints::apply(&mut doc);
+    doc
+}
+
+fn operations() -> OpenApi {
     let mut paths = PathsBuilder::new();
     for kind in ResourceKind::ALL {
         let plural = kind.plural();
         let tag = plural;
         let res = format!("{}Resource", capitalize(kind.as_str()));
+        let [create_body, update_body, apply_body] = ["Create", "Update", "Apply"]
+            .map(|op| format!("{}{op}Request", capitalize(kind.as_str())));
         let collection = format!("/v1/{plural}");
         let item = format!("/v1/{plural}/{{name}}");
         let name = || vec![path_param("name")];
@@ -223,7 +235,7 @@ pub fn document() -> OpenApi {
                         keyed: true,
                         if_match: false,
                         params: vec![],
-                        body: Some("CreateRequest"),
+                        body: Some(&create_body),
                         ok: ("201", "Created; Location and ETag set", Some(res.clone())),
                         errors: &[("409", "name_taken or reference_missing")],
                     }),
@@ -258,7 +270,7 @@ pub fn document() -> OpenApi {
                         keyed: true,
                         if_match: true,
                         params: name(),
-                        body: Some("UpdateRequest"),
+                        body: Some(&update_body),
                         ok: ("200", "Updated (or unchanged)", Some(res.clone())),
                         errors: &[("404", "not_found"), ("412", "version_mismatch")],
                     }),
@@ -274,7 +286,7 @@ pub fn document() -> OpenApi {
                         keyed: true,
                         if_match: true,
                         params: name(),
-                        body: Some("ApplyRequest"),
+                        body: Some(&apply_body),
                         ok: (
                             "200",
                             "Updated or unchanged (201 when created)",

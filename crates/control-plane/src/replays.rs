@@ -42,15 +42,12 @@ pub fn routes() -> Router<AppState> {
 
 /// Most deliveries one filter session replays by default (`--max-replay-selection`).
 pub const MAX_FILTER_SELECTION: u32 = 100_000;
-const MAX_IDS: usize = 1_000;
+const MAX_IDS: usize = switchyard_protocol::replay::MAX_DELIVERY_IDS;
+/// The most sessions one page of `GET /v1/replays` lists.
+pub const MAX_PAGE: u32 = 200;
 
 fn check_session_id(id: &str) -> Result<(), ApiError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b));
-    if ok {
+    if switchyard_protocol::replay::is_session_id(id) {
         Ok(())
     } else {
         Err(ApiError::validation(
@@ -70,7 +67,7 @@ fn check_request(request: &ReplayRequest) -> Result<(), ApiError> {
         ));
     }
     if let Some(rate) = request.rate_per_s
-        && !(rate.is_finite() && rate > 0.0 && rate <= 10_000.0)
+        && !(rate.is_finite() && rate > 0.0 && rate <= switchyard_protocol::replay::MAX_RATE_PER_S)
     {
         return Err(ApiError::validation(
             "rate_per_s",
@@ -224,8 +221,11 @@ async fn list(
 ) -> Result<Json<Page<ReplaySession>>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::validation("query", e.body_text()))?;
     let limit = query.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(ApiError::validation("limit", "must be between 1 and 200"));
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::validation(
+            "limit",
+            format!("must be between 1 and {MAX_PAGE}"),
+        ));
     }
     let after = query
         .cursor

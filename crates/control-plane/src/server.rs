@@ -17,6 +17,7 @@ use tower_http::trace::TraceLayer;
 use crate::clock::{Clock, SystemClock};
 use crate::error::ApiError;
 use crate::extract::Tenants;
+use crate::head_errors::ProblemHeads;
 use crate::hooks::{Hooks, NoHooks};
 use crate::idempotency::{IdempotencyConfig, spawn_sweeper};
 use crate::limits::{Limits, RateLimiter};
@@ -130,7 +131,8 @@ async fn open_sealed_store(config: &ServerConfig) -> anyhow::Result<Arc<dyn crat
 /// HTTP/1.1 connection settings. The header-read timeout closes a connection that has not
 /// sent a whole request head in time (slowloris) and an idle keep-alive connection alike.
 /// Heads up to twice the cap reach `crate::limits::guard`, which answers 431 problem+json;
-/// hyper refuses longer ones itself (a bare 431) without buffering them.
+/// hyper refuses longer ones itself without buffering them (and `crate::head_errors` turns
+/// its bare 431 into problem+json).
 fn http1_settings(limits: &Limits) -> hyper::server::conn::http1::Builder {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -153,6 +155,7 @@ async fn serve(
     listener: TcpListener,
     app: Router,
     http: hyper::server::conn::http1::Builder,
+    max_header_bytes: usize,
     mut shutdown: oneshot::Receiver<()>,
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -179,8 +182,9 @@ async fn serve(
             },
             _ = &mut shutdown => break,
         };
-        let conn =
-            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
+        // A head hyper cannot parse is answered with problem+json, not hyper's bare 400.
+        let io = TokioIo::new(ProblemHeads::new(stream, max_header_bytes));
+        let conn = http.serve_connection(io, TowerToHyperService::new(app.clone()));
         let mut stop = stop_rx.clone();
         let open = open_rx.clone();
         tokio::spawn(async move {
@@ -331,7 +335,13 @@ impl Server {
                 let at = listener.local_addr()?;
                 let (tx, rx) = oneshot::channel::<()>();
                 let app = crate::telemetry::metrics_router(state.clone());
-                let task = tokio::spawn(serve(listener, app, http1_settings(&state.limits), rx));
+                let task = tokio::spawn(serve(
+                    listener,
+                    app,
+                    http1_settings(&state.limits),
+                    state.limits.max_header_bytes,
+                    rx,
+                ));
                 (Some(at), Some((tx, task)))
             }
             None => (None, None),
@@ -339,7 +349,13 @@ impl Server {
         let (tx, rx) = oneshot::channel::<()>();
         let app = router(state.clone());
         let connections = http1_settings(&state.limits);
-        let task = tokio::spawn(serve(listener, app, connections, rx));
+        let task = tokio::spawn(serve(
+            listener,
+            app,
+            connections,
+            state.limits.max_header_bytes,
+            rx,
+        ));
         let sweeper = spawn_sweeper(state.clone(), config.sweep_every);
         let worker = delivery
             .config

@@ -79,7 +79,7 @@ async fn openapi() -> Response {
     let doc = crate::openapi::document();
     (
         [("content-type", "application/json")],
-        doc.to_pretty_json().unwrap_or_default(),
+        serde_json::to_string_pretty(&doc).unwrap_or_default(),
     )
         .into_response()
 }

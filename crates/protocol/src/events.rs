@@ -7,13 +7,25 @@ use utoipa::ToSchema;
 
 use crate::resource::FlowMode;
 
-/// An event's `type`: 1-128 characters of letters, digits and `. _ : -` (the one rule the
-/// server applies to submitted events and test webhooks, and a client checks before queuing).
+/// The longest event type.
+pub const EVENT_TYPE_MAX_LEN: usize = 128;
+/// What [`is_event_type`] accepts, as the OpenAPI document states it.
+pub const EVENT_TYPE_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
+/// What [`is_event_key`] accepts, as the OpenAPI document states it.
+pub const EVENT_KEY_PATTERN: &str = "^[ -~]{1,255}$";
+
+/// An event type: 1-128 characters of letters, digits and `. _ : -` (the one rule the server
+/// applies to submitted events and test webhooks, and a client checks before queuing).
 pub fn is_event_type(t: &str) -> bool {
     !t.is_empty()
-        && t.len() <= 128
+        && t.len() <= EVENT_TYPE_MAX_LEN
         && t.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
+/// An event key: 1-255 printable ASCII characters.
+pub fn is_event_key(key: &str) -> bool {
+    !key.is_empty() && key.len() <= 255 && key.bytes().all(|b| (0x20..=0x7e).contains(&b))
 }
 
 /// `POST /v1/events`.

@@ -7,6 +7,13 @@ pub const IDEMPOTENT_REPLAYED: &str = "idempotent-replayed";
 /// Problem details media type (RFC 9457).
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// The longest key [`parse_idempotency_key`] accepts.
+pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 255;
+/// Keys [`parse_idempotency_key`] accepts in the bare form, as the OpenAPI document states
+/// them: 1-255 printable ASCII characters, not starting or ending with a space (the header's
+/// surrounding whitespace is not part of it) and not starting with `"` (the quoted form).
+pub const IDEMPOTENCY_KEY_PATTERN: &str = "^[!#-~]([ -~]{0,253}[!-~])?$";
+
 /// Parses an `Idempotency-Key` header value: the IETF form is a structured-field string
 /// (`"abc"`), a bare token is accepted too; both mean the same key.
 ///
@@ -22,7 +29,7 @@ pub fn parse_idempotency_key(raw: &[u8]) -> Result<String, &'static str> {
     if key.is_empty() {
         return Err("must not be empty");
     }
-    if key.len() > 255 {
+    if key.len() > IDEMPOTENCY_KEY_MAX_LEN {
         return Err("must be at most 255 characters");
     }
     if !key.bytes().all(|b| (0x20..=0x7e).contains(&b)) {

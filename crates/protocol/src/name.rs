@@ -13,11 +13,16 @@ impl fmt::Display for NameError {
 
 impl std::error::Error for NameError {}
 
+/// The longest name.
+pub const NAME_MAX_LEN: usize = 63;
+/// What [`validate_name`] accepts, as the OpenAPI document states it (with the length).
+pub const NAME_PATTERN: &str = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$";
+
 pub fn validate_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
         return Err(NameError("must not be empty"));
     }
-    if name.len() > 63 {
+    if name.len() > NAME_MAX_LEN {
         return Err(NameError("must be at most 63 characters"));
     }
     let ok_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-';

@@ -6,6 +6,22 @@ use utoipa::ToSchema;
 
 use crate::dlq::DlqFilter;
 
+/// What [`is_session_id`] accepts, as the OpenAPI document states it.
+pub const SESSION_ID_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
+/// Most delivery ids one session names.
+pub const MAX_DELIVERY_IDS: usize = 1_000;
+/// The highest `rate_per_s`.
+pub const MAX_RATE_PER_S: f64 = 10_000.0;
+
+/// A replay session id: 1-128 characters of letters, digits and `. _ : -`.
+pub fn is_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b))
+}
+
 /// What a session replays.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]

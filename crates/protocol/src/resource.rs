@@ -145,7 +145,24 @@ pub struct ApplyRequest {
     pub spec: Value,
 }
 
-const MAX_EVENT_TYPES: usize = 64;
+/// Most event types an endpoint or a flow lists.
+pub const MAX_EVENT_TYPES: usize = 64;
+/// What an endpoint's or a flow's event type may be (`*` is a wildcard), as the OpenAPI
+/// document states it.
+pub const EVENT_TYPE_FILTER_PATTERN: &str = "^[A-Za-z0-9._:*-]{1,128}$";
+/// The longest endpoint description, in characters.
+pub const DESCRIPTION_MAX_CHARS: usize = 1024;
+/// A target's timeout, in milliseconds.
+pub const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u32> = 1..=120_000;
+/// Most extra headers a target sends.
+pub const MAX_TARGET_HEADERS: usize = 32;
+/// The longest extra header value, in bytes.
+pub const HEADER_VALUE_MAX_BYTES: usize = 4096;
+/// An extra header's name (an HTTP token), as the OpenAPI document states it; the reserved
+/// names and prefixes are excluded besides.
+pub const HEADER_NAME_PATTERN: &str = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+/// An extra header's value, as the OpenAPI document states it (with the length).
+pub const HEADER_VALUE_PATTERN: &str = "^[\\t -~]*$";
 
 fn validate_event_types(field: &str, types: &[String]) -> Result<(), FieldError> {
     if types.len() > MAX_EVENT_TYPES {
@@ -182,7 +199,7 @@ pub struct EndpointSpec {
 
 impl Spec for EndpointSpec {
     fn validate(&self) -> Result<(), FieldError> {
-        if self.description.chars().count() > 1024 {
+        if self.description.chars().count() > DESCRIPTION_MAX_CHARS {
             return Err(FieldError::new(
                 "spec.description",
                 "must be at most 1024 characters",
@@ -218,8 +235,8 @@ fn default_timeout_ms() -> u32 {
 }
 
 /// Headers the delivery pipeline sets itself; a target may not override them.
-const RESERVED_HEADER_PREFIXES: [&str; 2] = ["webhook-", "switchyard-"];
-const RESERVED_HEADERS: [&str; 5] = [
+pub const RESERVED_HEADER_PREFIXES: [&str; 2] = ["webhook-", "switchyard-"];
+pub const RESERVED_HEADERS: [&str; 5] = [
     "content-type",
     "content-length",
     "host",
@@ -237,13 +254,13 @@ impl Spec for TargetSpec {
         if url.host_str().is_none_or(str::is_empty) {
             return Err(FieldError::new("spec.url", "must name a host"));
         }
-        if !(1..=120_000).contains(&self.timeout_ms) {
+        if !TIMEOUT_MS_RANGE.contains(&self.timeout_ms) {
             return Err(FieldError::new(
                 "spec.timeout_ms",
                 "must be between 1 and 120000",
             ));
         }
-        if self.headers.len() > 32 {
+        if self.headers.len() > MAX_TARGET_HEADERS {
             return Err(FieldError::new("spec.headers", "at most 32 headers"));
         }
         for (name, value) in &self.headers {
@@ -266,7 +283,7 @@ impl Spec for TargetSpec {
                     "is set by Switchyard and cannot be overridden",
                 ));
             }
-            if value.len() > 4096
+            if value.len() > HEADER_VALUE_MAX_BYTES
                 || !value
                     .bytes()
                     .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))

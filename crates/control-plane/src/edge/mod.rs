@@ -33,6 +33,9 @@ use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
 use crate::store::{DueScope, Fence, FinishedBy, RelayedAttemptRow};
 
+/// The most attempts one lease takes.
+pub const MAX_LEASE: u32 = 100;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/edges/{name}/lease", post(lease))
@@ -54,8 +57,11 @@ async fn lease(
     let JsonBody(body) = body?;
     let request: EdgeLeaseRequest =
         serde_json::from_value(body).map_err(|e| ApiError::validation("body", e.to_string()))?;
-    if !(1..=100).contains(&request.max) {
-        return Err(ApiError::validation("max", "must be between 1 and 100"));
+    if !(1..=MAX_LEASE).contains(&request.max) {
+        return Err(ApiError::validation(
+            "max",
+            format!("must be between 1 and {MAX_LEASE}"),
+        ));
     }
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();

@@ -18,7 +18,7 @@ use crate::error::ApiError;
 use crate::extract::Tenant;
 
 const DEFAULT_LIMIT: u32 = 20;
-const MAX_LIMIT: u32 = 100;
+pub const MAX_LIMIT: u32 = 100;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -37,7 +37,7 @@ fn check(query: &LookupQuery) -> Result<(String, Option<String>, u32), ApiError>
                 "is required: GET /v1/events?event_key=K[&endpoint=E] (one event by id: GET /v1/events/{id})",
             ));
         }
-        Some(k) if k.len() > 255 || !k.bytes().all(|b| (0x20..=0x7e).contains(&b)) => {
+        Some(k) if !switchyard_protocol::events::is_event_key(k) => {
             return Err(ApiError::validation(
                 "event_key",
                 "must be 1-255 printable ASCII characters",

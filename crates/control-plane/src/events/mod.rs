@@ -52,7 +52,7 @@ fn check_request(request: &SubmitEventRequest) -> Result<(), ApiError> {
         .map_err(|e| ApiError::validation("endpoint", e.to_string()))?;
     check_event_type(&request.event_type)?;
     if let Some(key) = &request.event_key
-        && (key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x20..=0x7e).contains(&b)))
+        && !switchyard_protocol::events::is_event_key(key)
     {
         return Err(ApiError::validation(
             "event_key",

@@ -91,3 +91,100 @@ async fn unknown_routes_and_methods_answer_problem_json() {
         (405, "method_not_allowed")
     );
 }
+
+/// Sends `head` as raw bytes (reqwest refuses to send control bytes in a header) and reads
+/// the answer until the server closes the connection.
+async fn raw_exchange(base: &str, head: &[u8]) -> (u16, String, serde_json::Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut answer),
+    )
+    .await
+    .expect("the server answers and closes")
+    .unwrap();
+    let text = String::from_utf8(answer).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").expect("a complete answer");
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let content_type = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-type: "))
+        .unwrap_or_default()
+        .to_owned();
+    let problem = serde_json::from_str(body).unwrap_or(serde_json::Value::Null);
+    (status, content_type, problem)
+}
+
+#[tokio::test]
+async fn a_header_hyper_cannot_parse_answers_problem_json_naming_it() {
+    let s = TestServer::start().await;
+    // A control byte in If-Match: refused by the HTTP parser before any handler runs.
+    let head = format!(
+        "DELETE /v1/endpoints/orders HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\
+         idempotency-key: k1\r\nIf-Match: \"1\x19\"\r\n\r\n",
+        crate::support::TOKEN
+    );
+    let (status, content_type, problem) = raw_exchange(&s.base, head.as_bytes()).await;
+    assert_eq!(
+        (status, content_type.as_str()),
+        (400, "application/problem+json")
+    );
+    assert_eq!(problem["code"], "validation_failed", "{problem}");
+    assert_eq!(problem["field"], "If-Match", "{problem}");
+    assert_eq!(problem["status"], 400);
+
+    // Any other header the same way, also on a connection that served a request before.
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(s.base.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut first = [0u8; 1024];
+    let n = stream.read(&mut first).await.unwrap();
+    assert!(String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200"));
+    stream
+        .write_all(b"GET /v1/info HTTP/1.1\r\nhost: x\r\nX-Trace: a\x01b\r\n\r\n")
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).await.unwrap();
+    let rest = String::from_utf8(rest).unwrap();
+    let (head, body) = rest.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 400"), "{rest}");
+    assert!(
+        head.contains("content-type: application/problem+json"),
+        "{rest}"
+    );
+    let problem: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(
+        (problem["code"].as_str(), problem["field"].as_str()),
+        (Some("validation_failed"), Some("X-Trace"))
+    );
+}
+
+#[tokio::test]
+async fn non_ascii_if_match_answers_problem_json_naming_it() {
+    let s = TestServer::start().await;
+    let value = reqwest::header::HeaderValue::from_bytes("\"é\"".as_bytes()).unwrap();
+    let answer = Observed::of(
+        s.keyed(Method::DELETE, "/v1/endpoints/orders", "k1")
+            .header("if-match", value)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (answer.status, answer.content_type.as_deref()),
+        (400, Some("application/problem+json"))
+    );
+    assert_eq!(answer.code(), "validation_failed");
+    assert_eq!(answer.json()["field"], "If-Match");
+}

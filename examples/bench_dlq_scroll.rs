@@ -333,6 +333,7 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     }
     let loaded = "return document.querySelector(\"[data-testid='dlq-loaded']\").textContent;";
     let before = driver.execute(loaded, vec![]).await?.convert::<String>()?;
+    let pss_before = memory(&app_processes()).1;
     println!(
         "load average (1, 5, 15 min) at the start: {} ({} cores)",
         load(),
@@ -383,11 +384,20 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     }
     println!("after scrolling:  {after}; {rows_dom} rows in the DOM; scrolled {scroll_top} px");
     println!(
-        "memory after scrolling: RSS {:.1} MiB, PSS {:.1} MiB ({} processes: app + WebKit)",
+        "memory before scrolling: PSS {:.1} MiB; after: RSS {:.1} MiB, PSS {:.1} MiB ({} processes: app + WebKit)",
+        pss_before as f64 / 1024.0,
         rss as f64 / 1024.0,
         pss as f64 / 1024.0,
         pids.len()
     );
+    for pid in &pids {
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        println!(
+            "  {:<24} PSS {:.1} MiB",
+            name.trim(),
+            memory(&[*pid]).1 as f64 / 1024.0
+        );
+    }
     println!("load average (1, 5, 15 min) at the end: {}", load());
     println!(
         "target: no frame longer than 50 ms while scrolling: {}",

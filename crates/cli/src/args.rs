@@ -173,6 +173,48 @@ pub enum TargetCmd {
     /// like every write (saved locally, then sent with one Idempotency-Key): run it again with
     /// the same --key after a timeout and the receiver still gets it once.
     Test(TargetTestArgs),
+    /// List a target's signing secrets: ids, created and expiry times (never values), live.
+    Secrets { name: String },
+    /// Stage a new signing secret beside the old ones (docs/rotation.md): its value is shown
+    /// once; the older ones expire after the overlap.
+    RotateSecret(RotateSecretArgs),
+    /// End one signing secret now: the old one to promote the new, the new one to roll back.
+    ExpireSecret(ExpireSecretArgs),
+}
+
+#[derive(Args)]
+pub struct RotateSecretArgs {
+    pub name: String,
+    /// How long the older secrets keep signing beside the new one (default 24h, at most 7d).
+    #[arg(long, value_name = "DUR")]
+    pub overlap: Option<String>,
+    /// Rotate although an overlap is still open, and expire every older secret now (a leaked
+    /// secret): receivers that only know an older one fail at once.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub keyed: KeyedArgs,
+}
+
+#[derive(Args)]
+pub struct ExpireSecretArgs {
+    pub name: String,
+    /// The secret to end (`sec_…`, see `targets secrets NAME`).
+    pub id: String,
+    #[command(flatten)]
+    pub keyed: KeyedArgs,
+}
+
+/// A keyed write sent at once: its key, and how long to wait for the answer.
+#[derive(Args)]
+pub struct KeyedArgs {
+    /// The write's idempotency key (default: a new one). The same key again resumes that write
+    /// (the control plane acts once).
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Give up waiting for the answer after this long (the write stays queued).
+    #[arg(long, value_name = "DUR", default_value = "60s")]
+    pub timeout: String,
 }
 
 #[derive(Args)]

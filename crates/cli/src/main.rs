@@ -16,7 +16,7 @@ use switchyard_core::*;
 use args::*;
 use commands::profile::pick_profile;
 use commands::{
-    audit, dlq, events, gitops, mcp, outbox, profile, resources, status, sync, targets,
+    audit, dlq, events, gitops, mcp, outbox, profile, resources, secrets, status, sync, targets,
 };
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
@@ -115,6 +115,18 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Targets(TargetCmd::Test(args)) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             targets::test(&console, &profile, json, args).await
+        }
+        Command::Targets(TargetCmd::Secrets { name }) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            secrets::list(&console, &profile, json, &name).await
+        }
+        Command::Targets(TargetCmd::RotateSecret(args)) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            secrets::rotate(&console, &profile, json, args).await
+        }
+        Command::Targets(TargetCmd::ExpireSecret(args)) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            secrets::expire(&console, &profile, json, args).await
         }
         Command::Flows(cmd) => {
             resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Flow, cmd).await

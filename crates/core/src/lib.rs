@@ -35,6 +35,7 @@ mod outbox;
 pub mod replay;
 pub mod retry;
 pub mod schedule;
+pub mod secret_ops;
 mod secrets;
 mod sync;
 pub mod target_test;
@@ -55,6 +56,7 @@ pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;
 pub use switchyard_protocol::metrics as protocol_metrics;
 pub use switchyard_protocol::replay as protocol_replay;
+pub use switchyard_protocol::secrets as protocol_secrets;
 pub use switchyard_protocol::{
     Problem, Resource, ResourceKind, ServerInfo, TargetTestRequest, TargetTestResult,
     parse_duration,

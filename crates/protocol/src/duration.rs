@@ -51,14 +51,26 @@ mod tests {
     fn every_unit_and_the_errors_name_the_text() {
         let ms = |t| parse_duration(t).unwrap().as_millis();
         assert_eq!(
-            [ms("50ms"), ms("10s"), ms("10"), ms("1m"), ms(" 2h "), ms("1d")],
+            [
+                ms("50ms"),
+                ms("10s"),
+                ms("10"),
+                ms("1m"),
+                ms(" 2h "),
+                ms("1d")
+            ],
             [50, 10_000, 10_000, 60_000, 7_200_000, 86_400_000]
         );
         assert_eq!(
             parse_duration("5w").unwrap_err().to_string(),
             "\"5w\": unknown unit \"w\" (use ms, s, m, h or d)"
         );
-        assert!(parse_duration("soon").unwrap_err().to_string().contains("\"soon\""));
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .to_string()
+                .contains("\"soon\"")
+        );
         assert!(parse_duration("").is_err());
     }
 }

@@ -20,8 +20,8 @@ pub mod resource;
 pub mod secrets;
 pub mod target_test;
 
-pub use duration::{DurationError, parse_duration};
 pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
+pub use duration::{DurationError, parse_duration};
 pub use edge::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
 pub use events::{
     Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, EventList, Hop,

@@ -3,18 +3,20 @@
 //! same test without sending a second webhook; an unknown target is an error (exit 1).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::dlq::dying_plane_with_events;
 use crate::{json as parse, run};
 
-/// A loopback receiver answering 204 to every request; counts the requests.
-fn receiver() -> (String, Arc<AtomicU32>) {
+/// A loopback receiver answering 204 to every request; counts the requests and keeps each
+/// one's `webhook-signature` header.
+pub(crate) fn receiver() -> (String, Arc<AtomicU32>, Arc<Mutex<Vec<String>>>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let count = Arc::new(AtomicU32::new(0));
-    let seen = count.clone();
+    let signatures: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (seen, signed) = (count.clone(), signatures.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let mut reader = BufReader::new(stream);
@@ -24,10 +26,12 @@ fn receiver() -> (String, Arc<AtomicU32>) {
                 if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                     break;
                 }
-                if let Some((name, value)) = line.split_once(':')
-                    && name.eq_ignore_ascii_case("content-length")
-                {
-                    length = value.trim().parse().unwrap_or(0);
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        length = value.trim().parse().unwrap_or(0);
+                    } else if name.eq_ignore_ascii_case("webhook-signature") {
+                        signed.lock().unwrap().push(value.trim().to_owned());
+                    }
                 }
             }
             let mut body = vec![0; length];
@@ -38,7 +42,7 @@ fn receiver() -> (String, Arc<AtomicU32>) {
             );
         }
     });
-    (url, count)
+    (url, count, signatures)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,7 +73,7 @@ async fn targets_test_reports_what_the_receiver_answered_and_sends_a_key_once() 
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--payload is not valid JSON"));
 
-    let (url, requests) = receiver();
+    let (url, requests, _) = receiver();
     let spec = format!(r#"{{"url":"{url}"}}"#);
     let out = run(
         &data,

@@ -1,0 +1,120 @@
+//! `switchyard targets secrets | rotate-secret | expire-secret` against a real control plane:
+//! a rotation staged once (its value printed once and in no file of the data dir), verified
+//! with `targets test --secret`, refused while its overlap is open, resumed by its key without a
+//! second secret, then promoted by expiring the old secret.
+
+use std::sync::atomic::Ordering;
+
+use crate::dlq::dying_plane_with_events;
+use crate::targets::receiver;
+use crate::{json as parse, run};
+
+/// How many `v1,` signatures a `webhook-signature` header carries.
+fn signatures(header: &str) -> usize {
+    header.split(' ').filter(|s| s.starts_with("v1,")).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotation_is_staged_once_verified_and_promoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, data) = dying_plane_with_events(dir.path(), 0).await;
+    let (url, requests, signed) = receiver();
+    let spec = format!(r#"{{"url":"{url}"}}"#);
+    let out = run(
+        &data,
+        &["targets", "create", "ok", "--spec", &spec, "--wait"],
+        None,
+    );
+    assert!(out.status.success());
+
+    let list = parse(&run(&data, &["--json", "targets", "secrets", "ok"], None));
+    let old = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+
+    // Stage: the value is printed once; the data dir keeps no copy of it.
+    let rotate = [
+        "--json",
+        "targets",
+        "rotate-secret",
+        "ok",
+        "--overlap",
+        "1h",
+        "--key",
+        "rot-1",
+    ];
+    let out = run(&data, &rotate, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let staged = parse(&out);
+    let value = staged["value"].as_str().unwrap().to_owned();
+    let new = staged["op"]["result"]["secret"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(value.starts_with("whsec_"), "{staged:#}");
+    assert_eq!(staged["op"]["result"]["previous"][0]["id"], old);
+    for entry in std::fs::read_dir(&data).unwrap().flatten() {
+        let bytes = std::fs::read(entry.path()).unwrap_or_default();
+        assert!(
+            !bytes.windows(value.len()).any(|w| w == value.as_bytes()),
+            "the value is in {}",
+            entry.path().display()
+        );
+    }
+    // The same key again: the same rotation, no second secret, the value not shown again.
+    let again = parse(&run(&data, &rotate, None));
+    assert_eq!(again["op"]["id"], staged["op"]["id"]);
+    assert!(again["value"].is_null());
+    let list = parse(&run(&data, &["--json", "targets", "secrets", "ok"], None));
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert!(
+        list[0]["expires_at"].is_string(),
+        "the old one expires: {list:#}"
+    );
+
+    // Verify: signed with the new secret only; an ordinary test carries both.
+    let out = run(&data, &["targets", "test", "ok", "--secret", &new], None);
+    assert_eq!(out.status.code(), Some(0));
+    let out = run(&data, &["targets", "test", "ok"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let headers = signed.lock().unwrap().clone();
+    assert_eq!(
+        headers.iter().map(|h| signatures(h)).collect::<Vec<_>>(),
+        [1, 2]
+    );
+
+    // A second rotation while the overlap is open needs a person (or --force).
+    let out = run(&data, &["targets", "rotate-secret", "ok"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("rotation_in_progress") || text.contains("overlap"),
+        "{text}"
+    );
+
+    // Promote: the old secret ends now; tests carry one signature.
+    let out = run(&data, &["targets", "expire-secret", "ok", &old], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        run(&data, &["targets", "test", "ok"], None)
+            .status
+            .success()
+    );
+    assert_eq!(signatures(signed.lock().unwrap().last().unwrap()), 1);
+    let out = run(&data, &["targets", "secrets", "ok"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("{old} ")) && text.contains("expired"),
+        "{text}"
+    );
+    assert_eq!(requests.load(Ordering::SeqCst), 3);
+}

@@ -1,0 +1,400 @@
+//! Signing-secret rotations and expiries of a target (`switchyard targets rotate-secret`,
+//! `expire-secret`), as keyed writes committed locally first (`secret_ops`) and then sent.
+//!
+//! Exactly once: the Idempotency-Key is minted when the row is committed and every resend uses
+//! it, so a timeout, a lost answer or a crash followed by a resend rotates once — the control
+//! plane answers the resend with the response it stored, the same secret. The new secret's value
+//! is shown once and never written to disk by the console: the row keeps the server's answer
+//! without it, and the value reaches the caller only in memory, from the answer to its own send
+//! (a resend of a pending rotation shows it then). A row first queued longer ago than the server
+//! keeps keys is not resent blindly (the server may have forgotten the key and would rotate
+//! again): it needs a person, who checks `targets secrets`.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use switchyard_protocol::SigningSecretInfo;
+use switchyard_protocol::secrets::{RotateSecretRequest, SigningSecretList};
+
+use crate::Console;
+use crate::action::{self, ActionState, Settled};
+use crate::audit::Audit;
+use crate::error::{CoreError, Result};
+use crate::types::OpError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[serde(rename_all = "snake_case")]
+#[sqlx(type_name = "TEXT", rename_all = "snake_case")]
+pub enum SecretAction {
+    /// `POST /v1/targets/{name}/secrets/rotate`: stage a new secret beside the old ones.
+    Rotate,
+    /// `POST /v1/targets/{name}/secrets/{id}/expire`: end one secret now (promote / roll back).
+    Expire,
+}
+
+/// One queued rotation or expiry.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SecretOp {
+    pub id: i64,
+    pub profile: String,
+    pub target: String,
+    pub action: SecretAction,
+    /// The secret an expiry ends.
+    pub secret_id: Option<String>,
+    pub idempotency_key: String,
+    pub state: ActionState,
+    pub attempts: u32,
+    pub last_error: Option<OpError>,
+    /// The server's answer once done, without the new secret's value.
+    pub result: Option<Value>,
+    pub created_at: i64,
+}
+
+/// What a send left: the row, and the new secret's value when this send's answer carried it.
+#[derive(Debug, Clone)]
+pub struct SecretSent {
+    pub op: SecretOp,
+    /// Shown once to the person; never stored.
+    pub value: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct SecretOpRow {
+    id: i64,
+    profile: String,
+    target: String,
+    action: SecretAction,
+    secret_id: Option<String>,
+    body: Option<String>,
+    idempotency_key: String,
+    state: ActionState,
+    attempts: i64,
+    last_error: Option<String>,
+    result: Option<String>,
+    next_attempt_at: i64,
+    created_at: i64,
+}
+
+const COLUMNS: &str = "id, profile, target, action, secret_id, body, idempotency_key, state, attempts, \
+    last_error, result, next_attempt_at, created_at";
+
+impl SecretOpRow {
+    fn op(&self) -> SecretOp {
+        fn parse<T: serde::de::DeserializeOwned>(t: &Option<String>) -> Option<T> {
+            t.as_deref().and_then(|s| serde_json::from_str(s).ok())
+        }
+        SecretOp {
+            id: self.id,
+            profile: self.profile.clone(),
+            target: self.target.clone(),
+            action: self.action,
+            secret_id: self.secret_id.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            state: self.state,
+            attempts: self.attempts as u32,
+            last_error: parse(&self.last_error),
+            result: parse(&self.result),
+            created_at: self.created_at,
+        }
+    }
+}
+
+/// The answer as the row keeps it: the new secret's value taken out (and handed back).
+fn without_value(mut answer: Value) -> (Value, Option<String>) {
+    let value = answer
+        .get_mut("secret")
+        .and_then(Value::as_object_mut)
+        .and_then(|s| s.remove("value"))
+        .and_then(|v| v.as_str().map(str::to_owned));
+    (answer, value)
+}
+
+impl Console {
+    /// The target's signing secrets, live from the control plane (ids and times, never values).
+    pub async fn signing_secrets(
+        &self,
+        profile: &str,
+        target: &str,
+    ) -> Result<Vec<SigningSecretInfo>> {
+        let list: SigningSecretList = self
+            .client(profile)
+            .await?
+            .get_json(&format!("/v1/targets/{target}/secrets"))
+            .await?
+            .ok_or_else(|| CoreError::not_found(format!("target {target:?} on {profile:?}")))?;
+        Ok(list.items)
+    }
+
+    /// Queues a rotation (`secret_id: None`, `rotate` the request) or an expiry of `secret_id`.
+    /// `key`: the caller's key; the same key again returns the row already queued, the same key
+    /// for another write is refused ([`CoreError::KeyReused`]).
+    pub async fn enqueue_secret_op(
+        &self,
+        profile: &str,
+        target: &str,
+        write: SecretWrite,
+        key: Option<String>,
+    ) -> Result<SecretOp> {
+        self.profile(profile).await?;
+        let (action, secret_id, body) = match &write {
+            SecretWrite::Rotate(r) => (
+                SecretAction::Rotate,
+                None,
+                Some(serde_json::to_string(r).expect("request serializes")),
+            ),
+            SecretWrite::Expire { secret_id } => {
+                (SecretAction::Expire, Some(secret_id.clone()), None)
+            }
+        };
+        let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let now = self.now();
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let inserted = sqlx::query(
+            "INSERT INTO secret_ops (profile, target, action, secret_id, body, idempotency_key, next_attempt_at, \
+             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING",
+        )
+        .bind(profile)
+        .bind(target)
+        .bind(action)
+        .bind(&secret_id)
+        .bind(&body)
+        .bind(&key)
+        .bind(now)
+        .bind(now)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let row: SecretOpRow = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM secret_ops WHERE idempotency_key = ?"
+        ))
+        .bind(&key)
+        .fetch_one(&mut *tx)
+        .await?;
+        let same = row.profile == profile
+            && row.target == target
+            && row.action == action
+            && row.secret_id == secret_id
+            && row.body == body;
+        if !same {
+            return Err(CoreError::KeyReused { key });
+        }
+        if inserted.rows_affected() == 1 {
+            Audit::new(now, &self.inner.opts.actor, audit_action(action), "queued")
+                .profile(profile)
+                .resource(format!("target/{target}"))
+                .record(&mut tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(row.op())
+    }
+
+    pub async fn secret_op(&self, id: i64) -> Result<SecretOp> {
+        Ok(self.secret_op_row(id).await?.op())
+    }
+
+    async fn secret_op_row(&self, id: i64) -> Result<SecretOpRow> {
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM secret_ops WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(&self.inner.pool)
+            .await?
+            .ok_or_else(|| CoreError::not_found(format!("secret operation {id}")))
+    }
+
+    /// Sends the queued op `id` (same key every time) until it is settled or `deadline`
+    /// would pass while waiting for a retry.
+    pub async fn send_secret_op(&self, id: i64, deadline: Duration) -> Result<SecretSent> {
+        let started = Instant::now();
+        let retention_ms = {
+            let info = self
+                .client(&self.secret_op_row(id).await?.profile)
+                .await?
+                .info()
+                .await?;
+            (info.idempotency_retention_seconds as i64).saturating_mul(1000)
+        };
+        loop {
+            let row = self.secret_op_row(id).await?;
+            if row.state != ActionState::Pending {
+                return Ok(SecretSent {
+                    op: row.op(),
+                    value: None,
+                });
+            }
+            if self.now() - row.created_at > retention_ms {
+                return self.forgotten(row).await;
+            }
+            let wait = (row.next_attempt_at - self.now()).max(0) as u64;
+            if wait > 0 {
+                if started.elapsed() + Duration::from_millis(wait) > deadline {
+                    return Ok(SecretSent {
+                        op: row.op(),
+                        value: None,
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+            }
+            if let Some(sent) = self.send_secret_once(row).await? {
+                return Ok(sent);
+            }
+        }
+    }
+
+    /// One send; `Some` once the op is settled (by this send or another process).
+    async fn send_secret_once(&self, row: SecretOpRow) -> Result<Option<SecretSent>> {
+        let marked: Option<SecretOpRow> = sqlx::query_as(&format!(
+            "UPDATE secret_ops SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'pending' \
+             RETURNING {COLUMNS}"
+        ))
+        .bind(self.now())
+        .bind(row.id)
+        .fetch_optional(&self.inner.writer)
+        .await?;
+        let Some(row) = marked else {
+            return Ok(Some(SecretSent {
+                op: self.secret_op(row.id).await?,
+                value: None,
+            }));
+        };
+        let client = self.client(&row.profile).await?;
+        let (path, body) = match row.action {
+            SecretAction::Rotate => (
+                format!("/v1/targets/{}/secrets/rotate", row.target),
+                row.body
+                    .as_deref()
+                    .and_then(|b| serde_json::from_str(b).ok())
+                    .unwrap_or_else(|| serde_json::json!({})),
+            ),
+            SecretAction::Expire => (
+                format!(
+                    "/v1/targets/{}/secrets/{}/expire",
+                    row.target,
+                    row.secret_id.as_deref().unwrap_or_default()
+                ),
+                Value::Null,
+            ),
+        };
+        let result = client
+            .send_to(Method::POST, &path, &body, Some(&row.idempotency_key))
+            .await;
+        let now = self.now();
+        let Some(Settled {
+            state,
+            error,
+            answer,
+            next_attempt_at,
+        }) = action::settle(
+            result,
+            row.attempts as u32,
+            now,
+            &self.inner.opts.retry,
+            self.inner.opts.rng.as_ref(),
+        )
+        else {
+            return Err(CoreError::Unauthorized {
+                profile: row.profile.clone(),
+            });
+        };
+        let (kept, value) = match answer {
+            Some(a) => {
+                let (kept, value) = without_value(a);
+                (Some(kept), value)
+            }
+            None => (None, None),
+        };
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let updated: Option<SecretOpRow> = sqlx::query_as(&format!(
+            "UPDATE secret_ops SET state = ?, last_error = ?, result = COALESCE(?, result), next_attempt_at = ?, \
+             updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
+        ))
+        .bind(state)
+        .bind(error.as_ref().map(|e| serde_json::to_string(e).expect("error serializes")))
+        .bind(kept.as_ref().map(Value::to_string))
+        .bind(next_attempt_at)
+        .bind(now)
+        .bind(row.id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if state != ActionState::Pending {
+            let mut entry = Audit::new(
+                now,
+                &self.inner.opts.actor,
+                audit_action(row.action),
+                state.as_str(),
+            )
+            .profile(&row.profile)
+            .resource(format!("target/{}", row.target));
+            entry.detail = error.as_ref().map(|e| e.message.clone()).or_else(|| {
+                kept.as_ref()
+                    .and_then(|k| k["secret"]["id"].as_str().map(|id| format!("secret {id}")))
+            });
+            entry.record(&mut tx).await?;
+        }
+        tx.commit().await?;
+        let op = match updated {
+            Some(r) => r.op(),
+            None => self.secret_op(row.id).await?,
+        };
+        Ok((op.state != ActionState::Pending).then_some(SecretSent { op, value }))
+    }
+
+    /// A pending op queued longer ago than the server keeps keys: a resend could rotate a
+    /// second time, so a person decides.
+    async fn forgotten(&self, row: SecretOpRow) -> Result<SecretSent> {
+        let error = OpError {
+            status: None,
+            problem: None,
+            message: "queued longer ago than the control plane keeps idempotency keys: a resend could act \
+                      twice; check `switchyard targets secrets` and queue it again if it is still needed"
+                .into(),
+            transient: false,
+        };
+        sqlx::query(
+            "UPDATE secret_ops SET state = 'needs_attention', last_error = ?, updated_at = ? \
+             WHERE id = ? AND state = 'pending'",
+        )
+        .bind(serde_json::to_string(&error).expect("error serializes"))
+        .bind(self.now())
+        .bind(row.id)
+        .execute(&self.inner.writer)
+        .await?;
+        Ok(SecretSent {
+            op: self.secret_op(row.id).await?,
+            value: None,
+        })
+    }
+}
+
+/// A signing-secret write to queue.
+#[derive(Debug, Clone)]
+pub enum SecretWrite {
+    Rotate(RotateSecretRequest),
+    Expire { secret_id: String },
+}
+
+fn audit_action(action: SecretAction) -> &'static str {
+    match action {
+        SecretAction::Rotate => "secret.rotate",
+        SecretAction::Expire => "secret.expire",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_value_is_taken_out_of_what_is_kept() {
+        let answer = serde_json::json!({
+            "secret": {"id": "sec_1", "value": "whsec_abc", "created_at": "2026-12-02T00:00:00Z"},
+            "previous": [{"id": "sec_0", "expires_at": "2026-12-03T00:00:00Z"}]
+        });
+        let (kept, value) = without_value(answer);
+        assert_eq!(value.as_deref(), Some("whsec_abc"));
+        assert!(!kept.to_string().contains("whsec_abc"));
+        assert_eq!(kept["secret"]["id"], "sec_1");
+        assert_eq!(kept["previous"][0]["id"], "sec_0");
+    }
+}

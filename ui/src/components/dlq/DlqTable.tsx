@@ -126,6 +126,8 @@ export type DlqTableProps = {
   viewKey?: string;
 };
 
+/** Rows rendered beyond the view, above and below. */
+const OVERSCAN = 20;
 /** Rows from the end of what is kept at which the next (or previous) page is fetched. */
 const AHEAD = 40;
 
@@ -145,11 +147,15 @@ export function DlqTable({
   viewKey,
 }: DlqTableProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
+  // The virtualizer sees the kept rows only; the rows dropped above are its padding. (With
+  // every dropped row as an item, each page scrolled past rebuilt a measurement per row ever
+  // seen: 100,000 objects a page, which kept the webview's heap growing.)
   const virtualizer = useVirtualizer({
-    count: before + rows.length + (hasNextPage ? 1 : 0),
+    count: rows.length + (hasNextPage ? 1 : 0),
     getScrollElement: () => scrollRef.current,
     estimateSize: () => ROW,
-    overscan: 20,
+    overscan: OVERSCAN,
+    paddingStart: before * ROW,
   });
   // Which way the person last scrolled (kept after the scroll ends, unlike the virtualizer's):
   // pages are fetched only ahead of that direction, so the window never swings back and forth.
@@ -179,9 +185,15 @@ export function DlqTable({
   useEffect(() => {
     up.current = false;
   }, [viewKey]);
-  const items = virtualizer.getVirtualItems();
-  const firstIndex = items.length ? items[0].index : 0;
-  const lastIndex = items.length ? items[items.length - 1].index : 0;
+  // Rows are one fixed height, so the rows in view follow from the scroll position, counted
+  // from the first row dropped above; items below the view (when it is in the padding) wait.
+  const offset = virtualizer.scrollOffset ?? 0;
+  const height = virtualizer.scrollRect?.height ?? 0;
+  const items = virtualizer
+    .getVirtualItems()
+    .filter((v) => v.start < offset + height + OVERSCAN * ROW);
+  const firstIndex = Math.max(0, Math.floor(offset / ROW) - OVERSCAN);
+  const lastIndex = Math.floor((offset + height) / ROW) + OVERSCAN;
   const end = before + rows.length;
   useEffect(() => {
     if (isFetching) return;
@@ -229,16 +241,23 @@ export function DlqTable({
           </Text>
         )}
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
+          {before > 0 && (
+            // One block for every row dropped above, its line kept in view while it is.
+            <div
+              data-testid="dlq-earlier"
+              style={{ position: "absolute", top: 0, left: 0, right: 0, height: before * ROW }}
+            >
+              <Text
+                size="sm"
+                c="dimmed"
+                style={{ position: "sticky", top: 0, lineHeight: `${ROW}px` }}
+              >
+                {isFetching ? "Loading…" : `${before} earlier rows: loaded again as you scroll up`}
+              </Text>
+            </div>
+          )}
           {items.map((v) => {
-            if (v.index < before)
-              return (
-                <div key={v.key} data-testid="dlq-earlier" style={rowStyle(v.start)}>
-                  <Text size="sm" c="dimmed" style={{ gridColumn: "1 / -1" }}>
-                    {isFetching ? "Loading…" : "Earlier rows: loaded again as you scroll up"}
-                  </Text>
-                </div>
-              );
-            const e = rows[v.index - before];
+            const e = rows[v.index];
             return e ? (
               <DlqRow
                 key={e.delivery_id}

@@ -67,11 +67,14 @@ fn check_request(request: &ReplayRequest) -> Result<(), ApiError> {
         ));
     }
     if let Some(rate) = request.rate_per_s
-        && !(rate.is_finite() && rate > 0.0 && rate <= switchyard_protocol::replay::MAX_RATE_PER_S)
+        && !(rate.is_finite()
+            && (switchyard_protocol::replay::MIN_RATE_PER_S
+                ..=switchyard_protocol::replay::MAX_RATE_PER_S)
+                .contains(&rate))
     {
         return Err(ApiError::validation(
             "rate_per_s",
-            "must be a number above 0 and at most 10000",
+            "must be a number from 0.001 to 10000 (re-deliveries per second)",
         ));
     }
     Ok(())

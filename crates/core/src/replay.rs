@@ -189,11 +189,14 @@ fn check_session_id(id: &str) -> Result<()> {
 
 fn check_request(start: &ReplayStart) -> Result<()> {
     if let Some(rate) = start.rate_per_s
-        && !(rate.is_finite() && rate > 0.0)
+        && !(rate.is_finite()
+            && (switchyard_protocol::replay::MIN_RATE_PER_S
+                ..=switchyard_protocol::replay::MAX_RATE_PER_S)
+                .contains(&rate))
     {
         return Err(CoreError::invalid(
             "rate",
-            "must be a positive number per second",
+            "must be from 0.001 to 10000 re-deliveries per second",
         ));
     }
     if let ReplaySelection::DeliveryIds(ids) = &start.selection {

@@ -12,6 +12,9 @@ pub const SESSION_ID_PATTERN: &str = "^[A-Za-z0-9._:-]{1,128}$";
 pub const MAX_DELIVERY_IDS: usize = 1_000;
 /// The highest `rate_per_s`.
 pub const MAX_RATE_PER_S: f64 = 10_000.0;
+/// The slowest replay rate: one re-delivery every 1,000 s. (A rate nearer 0 would space the
+/// re-deliveries beyond any representable time.)
+pub const MIN_RATE_PER_S: f64 = 0.001;
 
 /// A replay session id: 1-128 characters of letters, digits and `. _ : -`.
 pub fn is_session_id(id: &str) -> bool {

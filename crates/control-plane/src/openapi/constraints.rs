@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use switchyard_protocol::events::{EVENT_KEY_PATTERN, EVENT_TYPE_PATTERN};
 use switchyard_protocol::headers::{IDEMPOTENCY_KEY_MAX_LEN, IDEMPOTENCY_KEY_PATTERN};
 use switchyard_protocol::name::{NAME_MAX_LEN, NAME_PATTERN};
-use switchyard_protocol::replay::{MAX_DELIVERY_IDS, MAX_RATE_PER_S, SESSION_ID_PATTERN};
+use switchyard_protocol::replay::{
+    MAX_DELIVERY_IDS, MAX_RATE_PER_S, MIN_RATE_PER_S, SESSION_ID_PATTERN,
+};
 use switchyard_protocol::resource::{
     DESCRIPTION_MAX_CHARS, EVENT_TYPE_FILTER_PATTERN, HEADER_NAME_PATTERN, HEADER_VALUE_MAX_BYTES,
     HEADER_VALUE_PATTERN, MAX_EVENT_TYPES, MAX_TARGET_HEADERS, RESERVED_HEADER_PREFIXES,
@@ -215,7 +217,7 @@ fn other_schemas(doc: &mut Value) {
     merge(
         doc,
         &format!("{s}/ReplayRequest/properties/rate_per_s"),
-        json!({"exclusiveMinimum": 0, "maximum": MAX_RATE_PER_S}),
+        json!({"minimum": MIN_RATE_PER_S, "maximum": MAX_RATE_PER_S}),
     );
     let selection = doc
         .pointer_mut(&format!("{s}/ReplaySelection/oneOf"))

@@ -31,7 +31,8 @@ impl NewReplay<'_> {
             .request
             .rate_per_s
             .map_or(0, |rate| ((n as f64) * 1000.0 / rate).floor() as i64);
-        self.now + delay
+        // `as` saturates; the request's rate is bounded, so this only guards the arithmetic.
+        self.now.saturating_add(delay)
     }
 }
 

@@ -171,6 +171,23 @@ async fn cancel_withdraws_unsent_redeliveries_and_is_keyed() {
     let receiver = Receiver::start(|_| status(500)).await;
     dead_letters(&api, &receiver, 5).await;
     receiver.set(|_| status(200));
+    // A rate too slow to schedule (found by the API fuzzer: it overflowed the due times and
+    // answered 500) or too fast is a 400 naming the field, and starts nothing.
+    for rate in [5e-324, 0.0009, 10_001.0] {
+        let (status, problem) = api
+            .call(
+                "PUT",
+                "/v1/replays/too-slow",
+                Some(json!({"selection": {"filter": {}}, "rate_per_s": rate})),
+                None,
+            )
+            .await;
+        assert_eq!(
+            (status, problem["field"].as_str()),
+            (400, Some("rate_per_s")),
+            "{rate}: {problem}"
+        );
+    }
     let (status, _) = api
         .call(
             "PUT",

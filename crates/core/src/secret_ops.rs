@@ -207,13 +207,17 @@ impl Console {
     /// would pass while waiting for a retry.
     pub async fn send_secret_op(&self, id: i64, deadline: Duration) -> Result<SecretSent> {
         let started = Instant::now();
-        let retention_ms = {
-            let info = self
-                .client(&self.secret_op_row(id).await?.profile)
-                .await?
-                .info()
-                .await?;
-            (info.idempotency_retention_seconds as i64).saturating_mul(1000)
+        let first = self.secret_op_row(id).await?;
+        let retention_ms = match self.client(&first.profile).await?.info().await {
+            Ok(info) => (info.idempotency_retention_seconds as i64).saturating_mul(1000),
+            // Unreachable: the op stays queued, and the caller says how to resume it.
+            Err(CoreError::Offline { .. }) => {
+                return Ok(SecretSent {
+                    op: first.op(),
+                    value: None,
+                });
+            }
+            Err(e) => return Err(e),
         };
         loop {
             let row = self.secret_op_row(id).await?;

@@ -117,4 +117,38 @@ async fn a_rotation_is_staged_once_verified_and_promoted() {
         "{text}"
     );
     assert_eq!(requests.load(Ordering::SeqCst), 3);
+
+    // A control plane that does not answer: the rotation stays queued, exit 4 with its key.
+    let add = [
+        "profile",
+        "add",
+        "down",
+        "--url",
+        "http://127.0.0.1:9",
+        "--token-stdin",
+    ];
+    assert!(
+        run(&data, &add, Some("down-token-0123456789"))
+            .status
+            .success()
+    );
+    let out = run(
+        &data,
+        &[
+            "--profile",
+            "down",
+            "targets",
+            "rotate-secret",
+            "ok",
+            "--key",
+            "rot-down",
+        ],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{text}");
+    assert!(
+        text.contains("saved locally") && text.contains("--key rot-down"),
+        "{text}"
+    );
 }

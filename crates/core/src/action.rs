@@ -1,5 +1,5 @@
 //! What the keyed action outboxes share (replay writes in `replay`, test webhooks in
-//! `target_test`): the state of a queued action, how one answer of the server moves it, and
+//! `target_test`, signing-secret writes in `secret_ops`): the state of a queued action, how one answer of the server moves it, and
 //! the loop that sends a profile's pending actions until each is settled or time runs out.
 //! Each action is a row committed locally before it is sent, with a key minted once, so every
 //! resend is the same request and the server's stored answer settles it exactly once.

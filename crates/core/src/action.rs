@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use sqlx::sqlite::SqliteRow;
+use sqlx::{FromRow, Sqlite, SqlitePool, Transaction};
+
 use crate::client::SendResult;
 use crate::error::Result;
 use crate::retry::{AttemptOutcome, RetryPolicy, classify_status, parse_retry_after};
@@ -113,6 +116,89 @@ pub(crate) fn settle(
         answer,
         next_attempt_at: now + backoff as i64,
     })
+}
+
+/// One keyed-action outbox's table and the columns its rows are read with. Each has
+/// `id, attempts, state, last_error, result, next_attempt_at, updated_at`.
+pub(crate) struct Table {
+    pub name: &'static str,
+    pub columns: &'static str,
+}
+
+/// Counts a send before the request leaves (so "sent" shows while the server works on it).
+/// `None`: the row is no longer pending (another process settled it).
+pub(crate) async fn mark_sent<R>(
+    writer: &SqlitePool,
+    table: &Table,
+    id: i64,
+    now: i64,
+) -> Result<Option<R>>
+where
+    R: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+{
+    let sql = format!(
+        "UPDATE {} SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {}",
+        table.name, table.columns
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(now)
+        .bind(id)
+        .fetch_optional(writer)
+        .await?)
+}
+
+/// Records how a send settled (`result`: the answer as the row keeps it), in `tx`, if the row
+/// is still pending. `None`: another process recorded the outcome first; its record stands.
+pub(crate) async fn record<R>(
+    tx: &mut Transaction<'_, Sqlite>,
+    table: &Table,
+    id: i64,
+    settled: &Settled,
+    result: Option<String>,
+    now: i64,
+) -> Result<Option<R>>
+where
+    R: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+{
+    let sql = format!(
+        "UPDATE {} SET state = ?, last_error = ?, result = COALESCE(?, result), next_attempt_at = ?, \
+         updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {}",
+        table.name, table.columns
+    );
+    let error = settled
+        .error
+        .as_ref()
+        .map(|e| serde_json::to_string(e).expect("error serializes"));
+    Ok(sqlx::query_as(&sql)
+        .bind(settled.state)
+        .bind(error)
+        .bind(result)
+        .bind(settled.next_attempt_at)
+        .bind(now)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?)
+}
+
+/// Whether `key` already names a write in another of the console's outboxes (one key names
+/// one write, whichever outbox holds it). `own`: the table the caller inserts into, whose
+/// conflicts its own `ON CONFLICT` decides.
+pub(crate) async fn key_used_elsewhere(
+    tx: &mut Transaction<'_, Sqlite>,
+    key: &str,
+    own: &Table,
+) -> Result<bool> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM outbox WHERE idempotency_key = ?1 AND ?2 <> 'outbox' \
+         UNION ALL SELECT 1 FROM replay_outbox WHERE (idempotency_key = ?1 OR session_id = ?1) AND ?2 <> 'replay_outbox' \
+         UNION ALL SELECT 1 FROM target_tests WHERE idempotency_key = ?1 AND ?2 <> 'target_tests' \
+         UNION ALL SELECT 1 FROM secret_ops WHERE idempotency_key = ?1 AND ?2 <> 'secret_ops' LIMIT 1",
+    )
+    .bind(key)
+    .bind(own.name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(found.is_some())
 }
 
 /// The server's refusal as an outbox error: its problem kept whole (`code`, `field`).

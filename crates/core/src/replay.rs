@@ -17,7 +17,7 @@ use serde_json::Value;
 use switchyard_protocol::replay::{ReplayDryRun, ReplayRequest, ReplaySelection};
 
 use crate::Console;
-use crate::action::{self, ActionState, Queued, Settled, op_error};
+use crate::action::{self, ActionState, Queued, op_error};
 use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
@@ -88,6 +88,10 @@ pub struct ReplayEnqueued {
 
 const COLUMNS: &str = "id, profile, action, session_id, body, idempotency_key, state, attempts, last_error, \
     result, next_attempt_at, created_at, updated_at, origin";
+const TABLE: action::Table = action::Table {
+    name: "replay_outbox",
+    columns: COLUMNS,
+};
 
 /// A `replay_outbox` row as stored.
 #[derive(sqlx::FromRow)]
@@ -316,17 +320,10 @@ impl Console {
         let origin = start.as_ref().map_or(&Origin::Console, |s| s.origin);
         let keyed = start.as_ref().is_some_and(|s| s.fingerprint.is_some());
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        if keyed {
-            let same_key: Option<i64> =
-                sqlx::query_scalar("SELECT id FROM outbox WHERE idempotency_key = ?")
-                    .bind(session_id)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if same_key.is_some() {
-                return Err(CoreError::KeyReused {
-                    key: session_id.to_owned(),
-                });
-            }
+        if keyed && action::key_used_elsewhere(&mut tx, session_id, &TABLE).await? {
+            return Err(CoreError::KeyReused {
+                key: session_id.to_owned(),
+            });
         }
         let existing: Option<(Option<String>, Option<String>)> = sqlx::query_as(
             "SELECT body, request_fingerprint FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?",
@@ -423,14 +420,8 @@ impl Console {
     /// request leaves, so "sent" shows while the server works on it). `None` when another
     /// process already recorded its outcome.
     async fn mark_sending(&self, op: &ReplayOp) -> Result<Option<ReplayOp>> {
-        let row: Option<ReplayRow> = sqlx::query_as(&format!(
-            "UPDATE replay_outbox SET attempts = attempts + 1, updated_at = ? \
-             WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
-        ))
-        .bind(self.now())
-        .bind(op.id)
-        .fetch_optional(&self.inner.writer)
-        .await?;
+        let row: Option<ReplayRow> =
+            action::mark_sent(&self.inner.writer, &TABLE, op.id, self.now()).await?;
         let Some(row) = row else { return Ok(None) };
         let op = ReplayOp::try_from(row)?;
         self.announce(&op);
@@ -550,36 +541,22 @@ impl Console {
         };
         let now = self.now();
         // `attempts` was counted by `mark_sending`, before the request left.
-        let Some(Settled {
-            state,
-            error,
-            answer,
-            next_attempt_at,
-        }) = action::settle(
+        let Some(settled) = action::settle(
             result,
             op.attempts,
             now,
             &self.inner.opts.retry,
             self.inner.opts.rng.as_ref(),
-        )
-        else {
+        ) else {
             return Err(CoreError::Unauthorized {
                 profile: profile.to_owned(),
             });
         };
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let row: Option<ReplayRow> = sqlx::query_as(&format!(
-            "UPDATE replay_outbox SET state = ?, last_error = ?, result = COALESCE(?, result), \
-             next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
-        ))
-        .bind(state)
-        .bind(error.as_ref().map(|e| serde_json::to_string(e).expect("error serializes")))
-        .bind(answer.as_ref().map(Value::to_string))
-        .bind(next_attempt_at)
-        .bind(now)
-        .bind(op.id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let kept = settled.answer.as_ref().map(Value::to_string);
+        let row: Option<ReplayRow> =
+            action::record(&mut tx, &TABLE, op.id, &settled, kept, now).await?;
+        let (state, error) = (settled.state, &settled.error);
         let Some(row) = row else {
             // Another process recorded the outcome first; its record stands.
             tx.commit().await?;

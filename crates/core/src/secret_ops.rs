@@ -19,7 +19,7 @@ use switchyard_protocol::SigningSecretInfo;
 use switchyard_protocol::secrets::{RotateSecretRequest, SigningSecretList};
 
 use crate::Console;
-use crate::action::{self, ActionState, Settled};
+use crate::action::{self, ActionState};
 use crate::audit::Audit;
 use crate::error::{CoreError, Result};
 use crate::types::OpError;
@@ -79,6 +79,10 @@ struct SecretOpRow {
 
 const COLUMNS: &str = "id, profile, target, action, secret_id, body, idempotency_key, state, attempts, \
     last_error, result, next_attempt_at, created_at";
+const TABLE: action::Table = action::Table {
+    name: "secret_ops",
+    columns: COLUMNS,
+};
 
 impl SecretOpRow {
     fn op(&self) -> SecretOp {
@@ -151,6 +155,9 @@ impl Console {
         let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        if action::key_used_elsewhere(&mut tx, &key, &TABLE).await? {
+            return Err(CoreError::KeyReused { key });
+        }
         let inserted = sqlx::query(
             "INSERT INTO secret_ops (profile, target, action, secret_id, body, idempotency_key, next_attempt_at, \
              created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING",
@@ -248,14 +255,8 @@ impl Console {
 
     /// One send; `Some` once the op is settled (by this send or another process).
     async fn send_secret_once(&self, row: SecretOpRow) -> Result<Option<SecretSent>> {
-        let marked: Option<SecretOpRow> = sqlx::query_as(&format!(
-            "UPDATE secret_ops SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'pending' \
-             RETURNING {COLUMNS}"
-        ))
-        .bind(self.now())
-        .bind(row.id)
-        .fetch_optional(&self.inner.writer)
-        .await?;
+        let marked: Option<SecretOpRow> =
+            action::mark_sent(&self.inner.writer, &TABLE, row.id, self.now()).await?;
         let Some(row) = marked else {
             return Ok(Some(SecretSent {
                 op: self.secret_op(row.id).await?,
@@ -284,24 +285,18 @@ impl Console {
             .send_to(Method::POST, &path, &body, Some(&row.idempotency_key))
             .await;
         let now = self.now();
-        let Some(Settled {
-            state,
-            error,
-            answer,
-            next_attempt_at,
-        }) = action::settle(
+        let Some(settled) = action::settle(
             result,
             row.attempts as u32,
             now,
             &self.inner.opts.retry,
             self.inner.opts.rng.as_ref(),
-        )
-        else {
+        ) else {
             return Err(CoreError::Unauthorized {
                 profile: row.profile.clone(),
             });
         };
-        let (kept, value) = match answer {
+        let (kept, value) = match settled.answer.clone() {
             Some(a) => {
                 let (kept, value) = without_value(a);
                 (Some(kept), value)
@@ -309,18 +304,10 @@ impl Console {
             None => (None, None),
         };
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let updated: Option<SecretOpRow> = sqlx::query_as(&format!(
-            "UPDATE secret_ops SET state = ?, last_error = ?, result = COALESCE(?, result), next_attempt_at = ?, \
-             updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
-        ))
-        .bind(state)
-        .bind(error.as_ref().map(|e| serde_json::to_string(e).expect("error serializes")))
-        .bind(kept.as_ref().map(Value::to_string))
-        .bind(next_attempt_at)
-        .bind(now)
-        .bind(row.id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let text = kept.as_ref().map(Value::to_string);
+        let updated: Option<SecretOpRow> =
+            action::record(&mut tx, &TABLE, row.id, &settled, text, now).await?;
+        let (state, error) = (settled.state, &settled.error);
         if state != ActionState::Pending {
             let mut entry = Audit::new(
                 now,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use switchyard_protocol::{ResourceKind, TargetTestRequest, TargetTestResult};
 
 use crate::Console;
-use crate::action::{self, ActionState, Queued, Settled};
+use crate::action::{self, ActionState, Queued};
 use crate::audit::Audit;
 use crate::error::{CoreError, Result};
 use crate::types::OpError;
@@ -57,6 +57,10 @@ impl Queued for TargetTestOp {
 
 const COLUMNS: &str = "id, profile, target, body, idempotency_key, state, attempts, last_error, result, \
     next_attempt_at, created_at, updated_at";
+const TABLE: action::Table = action::Table {
+    name: "target_tests",
+    columns: COLUMNS,
+};
 
 #[derive(sqlx::FromRow)]
 struct TestRow {
@@ -149,14 +153,7 @@ impl Console {
         let body = serde_json::to_string(&request).expect("request serializes");
         let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let taken: Option<i64> = sqlx::query_scalar(
-            "SELECT 1 FROM outbox WHERE idempotency_key = ?1 \
-             UNION ALL SELECT 1 FROM replay_outbox WHERE idempotency_key = ?1 OR session_id = ?1 LIMIT 1",
-        )
-        .bind(&key)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if taken.is_some() {
+        if action::key_used_elsewhere(&mut tx, &key, &TABLE).await? {
             return Err(CoreError::KeyReused { key });
         }
         let inserted = sqlx::query(
@@ -251,15 +248,8 @@ impl Console {
 
     async fn send_target_test(&self, profile: &str, op: TargetTestOp) -> Result<TargetTestOp> {
         let client = self.client(profile).await?;
-        // Counted before the request leaves, so "sent" shows while the receiver is called.
-        let marked: Option<TestRow> = sqlx::query_as(&format!(
-            "UPDATE target_tests SET attempts = attempts + 1, updated_at = ? \
-             WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
-        ))
-        .bind(self.now())
-        .bind(op.id)
-        .fetch_optional(&self.inner.writer)
-        .await?;
+        let marked: Option<TestRow> =
+            action::mark_sent(&self.inner.writer, &TABLE, op.id, self.now()).await?;
         let Some(marked) = marked else {
             // Another process settled it meanwhile.
             return self.target_test(op.id).await;
@@ -275,41 +265,28 @@ impl Console {
             )
             .await;
         let now = self.now();
-        let Some(Settled {
-            state,
-            error,
-            answer,
-            next_attempt_at,
-        }) = action::settle(
+        let Some(settled) = action::settle(
             result,
             op.attempts,
             now,
             &self.inner.opts.retry,
             self.inner.opts.rng.as_ref(),
-        )
-        else {
+        ) else {
             return Err(CoreError::Unauthorized {
                 profile: profile.to_owned(),
             });
         };
-        let result: Option<TargetTestResult> = answer.and_then(|a| serde_json::from_value(a).ok());
+        let result: Option<TargetTestResult> = settled
+            .answer
+            .clone()
+            .and_then(|a| serde_json::from_value(a).ok());
+        let kept = result
+            .as_ref()
+            .map(|r| serde_json::to_string(r).expect("result serializes"));
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let row: Option<TestRow> = sqlx::query_as(&format!(
-            "UPDATE target_tests SET state = ?, last_error = ?, result = COALESCE(?, result), \
-             next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending' RETURNING {COLUMNS}"
-        ))
-        .bind(state)
-        .bind(error.as_ref().map(|e| serde_json::to_string(e).expect("error serializes")))
-        .bind(
-            result
-                .as_ref()
-                .map(|r| serde_json::to_string(r).expect("result serializes")),
-        )
-        .bind(next_attempt_at)
-        .bind(now)
-        .bind(op.id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let row: Option<TestRow> =
+            action::record(&mut tx, &TABLE, op.id, &settled, kept, now).await?;
+        let (state, error) = (settled.state, &settled.error);
         let Some(row) = row else {
             // Another process recorded the outcome first; its record stands.
             tx.commit().await?;
@@ -319,7 +296,7 @@ impl Console {
             let mut entry = Audit::new(now, &self.inner.opts.actor, "target.test", state.as_str())
                 .profile(profile)
                 .resource(format!("target/{}", op.target));
-            entry.detail = match (&result, &error) {
+            entry.detail = match (&result, error) {
                 (Some(r), _) => Some(describe_result(r)),
                 (None, Some(e)) => Some(e.message.clone()),
                 (None, None) => None,

@@ -19,13 +19,14 @@ pub async fn test_target(
     profile: String,
     input: TargetTestInput,
 ) -> Result<TargetTestView> {
-    let request = TargetTestRequest {
-        event_type: input.event_type,
-        ..Default::default()
-    };
     let op = state
         .core
-        .enqueue_target_test(&profile, &input.target, request, Some(input.key))
+        .enqueue_target_test(
+            &profile,
+            &input.target,
+            TargetTestRequest::default(),
+            Some(input.key),
+        )
         .await?;
     let core = state.core.clone();
     tauri::async_runtime::spawn(async move {

@@ -6,14 +6,12 @@ use ts_rs::TS;
 
 use super::dlq::{FailureClass, ReplayWriteState};
 
-/// What the operator asks for. `key` is minted by the UI once per click (a double click or a
-/// resend after a lost answer queues nothing twice).
+/// What the operator asks for: a `switchyard.test` webhook to `target`. `key` is minted by the
+/// UI once per click (a double click or a resend after a lost answer queues nothing twice).
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct TargetTestInput {
     pub target: String,
     pub key: String,
-    /// The webhook's `type` (default `switchyard.test`).
-    pub event_type: Option<String>,
 }
 
 /// What the receiver answered, as the control plane observed it.

@@ -552,11 +552,7 @@ round_done: number, round_total: number,
  */
 offline_reason: string | null, };
 
-export type TargetTestInput = { target: string, key: string, 
-/**
- * The webhook's `type` (default `switchyard.test`).
- */
-event_type: string | null, };
+export type TargetTestInput = { target: string, key: string, };
 
 export type TargetTestResultView = { 
 /**

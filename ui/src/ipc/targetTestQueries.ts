@@ -38,7 +38,7 @@ export function useSendTestWebhook(target: string) {
       if (profile === undefined) throw new Error("no control plane is selected");
       return call("test_target", {
         profile,
-        input: { target, key: crypto.randomUUID(), event_type: null },
+        input: { target, key: crypto.randomUUID() },
       });
     },
     onSuccess: (test) => {

@@ -5,6 +5,7 @@
 //! names, specs) lives here too: the server is authoritative, clients use it to fail early.
 
 pub mod canonical_json;
+pub mod diagnostics;
 pub mod dlq;
 pub mod duration;
 pub mod edge;
@@ -17,9 +18,13 @@ pub mod name;
 pub mod problem;
 pub mod replay;
 pub mod resource;
+pub mod retirement;
 pub mod secrets;
 pub mod target_test;
 
+pub use diagnostics::{
+    Diagnostics, Finding, FindingClass, FindingEvidence, FindingSubject, FixAction, Severity,
+};
 pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
 pub use duration::{DurationError, parse_duration};
 pub use edge::{EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt};
@@ -42,6 +47,10 @@ pub use resource::{
     ApplyRequest, CreateRequest, EndpointSpec, EndpointStatus, FieldError, FlowMode, FlowSpec,
     FlowStatus, Page, Resource, ResourceKind, SigningSecretInfo, TargetSpec, TargetStatus,
     UpdateRequest,
+};
+pub use retirement::{
+    Blocker, DlqDisposition, Retirement, RetirementDryRun, RetirementImpact, RetirementList,
+    RetirementRequest, RetirementState, RetirementStep,
 };
 pub use secrets::{
     DEFAULT_OVERLAP_SECONDS, ExpireSecretResponse, ExpiringSecret, MAX_OVERLAP_SECONDS,

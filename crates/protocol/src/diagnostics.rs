@@ -1,0 +1,186 @@
+//! `GET /v1/diagnostics`: what the control plane can see is wrong, and the keyed calls that
+//! fix it (contract section 5).
+//!
+//! A finding's `id` is derived from its class and subject, so the same problem keeps the same
+//! id from one check to the next (`switchyard doctor fix ID` names it across runs) and a fixed
+//! problem's id disappears.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// What kind of problem a finding is. Server-side classes come from `GET /v1/diagnostics`;
+/// the console adds its own (`needs_attention`, `unknown_outcome`, `stale_lease`,
+/// `orphan_reference`, `drift`) from its outbox and cache.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingClass {
+    /// A delivery in flight past its lease with no live worker or edge holding it.
+    StuckDelivery,
+    /// Relay deliveries waiting for an edge that is not leasing.
+    EdgeUnreachable,
+    /// A run of consecutive dead deliveries or failed attempts to one target.
+    FailingTarget,
+    /// Deliveries pending for a disabled endpoint.
+    DisabledEndpointBacklog,
+    /// A replay session running without progress.
+    StalledReplay,
+    /// The maintained DLQ counters disagree with the rows.
+    DlqCounterDrift,
+    // Console-side classes (never sent by the server).
+    NeedsAttention,
+    UnknownOutcome,
+    StaleLease,
+    OrphanReference,
+    Drift,
+    /// A class this client does not know (a newer server).
+    #[serde(other)]
+    Unknown,
+}
+
+impl FindingClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::StuckDelivery => "stuck_delivery",
+            Self::EdgeUnreachable => "edge_unreachable",
+            Self::FailingTarget => "failing_target",
+            Self::DisabledEndpointBacklog => "disabled_endpoint_backlog",
+            Self::StalledReplay => "stalled_replay",
+            Self::DlqCounterDrift => "dlq_counter_drift",
+            Self::NeedsAttention => "needs_attention",
+            Self::UnknownOutcome => "unknown_outcome",
+            Self::StaleLease => "stale_lease",
+            Self::OrphanReference => "orphan_reference",
+            Self::Drift => "drift",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// How urgent a finding is: `critical` stops deliveries or loses work if nobody acts,
+/// `warning` will, `info` is worth knowing.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+/// What a finding is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct FindingSubject {
+    /// `delivery`, `target`, `endpoint`, `flow`, `replay`, `edge`, `tenant` (server side);
+    /// `operation` (console side).
+    pub kind: String,
+    /// The delivery id, resource name, replay session id, edge name or tenant.
+    pub id: String,
+}
+
+/// What the finding rests on, for the operator to check before acting. Every field is
+/// optional: a class fills what it knows.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct FindingEvidence {
+    /// How many things are affected (deliveries stuck, consecutive failures, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Up to 20 of the affected deliveries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delivery_ids: Vec<String>,
+    /// When the problem started (the oldest affected item, the first failure of the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<DateTime<Utc>>,
+    /// The last error seen (class and message), where the class is about failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// What the figure should be and what it is (counter drift).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<i64>,
+}
+
+/// One way to fix a finding: an ordinary keyed API call of this control plane. A client
+/// sends it with an Idempotency-Key of its own, like any write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct FixAction {
+    /// What it does, in a few words ("Requeue the 3 stuck deliveries").
+    pub label: String,
+    /// `POST`, `PUT`, `PATCH` or `DELETE`.
+    pub method: String,
+    /// The path under the control plane's base URL, e.g. `/v1/deliveries/dlv_1/requeue`.
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    /// It cannot be undone (a purge, a cancel): ask the operator to confirm.
+    #[serde(default)]
+    pub destructive: bool,
+}
+
+/// A problem and its fixes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Finding {
+    /// `<class>:<subject kind>:<subject id>`: stable while the problem lasts.
+    pub id: String,
+    pub class: FindingClass,
+    pub severity: Severity,
+    pub subject: FindingSubject,
+    /// What is wrong and what happens if nobody acts, in plain language.
+    pub detail: String,
+    #[serde(default)]
+    pub evidence: FindingEvidence,
+    /// The fixes, the recommended one first; empty when only a person can fix it (the
+    /// detail says what to look at).
+    #[serde(default)]
+    pub actions: Vec<FixAction>,
+}
+
+impl Finding {
+    /// The id a finding of `class` about `subject` has.
+    pub fn id_for(class: FindingClass, subject: &FindingSubject) -> String {
+        format!("{}:{}:{}", class.as_str(), subject.kind, subject.id)
+    }
+}
+
+/// `GET /v1/diagnostics`: the tenant's findings, most severe first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Diagnostics {
+    pub checked_at: DateTime<Utc>,
+    pub findings: Vec<Finding>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn wire_shape_and_stable_id() {
+        let subject = FindingSubject {
+            kind: "target".into(),
+            id: "crm".into(),
+        };
+        let f = Finding {
+            id: Finding::id_for(FindingClass::FailingTarget, &subject),
+            class: FindingClass::FailingTarget,
+            severity: Severity::Critical,
+            subject,
+            detail: "d".into(),
+            evidence: FindingEvidence::default(),
+            actions: vec![],
+        };
+        assert_eq!(f.id, "failing_target:target:crm");
+        let v = serde_json::to_value(&f).unwrap();
+        assert_eq!(v["class"], json!("failing_target"));
+        assert_eq!(v["severity"], json!("critical"));
+        assert_eq!(v["evidence"], json!({}));
+        let unknown: FindingClass = serde_json::from_value(json!("brand_new")).unwrap();
+        assert_eq!(unknown, FindingClass::Unknown);
+        assert!(Severity::Critical > Severity::Warning && Severity::Warning > Severity::Info);
+    }
+}

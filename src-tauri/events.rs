@@ -106,6 +106,9 @@ async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreE
             session_id,
             state: crate::ipc::ReplayWriteState::of(state, attempts),
         }),
+        Event::SecretShown { profile, target } if profile == active => {
+            Some(CoreEvent::SecretShown { profile, target })
+        }
         _ => None,
     }
 }

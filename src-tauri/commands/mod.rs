@@ -58,6 +58,7 @@ command_map! {
     delivery_metrics(profile: String, window: HealthWindow, group_by: HealthGroupBy) -> DeliveryHealthView;
     test_target(profile: String, input: TargetTestInput) -> TargetTestView;
     list_target_tests(profile: String, target: String) -> Vec<TargetTestView>;
+    take_shown_secrets(profile: String) -> Vec<ShownSecretView>;
     get_event(profile: String, id: String) -> EventView;
     find_events(profile: String, event_key: String, endpoint: Option<String>) -> EventListView;
     get_delivery(profile: String, id: String) -> DeliveryView;
@@ -123,6 +124,7 @@ macro_rules! handler {
             $crate::commands::delivery_metrics,
             $crate::commands::test_target,
             $crate::commands::list_target_tests,
+            $crate::commands::take_shown_secrets,
             $crate::commands::get_event,
             $crate::commands::find_events,
             $crate::commands::get_delivery,

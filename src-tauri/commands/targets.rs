@@ -52,3 +52,14 @@ pub async fn list_target_tests(
         .await?;
     Ok(ops.into_iter().map(Into::into).collect())
 }
+
+/// The signing secrets of targets this app created on `profile` and nobody has seen yet;
+/// each is answered once.
+#[tauri::command]
+pub async fn take_shown_secrets(
+    state: State<'_, AppState>,
+    profile: String,
+) -> Result<Vec<ShownSecretView>> {
+    let taken = state.core.take_shown_secrets(&profile);
+    Ok(taken.into_iter().map(Into::into).collect())
+}

@@ -5,11 +5,13 @@ pub mod bindings;
 pub mod convert;
 mod dlq;
 mod health;
+mod secrets;
 mod target_test;
 mod types;
 
 pub use app::*;
 pub use dlq::*;
 pub use health::*;
+pub use secrets::*;
 pub use target_test::*;
 pub use types::*;

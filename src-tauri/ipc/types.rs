@@ -286,6 +286,9 @@ pub enum CoreEvent {
         session_id: String,
         state: super::dlq::ReplayWriteState,
     },
+    /// A target this app created came with its signing secret: the UI takes it
+    /// (`take_shown_secrets`) and shows it once. The event never carries the value.
+    SecretShown { profile: String, target: String },
     /// The app is quitting and waits for the writes already sent to be answered; the rest
     /// stay queued for the next launch.
     Quitting { sending: u32 },

@@ -30,6 +30,7 @@ import { Fragment, type ReactNode, useCallback, useEffect, useRef, useState } fr
 import { AboutButton } from "./components/about/AboutDialog";
 import { UpdateNotice } from "./components/about/UpdateNotice";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
+import { SecretOnceDialog } from "./components/SecretOnceDialog";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
 import { call } from "./ipc/client";
@@ -311,6 +312,7 @@ export function App() {
           {page === "gitops" && <GitopsPage />}
         </Fragment>
       </AppShell.Main>
+      <SecretOnceDialog />
       <AppShell.Footer>
         <StatusBar onOutbox={() => go("outbox")} />
       </AppShell.Footer>

@@ -116,6 +116,8 @@ pub(crate) struct Inner {
     /// Set by [`Console::stop_syncs`]: every sync run picks nothing new, waits for what it
     /// sent, records it, releases the rest and returns.
     pub stop: tokio::sync::watch::Sender<bool>,
+    /// Signing secrets received and not yet shown (memory only: `shown_once.rs`).
+    pub shown_once: std::sync::Mutex<Vec<crate::shown_once::ShownSecret>>,
 }
 
 /// The console core. Cheap to clone; all methods take `&self`.
@@ -146,6 +148,7 @@ impl Console {
                 opts,
                 owner,
                 stop: tokio::sync::watch::Sender::new(false),
+                shown_once: std::sync::Mutex::new(Vec::new()),
             }),
         })
     }

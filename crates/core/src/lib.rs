@@ -37,6 +37,7 @@ pub mod retry;
 pub mod schedule;
 pub mod secret_ops;
 mod secrets;
+pub mod shown_once;
 mod sync;
 pub mod target_test;
 pub mod types;

@@ -517,6 +517,12 @@ pub enum Event {
         state: crate::replay::ReplayOpState,
         attempts: u32,
     },
+    /// A target created by this process came with its signing secret: take it with
+    /// `Console::take_shown_secrets` to show it (once) to the person.
+    SecretShown {
+        profile: String,
+        target: String,
+    },
 }
 
 #[cfg(test)]

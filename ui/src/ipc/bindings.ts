@@ -129,7 +129,7 @@ theirs_from_cache: boolean,
  */
 conflicting_fields: Array<string>, };
 
-export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, } | { "type": "quitting", sending: number, };
+export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, } | { "type": "secret_shown", profile: string, target: string, } | { "type": "quitting", sending: number, };
 
 export type DeliveryHealthView = { window: HealthWindow, group_by: HealthGroupBy, 
 /**
@@ -519,6 +519,8 @@ export type ResourceView = { kind: Kind, name: string,
  */
 version: number, updated_at: number | null, spec: JsonValue, status: JsonValue, pending: PendingWrite | null, };
 
+export type ShownSecretView = { target: string, secret_id: string | null, value: string, };
+
 export type SourceSpec = { 
 /**
  * A path to a local Git repository (its work tree or its `.git` folder). A remote is
@@ -673,6 +675,7 @@ export type Commands = {
   delivery_metrics: { args: { profile: string; window: HealthWindow; groupBy: HealthGroupBy }; result: DeliveryHealthView };
   test_target: { args: { profile: string; input: TargetTestInput }; result: TargetTestView };
   list_target_tests: { args: { profile: string; target: string }; result: Array<TargetTestView> };
+  take_shown_secrets: { args: { profile: string }; result: Array<ShownSecretView> };
   get_event: { args: { profile: string; id: string }; result: EventView };
   find_events: { args: { profile: string; eventKey: string; endpoint: string | null }; result: EventListView };
   get_delivery: { args: { profile: string; id: string }; result: DeliveryView };

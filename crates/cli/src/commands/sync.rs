@@ -64,7 +64,21 @@ pub async fn run_sync(
         .await;
     stopper.abort();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), progress).await;
+    show_secrets_once(console, profile);
     result
+}
+
+/// The signing secrets of targets this sync created, on standard error (stdout keeps its
+/// `--json` shape): the one time the console shows them (crates/core/src/shown_once.rs).
+fn show_secrets_once(console: &Console, profile: &str) {
+    for s in console.take_shown_secrets(profile) {
+        eprintln!(
+            "target {} was created with signing secret {}; shown once, store it now (the receiver verifies webhooks with it):\n  {}",
+            s.target,
+            s.secret_id.as_deref().unwrap_or("(id not reported)"),
+            s.value
+        );
+    }
 }
 
 /// SIGINT or SIGTERM: the run picks no new operation, waits for those already sent and

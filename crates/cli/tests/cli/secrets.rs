@@ -1,13 +1,26 @@
 //! `switchyard targets secrets | rotate-secret | expire-secret` against a real control plane:
 //! a rotation staged once (its value printed once and in no file of the data dir), verified
 //! with `targets test --secret`, refused while its overlap is open, resumed by its key without a
-//! second secret, then promoted by expiring the old secret.
+//! second secret, then promoted by expiring the old secret. A target's first secret is shown
+//! once when its creation is sent.
 
 use std::sync::atomic::Ordering;
 
 use crate::dlq::dying_plane_with_events;
 use crate::targets::receiver;
 use crate::{json as parse, run};
+
+/// No file of the data dir (console.db, its WAL, the token file) holds `value`.
+fn assert_not_in_data_dir(data: &std::path::Path, value: &str) {
+    for entry in std::fs::read_dir(data).unwrap().flatten() {
+        let bytes = std::fs::read(entry.path()).unwrap_or_default();
+        assert!(
+            !bytes.windows(value.len()).any(|w| w == value.as_bytes()),
+            "the value is in {}",
+            entry.path().display()
+        );
+    }
+}
 
 /// How many `v1,` signatures a `webhook-signature` header carries.
 fn signatures(header: &str) -> usize {
@@ -26,10 +39,25 @@ async fn a_rotation_is_staged_once_verified_and_promoted() {
         None,
     );
     assert!(out.status.success());
+    // The creation's secret is shown once, on stderr, and kept in no file of the data dir.
+    let told = String::from_utf8_lossy(&out.stderr).into_owned();
+    let created = told
+        .split_whitespace()
+        .find(|w| w.starts_with("whsec_"))
+        .unwrap_or_else(|| panic!("no secret shown: {told}"))
+        .to_owned();
+    assert!(
+        told.contains("target ok was created with signing secret sec_"),
+        "{told}"
+    );
+    assert_not_in_data_dir(&data, &created);
+    let again = run(&data, &["sync"], None);
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("whsec_"));
 
     let list = parse(&run(&data, &["--json", "targets", "secrets", "ok"], None));
     let old = list[0]["id"].as_str().unwrap().to_owned();
     assert_eq!(list.as_array().unwrap().len(), 1);
+    assert!(told.contains(&old), "{told}");
 
     // Stage: the value is printed once; the data dir keeps no copy of it.
     let rotate = [
@@ -57,14 +85,7 @@ async fn a_rotation_is_staged_once_verified_and_promoted() {
         .to_owned();
     assert!(value.starts_with("whsec_"), "{staged:#}");
     assert_eq!(staged["op"]["result"]["previous"][0]["id"], old);
-    for entry in std::fs::read_dir(&data).unwrap().flatten() {
-        let bytes = std::fs::read(entry.path()).unwrap_or_default();
-        assert!(
-            !bytes.windows(value.len()).any(|w| w == value.as_bytes()),
-            "the value is in {}",
-            entry.path().display()
-        );
-    }
+    assert_not_in_data_dir(&data, &value);
     // The same key again: the same rotation, no second secret, the value not shown again.
     let again = parse(&run(&data, &rotate, None));
     assert_eq!(again["op"]["id"], staged["op"]["id"]);

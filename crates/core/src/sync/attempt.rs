@@ -3,13 +3,14 @@
 //! `record`), several at once in one transaction.
 
 use serde_json::Value;
-use switchyard_protocol::{Problem, Resource};
+use switchyard_protocol::{Problem, Resource, ResourceKind};
 
 use crate::Console;
 use crate::client::{Answer, ApiClient, SendResult};
 use crate::error::{CoreError, Result};
 use crate::local::effect_visible;
 use crate::retry::{AttemptOutcome, RetryBudget, classify_status, parse_retry_after};
+use crate::shown_once::{ShownSecret, secret_in};
 use crate::types::*;
 
 /// An op this process has claimed: its lease epoch fences every later write.
@@ -138,7 +139,26 @@ impl Run {
             .await;
         match result {
             SendResult::Transport(msg) => transient(msg),
-            SendResult::Answered(answer) => self.classify(answer),
+            SendResult::Answered(answer) => {
+                self.hold_secret(op, &answer);
+                self.classify(answer)
+            }
+        }
+    }
+
+    /// A created target's answer carries its signing secret: keep it in memory for a person
+    /// to see once (`shown_once.rs`); the cache gets the answer without it.
+    fn hold_secret(&self, op: &OutboxOp, answer: &Answer) {
+        if op.kind != ResourceKind::Target || !(200..300).contains(&answer.status) {
+            return;
+        }
+        if let Some((value, secret_id)) = answer.body.as_ref().and_then(secret_in) {
+            self.console.hold_shown_secret(ShownSecret {
+                profile: op.profile.clone(),
+                target: op.name.clone(),
+                secret_id,
+                value,
+            });
         }
     }
 

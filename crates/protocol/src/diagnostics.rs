@@ -17,6 +17,7 @@ use utoipa::ToSchema;
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum FindingClass {
     /// A delivery in flight past its lease with no live worker or edge holding it.
     StuckDelivery,
@@ -66,6 +67,7 @@ impl FindingClass {
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Severity {
     Info,
     Warning,
@@ -74,6 +76,7 @@ pub enum Severity {
 
 /// What a finding is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingSubject {
     /// `delivery`, `target`, `endpoint`, `flow`, `replay`, `edge`, `tenant` (server side);
     /// `operation` (console side).
@@ -85,9 +88,11 @@ pub struct FindingSubject {
 /// What the finding rests on, for the operator to check before acting. Every field is
 /// optional: a class fills what it knows.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingEvidence {
     /// How many things are affected (deliveries stuck, consecutive failures, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub count: Option<u64>,
     /// Up to 20 of the affected deliveries.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -100,14 +105,17 @@ pub struct FindingEvidence {
     pub last_error: Option<String>,
     /// What the figure should be and what it is (counter drift).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub expected: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub actual: Option<i64>,
 }
 
 /// One way to fix a finding: an ordinary keyed API call of this control plane. A client
 /// sends it with an Idempotency-Key of its own, like any write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FixAction {
     /// What it does, in a few words ("Requeue the 3 stuck deliveries").
     pub label: String,
@@ -124,6 +132,7 @@ pub struct FixAction {
 
 /// A problem and its fixes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Finding {
     /// `<class>:<subject kind>:<subject id>`: stable while the problem lasts.
     pub id: String,
@@ -149,6 +158,7 @@ impl Finding {
 
 /// `GET /v1/diagnostics`: the tenant's findings, most severe first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Diagnostics {
     pub checked_at: DateTime<Utc>,
     pub findings: Vec<Finding>,

@@ -14,6 +14,7 @@ use crate::resource::ResourceKind;
 
 /// What becomes of the resource's dead deliveries when it is deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
 #[cfg_attr(feature = "sqlx", sqlx(type_name = "TEXT", rename_all = "snake_case"))]
@@ -27,6 +28,7 @@ pub enum DlqDisposition {
 
 /// `PUT /v1/retirements/{id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(deny_unknown_fields)]
 pub struct RetirementRequest {
     pub kind: ResourceKind,
@@ -34,6 +36,7 @@ pub struct RetirementRequest {
     /// How long to wait, once drained and disabled, before deleting (cancellable): 0 to
     /// 604800 (7 days), default 0.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub grace_seconds: u64,
     /// Retire the flows that reference the resource first, instead of stopping at `blocked`.
     #[serde(default)]
@@ -48,6 +51,7 @@ pub struct RetirementRequest {
 /// Where a retirement is. It walks `blocked → draining → disabled → scheduled → deleted`,
 /// skipping `blocked` when nothing blocks it, or ends `cancelled`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
 #[cfg_attr(feature = "sqlx", sqlx(type_name = "TEXT", rename_all = "snake_case"))]
@@ -82,6 +86,7 @@ impl RetirementState {
 
 /// What stops a retirement, or what it waits for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Blocker {
     /// `flow` (references the resource), `pending_deliveries`, `open_replay`.
     pub kind: String,
@@ -89,17 +94,21 @@ pub struct Blocker {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub count: Option<u64>,
 }
 
 /// What retiring the resource touches, as counted when the figure was taken.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RetirementImpact {
     /// Flows that reference the resource (retired first with `cascade_flows`).
     pub flows: Vec<String>,
     /// Deliveries still pending or in flight that the drain waits for.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub pending_deliveries: u64,
     /// Dead deliveries of the resource (kept or purged per `dlq`).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub dlq_depth: u64,
     /// Replay sessions still running that re-deliver through it.
     pub open_replays: Vec<String>,
@@ -107,6 +116,7 @@ pub struct RetirementImpact {
 
 /// One state the retirement entered, and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RetirementStep {
     pub state: RetirementState,
     pub at: DateTime<Utc>,
@@ -114,11 +124,13 @@ pub struct RetirementStep {
 
 /// A retirement session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Retirement {
     pub id: String,
     pub kind: ResourceKind,
     pub name: String,
     pub state: RetirementState,
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub grace_seconds: u64,
     pub cascade_flows: bool,
     pub dlq: DlqDisposition,
@@ -143,6 +155,7 @@ pub struct Retirement {
 
 /// The answer to a dry run: nothing was created.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RetirementDryRun {
     pub id: String,
     pub dry_run: bool,
@@ -155,6 +168,7 @@ pub struct RetirementDryRun {
 
 /// `GET /v1/retirements`: newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RetirementList {
     pub items: Vec<Retirement>,
 }

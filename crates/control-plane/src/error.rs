@@ -90,6 +90,11 @@ pub enum ApiError {
     LastSecret { target: String, id: String },
     #[error("signing secret {id:?} has expired")]
     SecretExpired { id: String },
+    /// A requeue of a delivery that is not stuck on the attempt it names.
+    #[error(
+        "delivery {id:?} is not stuck on attempt {attempt}: it is not in flight on that attempt, or its lease has not expired"
+    )]
+    DeliveryNotStuck { id: String, attempt: u32 },
     #[error("storage failure")]
     Store(#[from] StoreError),
     #[error("internal error: {0}")]
@@ -115,7 +120,8 @@ impl ApiError {
             Self::RotationInProgress { .. }
             | Self::SecretLimitReached { .. }
             | Self::LastSecret { .. }
-            | Self::SecretExpired { .. } => StatusCode::CONFLICT,
+            | Self::SecretExpired { .. }
+            | Self::DeliveryNotStuck { .. } => StatusCode::CONFLICT,
             Self::ReplaySessionReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
@@ -149,6 +155,7 @@ impl ApiError {
             Self::SecretLimitReached { .. } => ErrorCode::SecretLimitReached,
             Self::LastSecret { .. } => ErrorCode::LastSecret,
             Self::SecretExpired { .. } => ErrorCode::SecretExpired,
+            Self::DeliveryNotStuck { .. } => ErrorCode::DeliveryNotStuck,
             Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
@@ -186,6 +193,7 @@ impl ApiError {
             Self::SecretLimitReached { .. } => "Too many signing secrets",
             Self::LastSecret { .. } => "Last valid signing secret",
             Self::SecretExpired { .. } => "Signing secret expired",
+            Self::DeliveryNotStuck { .. } => "Delivery not stuck",
             Self::VersionMismatch { .. } => "Version mismatch",
             Self::PayloadTooLarge { .. } => "Payload too large",
             Self::RateLimited { .. } => "Rate limit exceeded",

@@ -200,6 +200,22 @@ struct ServeArgs {
     /// Label the metrics' gauges and event and delivery counters with tenant names.
     #[arg(long, requires = "metrics_token_file")]
     metrics_tenant_labels: bool,
+    /// GET /v1/diagnostics: how long after its lease expired an in-flight delivery is
+    /// reported stuck (a running worker takes an expired lease back within a second).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    diagnose_stuck_after: Duration,
+    /// GET /v1/diagnostics: how long an edge may go without leasing, while relay deliveries
+    /// wait for it, before it is reported unreachable.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    diagnose_edge_silence: Duration,
+    /// GET /v1/diagnostics: how long a replay session's re-delivery may stay due and unsent
+    /// before the session is reported stalled.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    diagnose_replay_stall: Duration,
+    /// GET /v1/diagnostics: consecutive failed attempts that make a target failing.
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    diagnose_failure_run: u32,
 }
 
 /// The metrics flags, checked (the token file is read here; the token is never logged).
@@ -329,6 +345,13 @@ async fn main() -> anyhow::Result<()> {
     config.main_key_file = args.store.main_key_file.clone();
     config.limits = limits(&args)?;
     config.metrics = metrics(&args)?;
+    config.diagnostics = switchyard_control_plane::diagnostics::DiagnosticsConfig {
+        stuck_after: args.diagnose_stuck_after,
+        edge_silence: args.diagnose_edge_silence,
+        replay_stall: args.diagnose_replay_stall,
+        failure_run: args.diagnose_failure_run,
+        ..Default::default()
+    };
     #[cfg(feature = "fault-injection")]
     arm_fault_injection(&mut config)?;
     let server = Server::start(config).await?;
@@ -390,7 +413,8 @@ async fn shutdown_signal() {
 /// Tests of the real binary: `SWITCHYARD_TEST_CRASH_AT` (`after_claim`, `after_effect`)
 /// aborts the process when a keyed request reaches that point; `SWITCHYARD_TEST_FAULTS`, a
 /// comma-separated list, removes guards for negative controls: `check_then_insert_key`,
-/// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`.
+/// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`,
+/// `unguarded_requeue`.
 #[cfg(feature = "fault-injection")]
 fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
     use switchyard_control_plane::hooks::{CrashAt, HookPoint};
@@ -410,6 +434,7 @@ fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
             "unguarded_event_key" => config.delivery.unguarded_event_dedup = true,
             "unfenced_reap" => config.delivery.unfenced_reap = true,
             "unguarded_replay" => config.delivery.unguarded_replay = true,
+            "unguarded_requeue" => config.delivery.unguarded_requeue = true,
             other => bail!("SWITCHYARD_TEST_FAULTS: unknown fault {other:?}"),
         }
     }

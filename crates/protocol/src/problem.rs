@@ -42,6 +42,9 @@ pub enum ErrorCode {
     LastSecret,
     /// The signing secret has already expired.
     SecretExpired,
+    /// A requeue named a delivery that is not stuck: not in flight, its lease has not
+    /// expired, or it is on another attempt than the one named.
+    DeliveryNotStuck,
     /// A code this client does not know (a newer server).
     #[serde(other)]
     Unknown,
@@ -75,6 +78,7 @@ impl ErrorCode {
             Self::SecretLimitReached => "secret_limit_reached",
             Self::LastSecret => "last_secret",
             Self::SecretExpired => "secret_expired",
+            Self::DeliveryNotStuck => "delivery_not_stuck",
             Self::Unknown => "unknown",
         }
     }

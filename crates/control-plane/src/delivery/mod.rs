@@ -68,6 +68,10 @@ pub struct DeliveryConfig {
     /// claimed (`ON CONFLICT DO UPDATE`).
     #[cfg(feature = "fault-injection")]
     pub unguarded_replay: bool,
+    /// Negative control for tests only: `POST /v1/deliveries/{id}/requeue` moves an
+    /// in-flight delivery back to pending whether or not its lease expired.
+    #[cfg(feature = "fault-injection")]
+    pub unguarded_requeue: bool,
 }
 
 impl Default for DeliveryConfig {
@@ -92,6 +96,8 @@ impl Default for DeliveryConfig {
             unfenced_reap: false,
             #[cfg(feature = "fault-injection")]
             unguarded_replay: false,
+            #[cfg(feature = "fault-injection")]
+            unguarded_requeue: false,
         }
     }
 }

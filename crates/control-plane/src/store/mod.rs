@@ -2,6 +2,7 @@
 //!
 //! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
 //! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol,
+//! diagnostics and their fixes (requeue, DLQ recount),
 //! delivery health (`GET /v1/metrics/deliveries`) and the gauges `GET /metrics` reads.
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
 //! (`sqlite/`, `postgres/`), with its own migrations (`migrations/<backend>/`), and [`open`]
@@ -18,6 +19,7 @@
 //!   pure functions and handed in; the store only applies them.
 
 pub mod deliveries;
+pub mod diagnostics;
 pub mod dlq;
 pub mod edges;
 pub mod events;
@@ -39,6 +41,9 @@ use async_trait::async_trait;
 
 pub use deliveries::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, Transition,
+};
+pub use diagnostics::{
+    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, RecoveryTx, Requeue, StuckRow,
 };
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
@@ -96,6 +101,7 @@ pub trait Store:
     + KeyStore
     + EventStore
     + DeliveryStore
+    + DiagnosticsStore
     + DlqStore
     + ReplayStore
     + EdgeStore
@@ -126,7 +132,7 @@ pub trait Store:
 
 /// One unit of work: what an idempotent operation may do inside it.
 #[async_trait]
-pub trait StoreTx: ResourceTx + SecretTx + KeyTx + ReplayTx + Send {
+pub trait StoreTx: ResourceTx + SecretTx + KeyTx + ReplayTx + RecoveryTx + Send {
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
 }
 

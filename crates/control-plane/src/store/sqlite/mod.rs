@@ -6,6 +6,7 @@
 //! statement that would hold with several writers too.
 
 mod deliveries;
+mod diagnostics;
 mod dlq;
 mod edges;
 mod events;

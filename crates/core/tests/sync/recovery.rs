@@ -95,7 +95,7 @@ async fn a_lost_create_older_than_key_retention_is_an_unknown_outcome_and_adopti
     // Inside the retention window it is an ordinary pending write, not a finding.
     let fresh = c.findings("p").await.unwrap();
     assert!(classes(&fresh).is_empty(), "{:?}", classes(&fresh));
-    assert_eq!(fresh.server, ServerCheck::Unsupported);
+    assert!(matches!(fresh.server, ServerCheck::Reported { .. }));
 
     // Two days later (the server keeps keys for one) the outcome is unknown.
     clock.advance(2 * 86_400_000);
@@ -291,4 +291,187 @@ async fn the_lease_of_a_killed_sync_is_a_stale_lease_and_releasing_it_sends_it_o
     let all = cp.all().await;
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].version, 1);
+}
+
+#[tokio::test]
+async fn a_server_fix_run_offline_is_saved_locally_then_sent_once_with_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = ControlPlane::start(dir.path(), true).await;
+    let proxy = FaultProxy::start(&cp.url(), 12).await;
+    let c = console_with_profile(&dir.path().join("console"), &proxy.url()).await;
+    // Tamper a DLQ counter: the server reports dlq_counter_drift with a recount fix.
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", cp.db.display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO dlq_counts (tenant, target, error_class, hour, count) VALUES ('acme', 'ghost', 'http_5xx', 1, 5)",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let report = c.findings("p").await.unwrap();
+    assert!(
+        matches!(report.server, ServerCheck::Reported { .. }),
+        "{:?}",
+        report.server
+    );
+    let drift = report
+        .findings
+        .iter()
+        .find(|f| f.finding.class == FindingClass::DlqCounterDrift)
+        .unwrap_or_else(|| panic!("{:?}", classes(&report)))
+        .finding
+        .clone();
+    assert_eq!(drift.actions[0].path, "/v1/dlq/recount");
+
+    // The control plane goes away; the fix is run from the last check and saved locally.
+    proxy.set_upstream(None);
+    let offline = c.findings("p").await.unwrap();
+    assert!(offline.incomplete());
+    assert!(offline.findings.iter().any(|f| f.finding.id == drift.id));
+    let outcome = c
+        .run_fix(
+            "p",
+            &drift.id,
+            0,
+            Some("draft-recount-1".into()),
+            Duration::from_secs(2),
+        )
+        .await
+        .unwrap();
+    let queued = outcome.queued.unwrap();
+    assert_eq!(queued.state, switchyard_core::ActionState::Pending);
+    assert_eq!(queued.attempts, 0);
+    assert_eq!(queued.idempotency_key, "draft-recount-1");
+    assert!(
+        c.recovery_ops("p", 10)
+            .await
+            .unwrap()
+            .iter()
+            .any(|o| o.id == queued.id)
+    );
+    assert!(proxy.forwarded().get("draft-recount-1").is_none());
+
+    // Back: the sync sends it once, with its key; the counters are right again.
+    proxy.set_upstream(Some(cp.url()));
+    let touched = c.sync_recovery("p", Duration::from_secs(10)).await.unwrap();
+    assert_eq!(touched.len(), 1);
+    let done = c.recovery_op(queued.id).await.unwrap();
+    assert_eq!(
+        done.state,
+        switchyard_core::ActionState::Done,
+        "{:?}",
+        done.last_error
+    );
+    assert_eq!(done.result.as_ref().unwrap()["corrected"], 1);
+    // The same click again (same draft key) queues and sends nothing new.
+    let again = c
+        .run_fix(
+            "p",
+            &drift.id,
+            0,
+            Some("draft-recount-1".into()),
+            Duration::from_secs(2),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.queued.unwrap().id, queued.id);
+    assert_eq!(proxy.forwarded()["draft-recount-1"], 1);
+    let after = c.findings("p").await.unwrap();
+    assert!(
+        after
+            .findings
+            .iter()
+            .all(|f| f.finding.class != FindingClass::DlqCounterDrift),
+        "{:?}",
+        classes(&after)
+    );
+    let audit = c.audit(Default::default()).await.unwrap();
+    let fixes: Vec<_> = audit
+        .iter()
+        .filter(|e| e.action == "recovery.fix")
+        .collect();
+    assert!(fixes.iter().any(|e| e.outcome == "queued"));
+    assert!(fixes.iter().any(|e| e.outcome == "done"));
+}
+
+#[tokio::test]
+async fn an_edit_the_server_moved_under_is_drift_and_rebasing_it_lands_on_their_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = ControlPlane::start(dir.path(), true).await;
+    let c = console_with_profile(&dir.path().join("console"), &cp.url()).await;
+    c.enqueue(
+        "p",
+        Write::Create {
+            kind: ResourceKind::Endpoint,
+            name: "orders".into(),
+            spec: json!({"description": "base"}),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        c.sync("p", drain()).await.unwrap().outcome,
+        SyncOutcome::Drained
+    );
+    let mine = c
+        .enqueue(
+            "p",
+            Write::Update {
+                kind: ResourceKind::Endpoint,
+                name: "orders".into(),
+                patch: json!({"description": "mine"}),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(mine.if_match, Some(1));
+    let status = reqwest::Client::new()
+        .patch(format!("{}/v1/endpoints/orders", cp.url()))
+        .bearer_auth(TOKEN)
+        .header("idempotency-key", uuid::Uuid::new_v4().to_string())
+        .json(&json!({"spec": {"event_types": ["order.created"]}}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 200);
+
+    let report = c.findings("p").await.unwrap();
+    let id = format!("drift:operation:{}", mine.id);
+    let found = report
+        .findings
+        .iter()
+        .find(|f| f.finding.id == id)
+        .unwrap_or_else(|| panic!("{:?}", classes(&report)));
+    assert_eq!(
+        (
+            found.finding.evidence.expected,
+            found.finding.evidence.actual
+        ),
+        (Some(1), Some(2))
+    );
+    assert!(found.finding.actions[0].label.contains("version 2"));
+    let rebased = c
+        .run_fix("p", &id, 0, None, Duration::from_secs(5))
+        .await
+        .unwrap()
+        .op
+        .unwrap();
+    assert_ne!(rebased.id, mine.id);
+    assert_eq!(rebased.if_match, Some(2));
+    assert_eq!(c.op(mine.id).await.unwrap().state, OpState::Superseded);
+    assert_eq!(
+        c.sync("p", drain()).await.unwrap().outcome,
+        SyncOutcome::Drained
+    );
+    let live = cp
+        .all()
+        .await
+        .into_iter()
+        .find(|r| r.name == "orders")
+        .unwrap();
+    assert_eq!(live.version, 3);
+    assert_eq!(live.spec["description"], "mine");
+    assert_eq!(live.spec["event_types"], json!(["order.created"]));
 }

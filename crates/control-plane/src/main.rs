@@ -388,17 +388,24 @@ async fn shutdown_signal() {
 }
 
 /// Tests of the real binary: `SWITCHYARD_TEST_CRASH_AT` (`after_claim`, `after_effect`)
-/// aborts the process when a keyed request reaches that point; `SWITCHYARD_TEST_FAULTS`, a
+/// aborts the process when a keyed request reaches that point (`retirement_before:STATE`,
+/// `retirement_after:STATE`: around the commit of a retirement's transition into STATE); `SWITCHYARD_TEST_FAULTS`, a
 /// comma-separated list, removes guards for negative controls: `check_then_insert_key`,
-/// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`.
+/// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`,
+/// `unguarded_retirement`.
 #[cfg(feature = "fault-injection")]
 fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
     use switchyard_control_plane::hooks::{CrashAt, HookPoint};
     use switchyard_control_plane::idempotency::ClaimStrategy;
     if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
-        let point = HookPoint::parse(&point)
-            .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
-        config.hooks = std::sync::Arc::new(CrashAt(point));
+        if let Some(crash) = switchyard_control_plane::retirement::CrashPoint::parse(&point) {
+            config.delivery.retirement_crash = Some(crash);
+        } else {
+            let point = HookPoint::parse(&point).context(
+                "SWITCHYARD_TEST_CRASH_AT must be after_claim, after_effect, retirement_before:STATE or retirement_after:STATE",
+            )?;
+            config.hooks = std::sync::Arc::new(CrashAt(point));
+        }
     }
     let faults = std::env::var("SWITCHYARD_TEST_FAULTS").unwrap_or_default();
     for fault in faults.split(',').map(str::trim).filter(|f| !f.is_empty()) {
@@ -410,6 +417,7 @@ fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
             "unguarded_event_key" => config.delivery.unguarded_event_dedup = true,
             "unfenced_reap" => config.delivery.unfenced_reap = true,
             "unguarded_replay" => config.delivery.unguarded_replay = true,
+            "unguarded_retirement" => config.delivery.unguarded_retirement = true,
             other => bail!("SWITCHYARD_TEST_FAULTS: unknown fault {other:?}"),
         }
     }

@@ -263,6 +263,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::events::routes())
         .merge(crate::dlq::routes())
         .merge(crate::replays::routes())
+        .merge(crate::retirement::routes())
         .merge(crate::metrics::routes())
         .merge(crate::edge::routes())
         .fallback(system::not_found)

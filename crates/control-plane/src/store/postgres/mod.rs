@@ -14,6 +14,7 @@ mod keys;
 mod metrics;
 mod replays;
 mod resources;
+mod retirements;
 mod sealed;
 mod secrets;
 

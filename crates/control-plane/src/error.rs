@@ -49,6 +49,14 @@ pub enum ApiError {
     EndpointDisabled { name: String },
     #[error("replay session {id:?} exists with a different request; choose a new session id")]
     ReplaySessionReused { id: String },
+    #[error("retirement {id:?} exists with a different request; choose a new retirement id")]
+    RetirementReused { id: String },
+    #[error("retirement {id:?} has deleted its resource; there is nothing left to cancel")]
+    RetirementNotCancellable { id: String },
+    #[error(
+        "{kind} {name:?} is being retired; cancel its retirement first (GET /v1/retirements?state=…)"
+    )]
+    ResourceRetiring { kind: &'static str, name: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
     /// Over a per-tenant, per-replica rate limit (`crate::limits`); answered before any
@@ -117,6 +125,10 @@ impl ApiError {
                 StatusCode::CONFLICT
             }
             Self::ReferenceMissing { .. } | Self::EndpointDisabled { .. } => StatusCode::CONFLICT,
+            Self::RetirementNotCancellable { .. } | Self::ResourceRetiring { .. } => {
+                StatusCode::CONFLICT
+            }
+            Self::RetirementReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::RotationInProgress { .. }
             | Self::SecretLimitReached { .. }
             | Self::LastSecret { .. }
@@ -151,6 +163,9 @@ impl ApiError {
             Self::ReferenceMissing { .. } => ErrorCode::ReferenceMissing,
             Self::EndpointDisabled { .. } => ErrorCode::EndpointDisabled,
             Self::ReplaySessionReused { .. } => ErrorCode::ReplaySessionReused,
+            Self::RetirementReused { .. } => ErrorCode::RetirementReused,
+            Self::RetirementNotCancellable { .. } => ErrorCode::RetirementNotCancellable,
+            Self::ResourceRetiring { .. } => ErrorCode::ResourceRetiring,
             Self::RotationInProgress { .. } => ErrorCode::RotationInProgress,
             Self::SecretLimitReached { .. } => ErrorCode::SecretLimitReached,
             Self::LastSecret { .. } => ErrorCode::LastSecret,
@@ -189,6 +204,9 @@ impl ApiError {
             Self::ReferenceMissing { .. } => "Referenced resource missing",
             Self::EndpointDisabled { .. } => "Endpoint disabled",
             Self::ReplaySessionReused { .. } => "Replay session id reused with a different request",
+            Self::RetirementReused { .. } => "Retirement id reused with a different request",
+            Self::RetirementNotCancellable { .. } => "Retirement cannot be cancelled",
+            Self::ResourceRetiring { .. } => "Resource is being retired",
             Self::RotationInProgress { .. } => "Rotation in progress",
             Self::SecretLimitReached { .. } => "Too many signing secrets",
             Self::LastSecret { .. } => "Last valid signing secret",

@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod replays;
 pub mod resources;
+pub mod retirement;
 pub mod sandbox;
 pub mod sealing;
 pub mod server;

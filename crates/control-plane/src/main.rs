@@ -411,18 +411,24 @@ async fn shutdown_signal() {
 }
 
 /// Tests of the real binary: `SWITCHYARD_TEST_CRASH_AT` (`after_claim`, `after_effect`)
-/// aborts the process when a keyed request reaches that point; `SWITCHYARD_TEST_FAULTS`, a
+/// aborts the process when a keyed request reaches that point (`retirement_before:STATE`,
+/// `retirement_after:STATE`: around the commit of a retirement's transition into STATE); `SWITCHYARD_TEST_FAULTS`, a
 /// comma-separated list, removes guards for negative controls: `check_then_insert_key`,
 /// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`,
-/// `unguarded_requeue`.
+/// `unguarded_requeue`, `unguarded_retirement`.
 #[cfg(feature = "fault-injection")]
 fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
     use switchyard_control_plane::hooks::{CrashAt, HookPoint};
     use switchyard_control_plane::idempotency::ClaimStrategy;
     if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
-        let point = HookPoint::parse(&point)
-            .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
-        config.hooks = std::sync::Arc::new(CrashAt(point));
+        if let Some(crash) = switchyard_control_plane::retirement::CrashPoint::parse(&point) {
+            config.delivery.retirement_crash = Some(crash);
+        } else {
+            let point = HookPoint::parse(&point).context(
+                "SWITCHYARD_TEST_CRASH_AT must be after_claim, after_effect, retirement_before:STATE or retirement_after:STATE",
+            )?;
+            config.hooks = std::sync::Arc::new(CrashAt(point));
+        }
     }
     let faults = std::env::var("SWITCHYARD_TEST_FAULTS").unwrap_or_default();
     for fault in faults.split(',').map(str::trim).filter(|f| !f.is_empty()) {
@@ -435,6 +441,7 @@ fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
             "unfenced_reap" => config.delivery.unfenced_reap = true,
             "unguarded_replay" => config.delivery.unguarded_replay = true,
             "unguarded_requeue" => config.delivery.unguarded_requeue = true,
+            "unguarded_retirement" => config.delivery.unguarded_retirement = true,
             other => bail!("SWITCHYARD_TEST_FAULTS: unknown fault {other:?}"),
         }
     }

@@ -266,6 +266,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::events::routes())
         .merge(crate::dlq::routes())
         .merge(crate::replays::routes())
+        .merge(crate::retirement::routes())
         .merge(crate::metrics::routes())
         .merge(crate::edge::routes())
         .merge(crate::diagnostics::routes())

@@ -72,6 +72,16 @@ pub struct DeliveryConfig {
     /// in-flight delivery back to pending whether or not its lease expired.
     #[cfg(feature = "fault-injection")]
     pub unguarded_requeue: bool,
+    /// How often the worker's loop advances the open retirements (`crate::retirement`).
+    pub retirement_every: Duration,
+    /// Crash point for tests only: abort the process just before or just after the commit
+    /// of a retirement's transition into a state (`SWITCHYARD_TEST_CRASH_AT`).
+    #[cfg(feature = "fault-injection")]
+    pub retirement_crash: Option<crate::retirement::CrashPoint>,
+    /// Negative control for tests only: a retirement's transition drops its `state = from`
+    /// guard (and waits between its read and its write).
+    #[cfg(feature = "fault-injection")]
+    pub unguarded_retirement: bool,
 }
 
 impl Default for DeliveryConfig {
@@ -98,6 +108,11 @@ impl Default for DeliveryConfig {
             unguarded_replay: false,
             #[cfg(feature = "fault-injection")]
             unguarded_requeue: false,
+            retirement_every: Duration::from_secs(1),
+            #[cfg(feature = "fault-injection")]
+            retirement_crash: None,
+            #[cfg(feature = "fault-injection")]
+            unguarded_retirement: false,
         }
     }
 }

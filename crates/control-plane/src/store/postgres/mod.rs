@@ -15,6 +15,7 @@ mod keys;
 mod metrics;
 mod replays;
 mod resources;
+mod retirements;
 mod sealed;
 mod secrets;
 

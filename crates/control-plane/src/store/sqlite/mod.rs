@@ -16,6 +16,7 @@ mod keys;
 mod metrics;
 mod replays;
 mod resources;
+mod retirements;
 mod sealed;
 mod secrets;
 

@@ -140,6 +140,9 @@ struct ServeArgs {
     /// A due async_relay attempt that no edge leases within this time counts as failed.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     edge_pickup_timeout: Duration,
+    /// How often the worker advances the open retirements (drain checks, grace periods).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    retirement_every: Duration,
     /// Run no delivery worker in this process (events are accepted; another process
     /// sharing the database delivers).
     #[arg(long)]
@@ -329,6 +332,7 @@ async fn main() -> anyhow::Result<()> {
     config.delivery.schedule = schedule;
     config.delivery.lease_margin = args.delivery_lease_margin;
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
+    config.delivery.retirement_every = args.retirement_every;
     config.delivery.run_worker = !args.no_worker;
     // The demo's receiver is on loopback; every other server forbids private targets
     // unless told otherwise (ServerConfig::new allows them, for embedders and tests).

@@ -207,10 +207,11 @@ fn record_id(record: &RetirementRecord) -> String {
     record.id().to_owned()
 }
 
-/// The guarded transition. The negative control (tests only) drops `AND state = ?`.
+/// The guarded transition (never out of a final state). The negative control (tests only)
+/// drops `AND state = …`.
 const CHANGE: &str = "UPDATE retirements SET state = $1, blockers = $2, impact = $3, cascaded_flows = $4, \
      enabled_before = $5, drain_eta = $6, delete_at = $7, updated_at = $8 \
-     WHERE tenant = $9 AND id = $10 AND state = $11";
+     WHERE tenant = $9 AND id = $10 AND state = $11 AND state NOT IN ('deleted', 'cancelled')";
 #[cfg(feature = "fault-injection")]
 const CHANGE_UNGUARDED: &str = "UPDATE retirements SET state = $1, blockers = $2, impact = $3, cascaded_flows = $4, \
      enabled_before = $5, drain_eta = $6, delete_at = $7, updated_at = $8 \

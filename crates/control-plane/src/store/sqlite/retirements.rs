@@ -206,10 +206,11 @@ fn record_id(record: &RetirementRecord) -> String {
     record.id().to_owned()
 }
 
-/// The guarded transition. The negative control (tests only) drops `AND state = ?`.
+/// The guarded transition (never out of a final state). The negative control (tests only)
+/// drops `AND state = …`.
 const CHANGE: &str = "UPDATE retirements SET state = ?, blockers = ?, impact = ?, cascaded_flows = ?, \
      enabled_before = ?, drain_eta = ?, delete_at = ?, updated_at = ? \
-     WHERE tenant = ? AND id = ? AND state = ?";
+     WHERE tenant = ? AND id = ? AND state = ? AND state NOT IN ('deleted', 'cancelled')";
 #[cfg(feature = "fault-injection")]
 const CHANGE_UNGUARDED: &str = "UPDATE retirements SET state = ?, blockers = ?, impact = ?, cascaded_flows = ?, \
      enabled_before = ?, drain_eta = ?, delete_at = ?, updated_at = ? \

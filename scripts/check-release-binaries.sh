@@ -18,6 +18,8 @@ control_plane_markers=(
   "WHERE id = ? AND ? IS NOT NULL AND ? IS NOT NULL"
   "\$9::bigint IS NOT NULL"
   "ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id"
+  "attempts_made = ?5 RETURNING state, replay_of"
+  "attempts_made = \$5 RETURNING replay_of"
 )
 cli_markers=(
   "SWITCHYARD_TEST_OMIT_IDEMPOTENCY_KEY"

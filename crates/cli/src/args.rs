@@ -63,6 +63,10 @@ pub enum Command {
     /// GitOps: plan and apply a Git commit's manifests, and watch for drift.
     #[command(subcommand)]
     Gitops(crate::commands::gitops::GitopsCmd),
+    /// What is wrong (console and control plane) and the guided fix for each.
+    Doctor(crate::commands::doctor::DoctorArgs),
+    /// Retire a resource: drain it, disable it, wait out a grace period, delete it.
+    Retire(crate::commands::retire::RetireArgs),
 }
 
 #[derive(Subcommand)]

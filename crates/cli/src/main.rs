@@ -16,7 +16,8 @@ use switchyard_core::*;
 use args::*;
 use commands::profile::pick_profile;
 use commands::{
-    audit, dlq, events, gitops, mcp, outbox, profile, resources, secrets, status, sync, targets,
+    audit, dlq, doctor, events, gitops, mcp, outbox, profile, resources, retire, secrets, status,
+    sync, targets,
 };
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
@@ -29,9 +30,10 @@ pub enum Exit {
     Error,
     /// `gitops plan` has changes to apply (`gitops status`: not in sync).
     Changes,
-    /// Something needs a person's decision (see `switchyard outbox list`).
+    /// Something needs a person's decision (see `switchyard outbox list`, `switchyard doctor`).
     NeedsAttention,
-    /// The sync stopped (timeout, offline) with work left to send.
+    /// The sync stopped (timeout, offline) with work left to send; a keyed write (a fix, a
+    /// retirement) is saved locally, not confirmed; `doctor` could not reach the control plane.
     Incomplete,
     /// `targets test`: the control plane sent the test webhook and the receiver did not
     /// accept it.
@@ -167,6 +169,14 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Gitops(cmd) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             gitops::gitops_cmd(&console, &profile, json, cmd).await
+        }
+        Command::Doctor(args) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            doctor::doctor_cmd(&console, &profile, json, args).await
+        }
+        Command::Retire(args) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            retire::retire_cmd(&console, &profile, json, args).await
         }
         Command::Audit(args) => audit::audit_cmd(&console, &cli.profile, json, args).await,
         Command::Mcp(args) => {

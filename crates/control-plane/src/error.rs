@@ -49,6 +49,14 @@ pub enum ApiError {
     EndpointDisabled { name: String },
     #[error("replay session {id:?} exists with a different request; choose a new session id")]
     ReplaySessionReused { id: String },
+    #[error("retirement {id:?} exists with a different request; choose a new retirement id")]
+    RetirementReused { id: String },
+    #[error("retirement {id:?} has deleted its resource; there is nothing left to cancel")]
+    RetirementNotCancellable { id: String },
+    #[error(
+        "{kind} {name:?} is being retired; cancel its retirement first (GET /v1/retirements?state=…)"
+    )]
+    ResourceRetiring { kind: &'static str, name: String },
     #[error("request body exceeds {limit} bytes")]
     PayloadTooLarge { limit: usize },
     /// Over a per-tenant, per-replica rate limit (`crate::limits`); answered before any
@@ -90,6 +98,11 @@ pub enum ApiError {
     LastSecret { target: String, id: String },
     #[error("signing secret {id:?} has expired")]
     SecretExpired { id: String },
+    /// A requeue of a delivery that is not stuck on the attempt it names.
+    #[error(
+        "delivery {id:?} is not stuck on attempt {attempt}: it is not in flight on that attempt, or its lease has not expired"
+    )]
+    DeliveryNotStuck { id: String, attempt: u32 },
     #[error("storage failure")]
     Store(#[from] StoreError),
     #[error("internal error: {0}")]
@@ -112,10 +125,15 @@ impl ApiError {
                 StatusCode::CONFLICT
             }
             Self::ReferenceMissing { .. } | Self::EndpointDisabled { .. } => StatusCode::CONFLICT,
+            Self::RetirementNotCancellable { .. } | Self::ResourceRetiring { .. } => {
+                StatusCode::CONFLICT
+            }
+            Self::RetirementReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::RotationInProgress { .. }
             | Self::SecretLimitReached { .. }
             | Self::LastSecret { .. }
-            | Self::SecretExpired { .. } => StatusCode::CONFLICT,
+            | Self::SecretExpired { .. }
+            | Self::DeliveryNotStuck { .. } => StatusCode::CONFLICT,
             Self::ReplaySessionReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
@@ -145,10 +163,14 @@ impl ApiError {
             Self::ReferenceMissing { .. } => ErrorCode::ReferenceMissing,
             Self::EndpointDisabled { .. } => ErrorCode::EndpointDisabled,
             Self::ReplaySessionReused { .. } => ErrorCode::ReplaySessionReused,
+            Self::RetirementReused { .. } => ErrorCode::RetirementReused,
+            Self::RetirementNotCancellable { .. } => ErrorCode::RetirementNotCancellable,
+            Self::ResourceRetiring { .. } => ErrorCode::ResourceRetiring,
             Self::RotationInProgress { .. } => ErrorCode::RotationInProgress,
             Self::SecretLimitReached { .. } => ErrorCode::SecretLimitReached,
             Self::LastSecret { .. } => ErrorCode::LastSecret,
             Self::SecretExpired { .. } => ErrorCode::SecretExpired,
+            Self::DeliveryNotStuck { .. } => ErrorCode::DeliveryNotStuck,
             Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
@@ -182,10 +204,14 @@ impl ApiError {
             Self::ReferenceMissing { .. } => "Referenced resource missing",
             Self::EndpointDisabled { .. } => "Endpoint disabled",
             Self::ReplaySessionReused { .. } => "Replay session id reused with a different request",
+            Self::RetirementReused { .. } => "Retirement id reused with a different request",
+            Self::RetirementNotCancellable { .. } => "Retirement cannot be cancelled",
+            Self::ResourceRetiring { .. } => "Resource is being retired",
             Self::RotationInProgress { .. } => "Rotation in progress",
             Self::SecretLimitReached { .. } => "Too many signing secrets",
             Self::LastSecret { .. } => "Last valid signing secret",
             Self::SecretExpired { .. } => "Signing secret expired",
+            Self::DeliveryNotStuck { .. } => "Delivery not stuck",
             Self::VersionMismatch { .. } => "Version mismatch",
             Self::PayloadTooLarge { .. } => "Payload too large",
             Self::RateLimited { .. } => "Rate limit exceeded",

@@ -9,6 +9,7 @@ pub mod delivery;
 pub mod demo;
 pub mod demo_history;
 pub mod demo_receiver;
+pub mod diagnostics;
 pub mod dlq;
 pub mod dlq_stats;
 pub mod edge;
@@ -24,6 +25,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod replays;
 pub mod resources;
+pub mod retirement;
 pub mod sandbox;
 pub mod sealing;
 pub mod server;
@@ -52,4 +54,6 @@ pub struct AppStateInner {
     pub rate_limiter: limits::RateLimiter,
     /// This server's Prometheus registry (`GET /metrics`); the same one as `delivery`'s.
     pub telemetry: Arc<telemetry::Telemetry>,
+    /// When states become findings in `GET /v1/diagnostics` (docs/recovery.md).
+    pub diagnostics: diagnostics::DiagnosticsConfig,
 }

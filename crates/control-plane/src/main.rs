@@ -140,6 +140,9 @@ struct ServeArgs {
     /// A due async_relay attempt that no edge leases within this time counts as failed.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     edge_pickup_timeout: Duration,
+    /// How often the worker advances the open retirements (drain checks, grace periods).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    retirement_every: Duration,
     /// Run no delivery worker in this process (events are accepted; another process
     /// sharing the database delivers).
     #[arg(long)]
@@ -200,6 +203,22 @@ struct ServeArgs {
     /// Label the metrics' gauges and event and delivery counters with tenant names.
     #[arg(long, requires = "metrics_token_file")]
     metrics_tenant_labels: bool,
+    /// GET /v1/diagnostics: how long after its lease expired an in-flight delivery is
+    /// reported stuck (a running worker takes an expired lease back within a second).
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    diagnose_stuck_after: Duration,
+    /// GET /v1/diagnostics: how long an edge may go without leasing, while relay deliveries
+    /// wait for it, before it is reported unreachable.
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    diagnose_edge_silence: Duration,
+    /// GET /v1/diagnostics: how long a replay session's re-delivery may stay due and unsent
+    /// before the session is reported stalled.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    diagnose_replay_stall: Duration,
+    /// GET /v1/diagnostics: consecutive failed attempts that make a target failing.
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    diagnose_failure_run: u32,
 }
 
 /// The metrics flags, checked (the token file is read here; the token is never logged).
@@ -313,6 +332,7 @@ async fn main() -> anyhow::Result<()> {
     config.delivery.schedule = schedule;
     config.delivery.lease_margin = args.delivery_lease_margin;
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
+    config.delivery.retirement_every = args.retirement_every;
     config.delivery.run_worker = !args.no_worker;
     // The demo's receiver is on loopback; every other server forbids private targets
     // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
@@ -329,6 +349,13 @@ async fn main() -> anyhow::Result<()> {
     config.main_key_file = args.store.main_key_file.clone();
     config.limits = limits(&args)?;
     config.metrics = metrics(&args)?;
+    config.diagnostics = switchyard_control_plane::diagnostics::DiagnosticsConfig {
+        stuck_after: args.diagnose_stuck_after,
+        edge_silence: args.diagnose_edge_silence,
+        replay_stall: args.diagnose_replay_stall,
+        failure_run: args.diagnose_failure_run,
+        ..Default::default()
+    };
     #[cfg(feature = "fault-injection")]
     arm_fault_injection(&mut config)?;
     let server = Server::start(config).await?;
@@ -388,17 +415,24 @@ async fn shutdown_signal() {
 }
 
 /// Tests of the real binary: `SWITCHYARD_TEST_CRASH_AT` (`after_claim`, `after_effect`)
-/// aborts the process when a keyed request reaches that point; `SWITCHYARD_TEST_FAULTS`, a
+/// aborts the process when a keyed request reaches that point (`retirement_before:STATE`,
+/// `retirement_after:STATE`: around the commit of a retirement's transition into STATE); `SWITCHYARD_TEST_FAULTS`, a
 /// comma-separated list, removes guards for negative controls: `check_then_insert_key`,
-/// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`.
+/// `stale_claim`, `unguarded_event_key`, `unfenced_reap`, `unguarded_replay`,
+/// `unguarded_requeue`, `unguarded_retirement`.
 #[cfg(feature = "fault-injection")]
 fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
     use switchyard_control_plane::hooks::{CrashAt, HookPoint};
     use switchyard_control_plane::idempotency::ClaimStrategy;
     if let Ok(point) = std::env::var("SWITCHYARD_TEST_CRASH_AT") {
-        let point = HookPoint::parse(&point)
-            .context("SWITCHYARD_TEST_CRASH_AT must be after_claim or after_effect")?;
-        config.hooks = std::sync::Arc::new(CrashAt(point));
+        if let Some(crash) = switchyard_control_plane::retirement::CrashPoint::parse(&point) {
+            config.delivery.retirement_crash = Some(crash);
+        } else {
+            let point = HookPoint::parse(&point).context(
+                "SWITCHYARD_TEST_CRASH_AT must be after_claim, after_effect, retirement_before:STATE or retirement_after:STATE",
+            )?;
+            config.hooks = std::sync::Arc::new(CrashAt(point));
+        }
     }
     let faults = std::env::var("SWITCHYARD_TEST_FAULTS").unwrap_or_default();
     for fault in faults.split(',').map(str::trim).filter(|f| !f.is_empty()) {
@@ -410,6 +444,8 @@ fn arm_fault_injection(config: &mut ServerConfig) -> anyhow::Result<()> {
             "unguarded_event_key" => config.delivery.unguarded_event_dedup = true,
             "unfenced_reap" => config.delivery.unfenced_reap = true,
             "unguarded_replay" => config.delivery.unguarded_replay = true,
+            "unguarded_requeue" => config.delivery.unguarded_requeue = true,
+            "unguarded_retirement" => config.delivery.unguarded_retirement = true,
             other => bail!("SWITCHYARD_TEST_FAULTS: unknown fault {other:?}"),
         }
     }

@@ -49,6 +49,8 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// How `GET /metrics` is served (docs/prometheus.md): its token, tenant labels, listener.
     pub metrics: MetricsConfig,
+    /// The thresholds of `GET /v1/diagnostics` (docs/recovery.md).
+    pub diagnostics: crate::diagnostics::DiagnosticsConfig,
 }
 
 impl ServerConfig {
@@ -74,6 +76,7 @@ impl ServerConfig {
                 ..Limits::default()
             },
             metrics: MetricsConfig::default(),
+            diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
         }
     }
 }
@@ -263,8 +266,10 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::events::routes())
         .merge(crate::dlq::routes())
         .merge(crate::replays::routes())
+        .merge(crate::retirement::routes())
         .merge(crate::metrics::routes())
         .merge(crate::edge::routes())
+        .merge(crate::diagnostics::routes())
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.limits.max_body_bytes))
@@ -326,6 +331,7 @@ impl Server {
             rate_limiter: RateLimiter::new(config.limits.writes, config.limits.events),
             limits: config.limits,
             telemetry,
+            diagnostics: config.diagnostics,
         });
         let listener = TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;

@@ -11,7 +11,11 @@
 //! - sync: [`Console::sync`] (one pass, or until drained), progress on [`Console::subscribe`];
 //! - the audit log: [`Console::audit`];
 //! - GitOps: [`Console::gitops_plan`], [`Console::gitops_apply`], [`Console::gitops_status`]
-//!   (see [`gitops`]).
+//!   (see [`gitops`]);
+//! - recovery: [`Console::findings`], [`Console::run_fix`], [`Console::retire`],
+//!   [`Console::retirement_status`], [`Console::cancel_retirement`], [`Console::retirements`],
+//!   [`Console::preview_retirement`], [`Console::recovery_ops`], [`Console::sync_recovery`]
+//!   (see [`recovery`]).
 //!
 //! Exactly-once: every write gets a UUID idempotency key when it is queued, and every resend
 //! uses it; the optimistic cache change and the outbox row commit in one transaction; a
@@ -32,6 +36,7 @@ mod lease;
 mod live;
 pub mod local;
 mod outbox;
+pub mod recovery;
 pub mod replay;
 pub mod retry;
 pub mod schedule;
@@ -51,12 +56,18 @@ pub use db::connect_options as sqlite_connect_options;
 pub use db::pool_options as sqlite_pool_options;
 pub use dlq::{DlqCause, DlqQuery};
 pub use error::{CoreError, ErrorBody, ErrorClass, ManifestProblem, Result};
+pub use recovery::{
+    DoctorFinding, DoctorReport, FindingSource, FixOutcome, RecoveryAction, RecoveryOp,
+    RetirementView, ServerCheck,
+};
 pub use replay::{ReplayAction, ReplayEnqueued, ReplayOp, ReplayOpState, ReplayStart};
 pub use retry::RetryPolicy;
+pub use switchyard_protocol::diagnostics as protocol_diagnostics;
 pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;
 pub use switchyard_protocol::metrics as protocol_metrics;
 pub use switchyard_protocol::replay as protocol_replay;
+pub use switchyard_protocol::retirement as protocol_retirement;
 pub use switchyard_protocol::secrets as protocol_secrets;
 pub use switchyard_protocol::{
     Problem, Resource, ResourceKind, ServerInfo, TargetTestRequest, TargetTestResult,

@@ -164,6 +164,38 @@ pub struct Diagnostics {
     pub findings: Vec<Finding>,
 }
 
+/// `POST /v1/deliveries/{id}/requeue`: the fix of a `stuck_delivery`. `attempt` is the
+/// delivery's `attempts_made` the finding showed: the requeue applies only while the delivery
+/// is still in flight on that attempt with its lease expired, so a requeue planned against
+/// one stuck attempt never takes a later one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequeueRequest {
+    #[schema(minimum = 1)]
+    pub attempt: u32,
+}
+
+/// The answer to a requeue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Requeued {
+    pub delivery_id: String,
+    /// The stuck attempt, now recorded as failed (`timeout`, finished by the reaper).
+    pub attempt: u32,
+    /// `pending` (due at once), or `cancelled` when the delivery re-delivers a cancelled
+    /// replay session (its original went back to the DLQ).
+    pub state: crate::DeliveryState,
+}
+
+/// `POST /v1/dlq/recount`: the fix of a `dlq_counter_drift`. The tenant's DLQ counters were
+/// recomputed from the dead deliveries in one transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+pub struct DlqRecount {
+    /// Dead deliveries counted (the DLQ depth now).
+    pub dead: u64,
+    /// Counter groups (target, error class, hour) that held another figure before.
+    pub corrected: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

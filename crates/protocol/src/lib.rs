@@ -23,7 +23,8 @@ pub mod secrets;
 pub mod target_test;
 
 pub use diagnostics::{
-    Diagnostics, Finding, FindingClass, FindingEvidence, FindingSubject, FixAction, Severity,
+    Diagnostics, DlqRecount, Finding, FindingClass, FindingEvidence, FindingSubject, FixAction,
+    Requeued, RequeueRequest, Severity,
 };
 pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
 pub use duration::{DurationError, parse_duration};

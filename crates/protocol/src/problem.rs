@@ -21,6 +21,13 @@ pub enum ErrorCode {
     EndpointDisabled,
     /// A replay session id was reused with a different request body.
     ReplaySessionReused,
+    /// A retirement id was reused with a different request body.
+    RetirementReused,
+    /// The retirement has already deleted its resource: nothing is left to cancel.
+    RetirementNotCancellable,
+    /// The resource is being retired: it takes no new references (a flow naming it) and no
+    /// second retirement; cancel the retirement first.
+    ResourceRetiring,
     PayloadTooLarge,
     UnsupportedMediaType,
     /// A target URL names an address deliveries may not reach (loopback, private,
@@ -42,6 +49,9 @@ pub enum ErrorCode {
     LastSecret,
     /// The signing secret has already expired.
     SecretExpired,
+    /// A requeue named a delivery that is not stuck: not in flight, its lease has not
+    /// expired, or it is on another attempt than the one named.
+    DeliveryNotStuck,
     /// A code this client does not know (a newer server).
     #[serde(other)]
     Unknown,
@@ -63,6 +73,9 @@ impl ErrorCode {
             Self::VersionMismatch => "version_mismatch",
             Self::EndpointDisabled => "endpoint_disabled",
             Self::ReplaySessionReused => "replay_session_reused",
+            Self::RetirementReused => "retirement_reused",
+            Self::RetirementNotCancellable => "retirement_not_cancellable",
+            Self::ResourceRetiring => "resource_retiring",
             Self::PayloadTooLarge => "payload_too_large",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::TargetAddressForbidden => "target_address_forbidden",
@@ -75,6 +88,7 @@ impl ErrorCode {
             Self::SecretLimitReached => "secret_limit_reached",
             Self::LastSecret => "last_secret",
             Self::SecretExpired => "secret_expired",
+            Self::DeliveryNotStuck => "delivery_not_stuck",
             Self::Unknown => "unknown",
         }
     }

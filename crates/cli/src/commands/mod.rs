@@ -2,12 +2,14 @@
 
 pub mod audit;
 pub mod dlq;
+pub mod doctor;
 pub mod events;
 pub mod gitops;
 pub mod mcp;
 pub mod outbox;
 pub mod profile;
 pub mod resources;
+pub mod retire;
 pub mod secrets;
 pub mod status;
 pub mod sync;

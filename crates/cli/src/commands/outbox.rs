@@ -67,6 +67,9 @@ pub async fn outbox_cmd(
                     &rows,
                 );
             });
+            if !json {
+                print_recovery_writes(console, profile, all).await?;
+            }
         }
         OutboxCmd::Show { id } => {
             let op = console.op(id).await?;
@@ -150,4 +153,49 @@ pub async fn outbox_cmd(
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Fixes and retirements queued in `recovery_ops` (not yet confirmed, or every one with
+/// `--all`): the same pending-writes view, keyed the same way.
+async fn print_recovery_writes(console: &Console, profile: &str, all: bool) -> anyhow::Result<()> {
+    let ops: Vec<RecoveryOp> = console
+        .recovery_ops(profile, 200)
+        .await?
+        .into_iter()
+        .filter(|o| all || o.state != ActionState::Done)
+        .collect();
+    if ops.is_empty() {
+        return Ok(());
+    }
+    println!("\nrecovery writes (fixes, retirements):");
+    let rows: Vec<Vec<String>> = ops
+        .iter()
+        .map(|o| {
+            vec![
+                format!("r{}", o.id),
+                format!("{} {}", o.method, o.path),
+                o.state.as_str().to_owned(),
+                o.attempts.to_string(),
+                table::time(Some(o.created_at)),
+                o.idempotency_key.clone(),
+                o.last_error
+                    .as_ref()
+                    .map(|e| e.message.clone())
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    table::print(
+        &[
+            "ID",
+            "REQUEST",
+            "STATE",
+            "ATTEMPTS",
+            "QUEUED",
+            "KEY",
+            "LAST ERROR",
+        ],
+        &rows,
+    );
+    Ok(())
 }

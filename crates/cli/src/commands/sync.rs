@@ -102,6 +102,25 @@ pub async fn sync(
     timeout: Option<std::time::Duration>,
 ) -> anyhow::Result<Exit> {
     let report = run_sync(console, profile, until_drained, timeout, !json).await?;
+    // Fixes and retirements queued while the control plane was away leave with the same
+    // keys (they depend on no resource write). Unreachable, they stay queued.
+    let recovery = console
+        .sync_recovery(
+            profile,
+            timeout.unwrap_or(std::time::Duration::from_secs(30)),
+        )
+        .await?;
+    if !json {
+        for op in recovery.iter().filter(|o| o.state != ActionState::Pending) {
+            eprintln!(
+                "sync: {} ({} {}): {}",
+                op.label,
+                op.method,
+                op.path,
+                op.state.as_str()
+            );
+        }
+    }
     emit(json, &report, |r| {
         println!(
             "{}: {} confirmed, {} need attention, {} still pending ({} attempts, {} ms)",

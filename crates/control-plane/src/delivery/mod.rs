@@ -68,6 +68,20 @@ pub struct DeliveryConfig {
     /// claimed (`ON CONFLICT DO UPDATE`).
     #[cfg(feature = "fault-injection")]
     pub unguarded_replay: bool,
+    /// Negative control for tests only: `POST /v1/deliveries/{id}/requeue` moves an
+    /// in-flight delivery back to pending whether or not its lease expired.
+    #[cfg(feature = "fault-injection")]
+    pub unguarded_requeue: bool,
+    /// How often the worker's loop advances the open retirements (`crate::retirement`).
+    pub retirement_every: Duration,
+    /// Crash point for tests only: abort the process just before or just after the commit
+    /// of a retirement's transition into a state (`SWITCHYARD_TEST_CRASH_AT`).
+    #[cfg(feature = "fault-injection")]
+    pub retirement_crash: Option<crate::retirement::CrashPoint>,
+    /// Negative control for tests only: a retirement's transition drops its `state = from`
+    /// guard (and waits between its read and its write).
+    #[cfg(feature = "fault-injection")]
+    pub unguarded_retirement: bool,
 }
 
 impl Default for DeliveryConfig {
@@ -92,6 +106,13 @@ impl Default for DeliveryConfig {
             unfenced_reap: false,
             #[cfg(feature = "fault-injection")]
             unguarded_replay: false,
+            #[cfg(feature = "fault-injection")]
+            unguarded_requeue: false,
+            retirement_every: Duration::from_secs(1),
+            #[cfg(feature = "fault-injection")]
+            retirement_crash: None,
+            #[cfg(feature = "fault-injection")]
+            unguarded_retirement: false,
         }
     }
 }

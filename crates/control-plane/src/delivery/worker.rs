@@ -1,5 +1,6 @@
 //! The background worker: reaps expired leases, claims due attempts, sends them, records
-//! their outcomes under the lease's fencing token. Any number of workers (on any number of
+//! their outcomes under the lease's fencing token, and advances the open retirements
+//! (`crate::retirement::advance::pass`). Any number of workers (on any number of
 //! replicas) may share one database: claims and fences are the store's guarded statements.
 
 use std::sync::Arc;
@@ -112,6 +113,7 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
         let concurrency = ctx.config.concurrency.max(1);
         let permits = Arc::new(Semaphore::new(concurrency));
         let mut last_sweep = 0i64;
+        let mut last_retirements = 0i64;
         loop {
             if ctx.is_draining() {
                 // Every permit back means every attempt in flight has been recorded.
@@ -127,6 +129,13 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
                 last_sweep = ctx.clock.now_ms();
                 if let Err(e) = sweep_event_keys(&ctx).await {
                     tracing::warn!(error = %e, "sweeping expired event keys failed; will retry");
+                }
+            }
+            let every = i64::try_from(ctx.config.retirement_every.as_millis()).unwrap_or(1_000);
+            if ctx.clock.now_ms() - last_retirements >= every {
+                last_retirements = ctx.clock.now_ms();
+                if let Err(e) = crate::retirement::advance::pass(&ctx).await {
+                    tracing::warn!(error = %e, "advancing retirements failed; will retry");
                 }
             }
             let free = u32::try_from(permits.available_permits()).unwrap_or(u32::MAX);

@@ -65,6 +65,8 @@ async fn lease(
     }
     let ctx = &state.delivery;
     let now = ctx.clock.now_ms();
+    // What tells a silent edge from an idle one (`edge_unreachable`, src/diagnostics/).
+    state.store.edge_seen(&tenant, &name, now).await?;
     reaper::reap_expired_leases(ctx, now).await?;
     let claimed = state
         .store

@@ -206,6 +206,10 @@ async fn accept(
         .await?;
     match accepted {
         Accepted::Duplicate(existing) => Ok(Submitted::Duplicate(existing)),
+        // Disabled (by hand or by a retirement's drain) between the plan and the commit.
+        Accepted::EndpointClosed => Err(ApiError::EndpointDisabled {
+            name: request.endpoint.clone(),
+        }),
         Accepted::New { sync } => {
             ctx.wake.notify_one();
             state.telemetry.event_accepted(tenant);

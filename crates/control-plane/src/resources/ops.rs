@@ -65,7 +65,16 @@ async fn current(
         })
 }
 
-/// A flow may only name an endpoint and a target that exist.
+/// Whether a retirement holds the resource (`crate::retirement::advance::MARK`).
+fn retiring(row: &ResourceRow) -> bool {
+    row.status
+        .get(crate::retirement::advance::MARK)
+        .is_some_and(Value::is_string)
+}
+
+/// A flow may only name an endpoint and a target that exist and are not being retired (the
+/// read locks the row on a backend with several writers, so a retirement's mark and this
+/// check are ordered).
 async fn check_references(
     tx: &mut dyn StoreTx,
     tenant: &str,
@@ -80,12 +89,21 @@ async fn check_references(
         ("spec.target", ResourceKind::Target),
     ] {
         let name = spec[&field[5..]].as_str().unwrap_or_default();
-        if tx.get_resource(tenant, ref_kind, name).await?.is_none() {
-            return Err(ApiError::ReferenceMissing {
-                field,
-                kind: ref_kind.as_str(),
-                name: name.to_owned(),
-            });
+        match tx.get_resource(tenant, ref_kind, name).await? {
+            None => {
+                return Err(ApiError::ReferenceMissing {
+                    field,
+                    kind: ref_kind.as_str(),
+                    name: name.to_owned(),
+                });
+            }
+            Some(row) if retiring(&row) => {
+                return Err(ApiError::ResourceRetiring {
+                    kind: ref_kind.as_str(),
+                    name: name.to_owned(),
+                });
+            }
+            Some(_) => {}
         }
     }
     Ok(())
@@ -286,6 +304,13 @@ impl Operation for SetEnabled {
         check_precondition(self.if_match.as_ref(), Some(row.version))?;
         if row.status["enabled"].as_bool() == Some(self.enabled) {
             return Ok(resource_response(200, &row, None));
+        }
+        // A retirement's drain keeps it disabled; cancelling the retirement enables it.
+        if self.enabled && retiring(&row) {
+            return Err(ApiError::ResourceRetiring {
+                kind: ResourceKind::Endpoint.as_str(),
+                name: self.name.clone(),
+            });
         }
         let mut next = ResourceRow {
             version: row.version + 1,

@@ -50,12 +50,17 @@ pub enum Accepted {
     New { sync: Vec<Claimed> },
     /// Another event holds the event key inside the window: nothing was written.
     Duplicate(String),
+    /// The endpoint was disabled (or deleted) after the caller planned the event: nothing
+    /// was written. Checked under the write lock (PostgreSQL: `FOR SHARE` on the endpoint
+    /// and its flows), so a retirement's drain never misses a delivery committed after it.
+    EndpointClosed,
 }
 
 #[async_trait]
 pub trait EventStore {
     /// Claims the event key (if any) with one guarded upsert, then inserts the event and
-    /// its deliveries and claims the `begin_now` ones, all in one commit. A concurrent copy
+    /// its deliveries and claims the `begin_now` ones, all in one commit. A planned delivery
+    /// whose flow stopped routing meanwhile (a retirement disabled it) is left out. A concurrent copy
     /// with the same key waits for this commit and finds it: [`Accepted::Duplicate`].
     async fn accept_event(&self, acceptance: &Acceptance<'_>) -> Result<Accepted, StoreError>;
 

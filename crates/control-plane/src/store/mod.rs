@@ -1,7 +1,8 @@
 //! The control plane's store: every SQL statement lives behind these traits.
 //!
 //! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
-//! events, deliveries and their attempts, the DLQ, replay sessions, the edge protocol,
+//! events, deliveries and their attempts, the DLQ, replay sessions, retirement sessions, the
+//! edge protocol, diagnostics and their fixes (requeue, DLQ recount),
 //! delivery health (`GET /v1/metrics/deliveries`) and the gauges `GET /metrics` reads.
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
 //! (`sqlite/`, `postgres/`), with its own migrations (`migrations/<backend>/`), and [`open`]
@@ -10,7 +11,9 @@
 //! Rules every backend keeps:
 //! - a store method applies one transition atomically; callers hold no transaction, except
 //!   the idempotency pipeline's unit of work ([`Store::begin`]), which commits a keyed
-//!   request's claim, effect and stored response together;
+//!   request's claim, effect and stored response together, and the retirement advancer's
+//!   (`crate::retirement::advance`), which commits a retirement's guarded transition with its
+//!   effect on the resource;
 //! - every claim and fence is one guarded statement (`UPDATE … WHERE id = ? AND state =
 //!   'pending' … RETURNING`, `INSERT … ON CONFLICT DO NOTHING RETURNING`), correct with any
 //!   number of writers, never a read followed by an unconditional write;
@@ -18,6 +21,7 @@
 //!   pure functions and handed in; the store only applies them.
 
 pub mod deliveries;
+pub mod diagnostics;
 pub mod dlq;
 pub mod edges;
 pub mod events;
@@ -28,6 +32,8 @@ pub mod metrics;
 mod postgres;
 pub mod replays;
 pub mod resources;
+pub mod retirements;
+mod retirement_rows;
 mod rows;
 pub mod sealed;
 pub mod secrets;
@@ -40,6 +46,9 @@ use async_trait::async_trait;
 pub use deliveries::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, Transition,
 };
+pub use diagnostics::{
+    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, RecoveryTx, Requeue, StuckRow,
+};
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};
 pub use events::{Acceptance, Accepted, EventStore, NewEvent, PlannedDelivery};
@@ -50,6 +59,10 @@ pub use metrics::{HealthRow, MetricsStore, RollupRow};
 pub use postgres::PostgresStore;
 pub use replays::{NewReplay, ReplayItemRow, ReplayRow, ReplayStart, ReplayStore, ReplayTx};
 pub use resources::{ResourceRow, ResourceStore, ResourceTx};
+pub use retirements::{
+    Inserted, NewRetirement, PendingGroup, RetirementChange, RetirementFacts, RetirementRow,
+    RetirementStore, RetirementTx, Tombstone,
+};
 pub use sealed::SealStore;
 pub use secrets::{
     Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey, SigningSecretRow,
@@ -96,8 +109,10 @@ pub trait Store:
     + KeyStore
     + EventStore
     + DeliveryStore
+    + DiagnosticsStore
     + DlqStore
     + ReplayStore
+    + RetirementStore
     + EdgeStore
     + MetricsStore
     + GaugeStore
@@ -126,7 +141,9 @@ pub trait Store:
 
 /// One unit of work: what an idempotent operation may do inside it.
 #[async_trait]
-pub trait StoreTx: ResourceTx + SecretTx + KeyTx + ReplayTx + Send {
+pub trait StoreTx:
+    ResourceTx + SecretTx + KeyTx + ReplayTx + RecoveryTx + RetirementTx + Send
+{
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
 }
 

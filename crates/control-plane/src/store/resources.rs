@@ -37,7 +37,8 @@ pub trait ResourceStore {
         limit: u32,
     ) -> Result<Vec<ResourceRow>, StoreError>;
 
-    /// The flows of `endpoint`, by name, with their specs.
+    /// The flows of `endpoint` that route events (not disabled by a retirement), by name,
+    /// with their specs.
     async fn flows_of_endpoint(
         &self,
         tenant: &str,

@@ -58,6 +58,12 @@ pub(crate) fn json_from(text: &str) -> Result<Value, StoreError> {
     serde_json::from_str(text).map_err(corrupt)
 }
 
+/// Whether a resource's stored status leaves it enabled (an endpoint accepting events, a
+/// flow routing them): only an explicit `"enabled": false` turns it off.
+pub(crate) fn enabled(status: &str) -> Result<bool, StoreError> {
+    Ok(json_from(status)?.get("enabled") != Some(&Value::Bool(false)))
+}
+
 pub(crate) fn count(n: i64) -> Result<u32, StoreError> {
     u32::try_from(n).map_err(corrupt)
 }

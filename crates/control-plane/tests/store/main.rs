@@ -14,4 +14,5 @@ mod keys;
 mod metrics;
 mod migrations;
 mod replays;
+mod retirements;
 mod secrets;

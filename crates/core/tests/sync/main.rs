@@ -9,6 +9,7 @@ mod graceful;
 mod harness;
 mod keyed;
 mod proxy;
+mod recovery;
 mod replay;
 mod resolve;
 mod target_test;

@@ -64,6 +64,9 @@ impl EventStore for PostgresStore {
         {
             return Ok(Accepted::Duplicate(existing));
         }
+        let Some(routing) = routing(&mut tx, e.tenant, e.endpoint).await? else {
+            return Ok(Accepted::EndpointClosed);
+        };
         sqlx::query(
             "INSERT INTO events (tenant, id, endpoint, event_type, event_key, payload, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -78,7 +81,7 @@ impl EventStore for PostgresStore {
         .execute(&mut *tx)
         .await?;
         let mut sync = Vec::new();
-        for d in &a.deliveries {
+        for d in a.deliveries.iter().filter(|d| routing.contains(&d.flow)) {
             let id = new_id("dlv");
             let row = NewDeliveryRow {
                 id: &id,
@@ -182,4 +185,40 @@ impl EventStore for PostgresStore {
             .await?;
         Ok(done.rows_affected())
     }
+}
+
+/// The flows of `endpoint` still routing; `None` when the endpoint is disabled or gone.
+/// `FOR SHARE` holds the endpoint and flow rows until this commit: a retirement's disable
+/// (an `UPDATE` of those rows) waits for it, so its drain then sees these deliveries; one
+/// that committed first is what this read sees.
+async fn routing(
+    conn: &mut PgConnection,
+    tenant: &str,
+    endpoint: &str,
+) -> Result<Option<std::collections::HashSet<String>>, StoreError> {
+    let status: Option<String> = sqlx::query_scalar(
+        "SELECT status FROM resources WHERE tenant = $1 AND kind = 'endpoint' AND name = $2 FOR SHARE",
+    )
+    .bind(tenant)
+    .bind(endpoint)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match status {
+        Some(status) if crate::store::rows::enabled(&status)? => {}
+        _ => return Ok(None),
+    }
+    let flows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT name, status FROM resources WHERE tenant = $1 AND kind = 'flow' AND ref_endpoint = $2 FOR SHARE",
+    )
+    .bind(tenant)
+    .bind(endpoint)
+    .fetch_all(conn)
+    .await?;
+    let mut routing = std::collections::HashSet::new();
+    for (name, status) in flows {
+        if crate::store::rows::enabled(&status)? {
+            routing.insert(name);
+        }
+    }
+    Ok(Some(routing))
 }

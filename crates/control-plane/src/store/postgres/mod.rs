@@ -5,6 +5,7 @@
 //! replicas starting together apply them once (sqlx holds an advisory lock meanwhile).
 
 mod deliveries;
+mod diagnostics;
 mod dlq;
 mod edges;
 mod events;
@@ -14,6 +15,7 @@ mod keys;
 mod metrics;
 mod replays;
 mod resources;
+mod retirements;
 mod sealed;
 mod secrets;
 

@@ -69,7 +69,8 @@ impl ResourceStore for PostgresStore {
         endpoint: &str,
     ) -> Result<Vec<(String, FlowSpec)>, StoreError> {
         let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT name, spec FROM resources WHERE tenant = $1 AND kind = 'flow' AND ref_endpoint = $2 ORDER BY name",
+            "SELECT name, spec FROM resources WHERE tenant = $1 AND kind = 'flow' AND ref_endpoint = $2 \
+             AND COALESCE(status::jsonb -> 'enabled', 'true'::jsonb) <> 'false'::jsonb ORDER BY name",
         )
         .bind(tenant)
         .bind(endpoint)

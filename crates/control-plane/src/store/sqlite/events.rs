@@ -75,6 +75,9 @@ impl EventStore for SqliteStore {
         {
             return Ok(Accepted::Duplicate(existing));
         }
+        let Some(routing) = routing(&mut tx, e.tenant, e.endpoint).await? else {
+            return Ok(Accepted::EndpointClosed);
+        };
         sqlx::query(
             "INSERT INTO events (tenant, id, endpoint, event_type, event_key, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         )
@@ -88,7 +91,7 @@ impl EventStore for SqliteStore {
         .execute(&mut *tx)
         .await?;
         let mut sync = Vec::new();
-        for d in &a.deliveries {
+        for d in a.deliveries.iter().filter(|d| routing.contains(&d.flow)) {
             let id = new_id("dlv");
             let row = NewDeliveryRow {
                 id: &id,
@@ -189,4 +192,34 @@ impl EventStore for SqliteStore {
             .await?;
         Ok(done.rows_affected())
     }
+}
+
+/// The flows of `endpoint` still routing, read under the write lock; `None` when the
+/// endpoint is disabled or gone (a disable or a retirement committed since the caller
+/// planned the event).
+async fn routing(
+    conn: &mut SqliteConnection,
+    tenant: &str,
+    endpoint: &str,
+) -> Result<Option<std::collections::HashSet<String>>, StoreError> {
+    let status: Option<String> = sqlx::query_scalar(
+        "SELECT status FROM resources WHERE tenant = ? AND kind = 'endpoint' AND name = ?",
+    )
+    .bind(tenant)
+    .bind(endpoint)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match status {
+        Some(status) if crate::store::rows::enabled(&status)? => {}
+        _ => return Ok(None),
+    }
+    let flows: Vec<String> = sqlx::query_scalar(
+        "SELECT name FROM resources WHERE tenant = ? AND kind = 'flow' AND ref_endpoint = ? \
+         AND COALESCE(json_extract(status, '$.enabled'), 1) <> 0",
+    )
+    .bind(tenant)
+    .bind(endpoint)
+    .fetch_all(conn)
+    .await?;
+    Ok(Some(flows.into_iter().collect()))
 }

@@ -6,6 +6,7 @@
 //! statement that would hold with several writers too.
 
 mod deliveries;
+mod diagnostics;
 mod dlq;
 mod edges;
 mod events;
@@ -15,6 +16,7 @@ mod keys;
 mod metrics;
 mod replays;
 mod resources;
+mod retirements;
 mod sealed;
 mod secrets;
 

@@ -67,7 +67,8 @@ impl ResourceStore for SqliteStore {
         endpoint: &str,
     ) -> Result<Vec<(String, FlowSpec)>, StoreError> {
         let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT name, spec FROM resources WHERE tenant = ? AND kind = 'flow' AND ref_endpoint = ? ORDER BY name",
+            "SELECT name, spec FROM resources WHERE tenant = ? AND kind = 'flow' AND ref_endpoint = ? \
+             AND COALESCE(json_extract(status, '$.enabled'), 1) <> 0 ORDER BY name",
         )
         .bind(tenant)
         .bind(endpoint)

@@ -58,6 +58,7 @@ async fn step(
     }
     send_replay_writes(state, profile).await;
     send_target_tests(state, profile).await;
+    send_recovery_writes(state, profile).await;
     let counts = match core.pending_counts(profile).await {
         Ok(counts) => counts,
         Err(e) => {
@@ -113,6 +114,25 @@ async fn send_replay_writes(state: &AppState, profile: &str) {
             .await
     {
         tracing::warn!("sending queued replay writes: {e}");
+    }
+}
+
+/// Fixes and retirement starts or cancels still queued (made offline, or whose send gave up)
+/// go out the same way; due ones only, with a short deadline. Reading none is one query.
+async fn send_recovery_writes(state: &AppState, profile: &str) {
+    let queued = state
+        .core
+        .recovery_ops(profile, 200)
+        .await
+        .map(|ops| ops.iter().any(|o| o.state == ReplayOpState::Pending))
+        .unwrap_or(false);
+    if queued
+        && let Err(e) = state
+            .core
+            .sync_recovery(profile, Duration::from_secs(5))
+            .await
+    {
+        tracing::warn!("sending queued recovery writes: {e}");
     }
 }
 

@@ -8,6 +8,7 @@ mod gitops;
 mod health;
 mod outbox;
 mod profiles;
+mod recovery;
 mod resources;
 mod targets;
 
@@ -18,6 +19,7 @@ pub use gitops::*;
 pub use health::*;
 pub use outbox::*;
 pub use profiles::*;
+pub use recovery::*;
 pub use resources::*;
 pub use targets::*;
 
@@ -27,6 +29,7 @@ use switchyard_core::gitops::{
     ApplyProgress, ApplyReport, GitopsPlan, GitopsSource, GitopsStatus, ManagedResource,
     PlanOptions, SourceSpec,
 };
+use switchyard_protocol::retirement::RetirementDryRun;
 
 command_map! {
     list_profiles() -> Vec<ProfileView>;
@@ -59,6 +62,15 @@ command_map! {
     test_target(profile: String, input: TargetTestInput) -> TargetTestView;
     list_target_tests(profile: String, target: String) -> Vec<TargetTestView>;
     take_shown_secrets(profile: String) -> Vec<ShownSecretView>;
+    recovery_findings(profile: String) -> RecoveryView;
+    run_fix(profile: String, finding_id: String, action: u32, key: String) -> FixOutcomeView;
+    list_recovery_writes(profile: String) -> Vec<RecoveryWriteView>;
+    new_retirement_id() -> String;
+    preview_retirement(profile: String, kind: Kind, name: String, cascade_flows: bool) -> RetirementDryRun;
+    start_retirement(profile: String, input: RetireInput) -> RetirementItemView;
+    cancel_retirement(profile: String, id: String) -> RetirementItemView;
+    list_retirements(profile: String) -> Vec<RetirementItemView>;
+    get_retirement(profile: String, id: String) -> RetirementItemView;
     get_event(profile: String, id: String) -> EventView;
     find_events(profile: String, event_key: String, endpoint: Option<String>) -> EventListView;
     get_delivery(profile: String, id: String) -> DeliveryView;
@@ -125,6 +137,15 @@ macro_rules! handler {
             $crate::commands::test_target,
             $crate::commands::list_target_tests,
             $crate::commands::take_shown_secrets,
+            $crate::commands::recovery_findings,
+            $crate::commands::run_fix,
+            $crate::commands::list_recovery_writes,
+            $crate::commands::new_retirement_id,
+            $crate::commands::preview_retirement,
+            $crate::commands::start_retirement,
+            $crate::commands::cancel_retirement,
+            $crate::commands::list_retirements,
+            $crate::commands::get_retirement,
             $crate::commands::get_event,
             $crate::commands::find_events,
             $crate::commands::get_delivery,

@@ -108,6 +108,14 @@ async fn a_source_is_planned_applied_and_in_sync() -> Result<()> {
         t.starts_with("Applied") && t.contains("2/2 confirmed") && t.contains("1/1 confirmed")
     })
     .await?;
+    // The carrier target was created by this apply: its signing secret is shown once.
+    app.wait_text("secret-value", "the new target's secret, shown once", |t| {
+        t.starts_with("whsec_")
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    app.shot("secret-once").await?;
+    app.click("secret-stored").await?;
     app.click("source-check").await?;
     app.wait_text("source-status", "in sync", |t| {
         t.contains("In sync") && t.contains("3 in sync")

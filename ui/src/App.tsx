@@ -1,6 +1,7 @@
 import {
   ActionIcon,
   AppShell,
+  Badge,
   Group,
   Kbd,
   NavLink,
@@ -18,6 +19,7 @@ import {
   IconBrandGit,
   IconDashboard,
   IconInbox,
+  IconLifebuoy,
   IconMailOff,
   IconMoon,
   IconPlugConnected,
@@ -30,6 +32,7 @@ import { Fragment, type ReactNode, useCallback, useEffect, useRef, useState } fr
 import { AboutButton } from "./components/about/AboutDialog";
 import { UpdateNotice } from "./components/about/UpdateNotice";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
+import { RetireDialog } from "./components/recovery/RetireDialog";
 import { SecretOnceDialog } from "./components/SecretOnceDialog";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
@@ -41,15 +44,18 @@ import {
   useSyncNow,
   useSyncStatus,
 } from "./ipc/queries";
+import { useFindings } from "./ipc/recoveryQueries";
 import { emptyFilter, viewToQuery } from "./lib/dlq";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
+import { attentionCount } from "./lib/recovery";
 import { useSendNotice } from "./lib/sendNotice";
 import { ActivityPage } from "./pages/ActivityPage";
 import { DlqPage, type DlqSelection } from "./pages/DlqPage";
 import { GitopsPage } from "./pages/GitopsPage";
 import { OutboxPage } from "./pages/OutboxPage";
 import { OverviewPage } from "./pages/OverviewPage";
+import { RecoveryPage } from "./pages/RecoveryPage";
 import { ReplaysPage } from "./pages/ReplaysPage";
 import { ResourcesPage, type ResourcesPageHandle } from "./pages/ResourcesPage";
 
@@ -62,11 +68,12 @@ export type Page =
   | "activity"
   | "dlq"
   | "replays"
-  | "gitops";
+  | "gitops"
+  | "recovery";
 
 // Pages in navigation order; position n (from 1) is the Ctrl+<n> shortcut and the palette's
-// hint for it: GitOps, ninth, is Ctrl+9, and a tenth page would get no key. The keyboard table
-// in docs/desktop.md lists the same.
+// hint for it: GitOps, ninth, is Ctrl+9, and Recovery, tenth, is Ctrl+0 (an eleventh page would
+// get no key). The keyboard table in docs/desktop.md lists the same.
 const pages: { id: Page; label: string; icon: ReactNode }[] = [
   { id: "overview", label: "Overview", icon: <IconDashboard size={18} /> },
   { id: "endpoint", label: "Endpoints", icon: <IconPlugConnected size={18} /> },
@@ -77,7 +84,12 @@ const pages: { id: Page; label: string; icon: ReactNode }[] = [
   { id: "dlq", label: "DLQ", icon: <IconMailOff size={18} /> },
   { id: "replays", label: "Replays", icon: <IconRepeat size={18} /> },
   { id: "gitops", label: "GitOps", icon: <IconBrandGit size={18} /> },
+  { id: "recovery", label: "Recovery", icon: <IconLifebuoy size={18} /> },
 ];
+
+/** The Ctrl+<key> of the page at `index` (0-based): 1…9, then 0. */
+const pageKey = (index: number): string | null =>
+  index < 9 ? String(index + 1) : index === 9 ? "0" : null;
 
 const NONE: Set<string> = new Set();
 
@@ -112,6 +124,8 @@ export function App() {
     setSelected,
   };
   const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
+  const [retiring, setRetiring] = useState<{ kind: Kind; name: string } | null>(null);
+  const findings = useFindings();
   const resourcesRef = useRef<ResourcesPageHandle>(null);
   const { setColorScheme } = useMantineColorScheme();
   const scheme = useComputedColorScheme("light");
@@ -144,7 +158,10 @@ export function App() {
   // only the bare "/" leaves text fields alone.
   useHotkeys(
     [
-      ...pages.map((p, i) => [`mod+${i + 1}`, () => go(p.id)] as [string, () => void]),
+      ...pages.flatMap((p, i) => {
+        const key = pageKey(i);
+        return key ? [[`mod+${key}`, () => go(p.id)] as [string, () => void]] : [];
+      }),
       ["mod+N", () => isKind(page) && resourcesRef.current?.create()],
       ["mod+shift+L", toggleScheme],
       [
@@ -163,7 +180,7 @@ export function App() {
     const jump = pages.map((p, i) => ({
       id: `page-${p.id}`,
       label: `Go to ${p.label}`,
-      description: `Ctrl+${i + 1}`,
+      description: pageKey(i) ? `Ctrl+${pageKey(i)}` : undefined,
       group: "Pages",
       onClick: () => go(p.id),
     }));
@@ -192,14 +209,22 @@ export function App() {
         onClick: toggleScheme,
       },
     ];
-    const resources = (query.trim() ? (found.data ?? []) : []).map((r) => ({
+    const matched = query.trim() ? (found.data ?? []) : [];
+    const resources = matched.map((r) => ({
       id: `${r.kind}/${r.name}`,
       label: r.name,
       description: kindLabels[r.kind].one,
       group: "Resources",
       onClick: () => go(r.kind, r.name),
     }));
-    return [...jump, ...create, ...misc, ...resources];
+    // Retiring from the palette needs the name typed: only resources the search found.
+    const retire = matched.map((r) => ({
+      id: `retire/${r.kind}/${r.name}`,
+      label: `Retire ${kindLabels[r.kind].one.toLowerCase()} ${r.name}…`,
+      group: "Recovery",
+      onClick: () => setRetiring({ kind: r.kind, name: r.name }),
+    }));
+    return [...jump, ...create, ...misc, ...resources, ...retire];
   })();
 
   // The first screen with data: tell the Rust side the launch is complete (logged, benched).
@@ -213,6 +238,7 @@ export function App() {
   }, [ready]);
 
   const attention = status.data?.needs_attention ?? 0;
+  const recoveryCount = attentionCount(findings.data?.findings);
   return (
     <AppShell
       header={{ height: 56 }}
@@ -270,9 +296,13 @@ export function App() {
                 <Text size="xs" c="red" fw={700}>
                   {attention}
                 </Text>
+              ) : p.id === "recovery" && recoveryCount > 0 ? (
+                <Badge size="sm" color="red" circle data-testid="nav-recovery-count">
+                  {recoveryCount}
+                </Badge>
               ) : (
                 <Text size="xs" c="dimmed">
-                  ^{i + 1}
+                  {pageKey(i) ? `^${pageKey(i)}` : ""}
                 </Text>
               )
             }
@@ -286,7 +316,11 @@ export function App() {
             under another's name. */}
         <Fragment key={profile ?? ""}>
           {page === "overview" && (
-            <OverviewPage onOpenDlq={openDlqFor} onOpenTarget={(name) => go("target", name)} />
+            <OverviewPage
+              onOpenDlq={openDlqFor}
+              onOpenTarget={(name) => go("target", name)}
+              onOpenRecovery={() => go("recovery")}
+            />
           )}
           {isKind(page) && (
             <ResourcesPage
@@ -310,9 +344,18 @@ export function App() {
           )}
           {page === "replays" && <ReplaysPage selected={replay} onSelect={setReplay} />}
           {page === "gitops" && <GitopsPage />}
+          {page === "recovery" && <RecoveryPage />}
         </Fragment>
       </AppShell.Main>
       <SecretOnceDialog />
+      {retiring && (
+        <RetireDialog
+          key={`${profile}/${retiring.kind}/${retiring.name}`}
+          kind={retiring.kind}
+          name={retiring.name}
+          onClose={() => setRetiring(null)}
+        />
+      )}
       <AppShell.Footer>
         <StatusBar onOutbox={() => go("outbox")} />
       </AppShell.Footer>

@@ -24,6 +24,7 @@ import { JsonBlock } from "./JsonDiff";
 import { OriginNote } from "./OriginNote";
 import { PendingBadge, StateBadge } from "./PendingBadge";
 import { ResourceForm } from "./ResourceForm";
+import { RetireDialog } from "./recovery/RetireDialog";
 
 type Mode = "view" | "edit" | "apply";
 
@@ -147,6 +148,7 @@ function Details({
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [tab, setTab] = useState("spec");
   const [confirmDisable, setConfirmDisable] = useState(false);
+  const [retiring, setRetiring] = useState(false);
   const history = useHistory(resource.kind, resource.name);
   const on = enabled(resource);
   const write = (operation: "enable" | "disable") =>
@@ -201,6 +203,17 @@ function Details({
         >
           Delete
         </Button>
+        {resource.version > 0 && (
+          <Button
+            size="xs"
+            variant="subtle"
+            color="red"
+            onClick={() => setRetiring(true)}
+            data-testid="retire"
+          >
+            Retire…
+          </Button>
+        )}
       </Group>
       <Text size="sm" c="dimmed">
         Version {resource.version || "— (not yet on the control plane)"} · updated{" "}
@@ -298,6 +311,13 @@ function Details({
           </Group>
         </Stack>
       </Modal>
+      {retiring && (
+        <RetireDialog
+          kind={resource.kind}
+          name={resource.name}
+          onClose={() => setRetiring(false)}
+        />
+      )}
       <DeleteConfirm
         resource={resource}
         opened={confirmDelete}

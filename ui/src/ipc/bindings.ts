@@ -109,6 +109,16 @@ action: string, op_id: number | null,
  */
 resource: string | null, outcome: string, detail: string | null, };
 
+export type Blocker = { 
+/**
+ * `flow` (references the resource), `pending_deliveries`, `open_replay`.
+ */
+kind: string, 
+/**
+ * The flow's name or the replay session's id; absent for a count.
+ */
+name?: string | null, count?: number | null, };
+
 export type ClassCountView = { error_class: FailureClass, count: number, };
 
 export type ConflictView = { op_id: number, kind: Kind, name: string, base_version: number | null, base: JsonValue | null, 
@@ -158,6 +168,8 @@ state: string, attempts_made: number, max_attempts: number, next_attempt_at: num
 exhausted_hop: DeliveryHop | null, error_class: FailureClass | null, last_status_code: number | null, replay_session: string | null, replay_of: string | null, replayed_by: string | null, attempts: Array<AttemptView>, };
 
 export type DlqCauseView = { error_class: string, target: string, count: number, };
+
+export type DlqDisposition = "keep" | "purge";
 
 export type DlqEntryView = { delivery_id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, error_class: FailureClass, last_status_code: number | null, attempts: number, dead_at: number, 
 /**
@@ -210,6 +222,76 @@ before: JsonValue | null,
  * `null`: absent after.
  */
 after: JsonValue | null, };
+
+export type Finding = { 
+/**
+ * `<class>:<subject kind>:<subject id>`: stable while the problem lasts.
+ */
+id: string, class: FindingClass, severity: Severity, subject: FindingSubject, 
+/**
+ * What is wrong and what happens if nobody acts, in plain language.
+ */
+detail: string, evidence: FindingEvidence, 
+/**
+ * The fixes, the recommended one first; empty when only a person can fix it (the
+ * detail says what to look at).
+ */
+actions: Array<FixAction>, };
+
+export type FindingClass = "stuck_delivery" | "edge_unreachable" | "failing_target" | "disabled_endpoint_backlog" | "stalled_replay" | "dlq_counter_drift" | "needs_attention" | "unknown_outcome" | "stale_lease" | "orphan_reference" | "drift" | "unknown";
+
+export type FindingEvidence = { 
+/**
+ * How many things are affected (deliveries stuck, consecutive failures, …).
+ */
+count?: number | null, 
+/**
+ * Up to 20 of the affected deliveries.
+ */
+delivery_ids?: Array<string>, 
+/**
+ * When the problem started (the oldest affected item, the first failure of the run).
+ */
+since?: string | null, 
+/**
+ * The last error seen (class and message), where the class is about failures.
+ */
+last_error?: string | null, 
+/**
+ * What the figure should be and what it is (counter drift).
+ */
+expected?: number | null, actual?: number | null, };
+
+export type FindingSubject = { 
+/**
+ * `delivery`, `target`, `endpoint`, `flow`, `replay`, `edge`, `tenant` (server side);
+ * `operation` (console side).
+ */
+kind: string, 
+/**
+ * The delivery id, resource name, replay session id, edge name or tenant.
+ */
+id: string, };
+
+export type FixAction = { 
+/**
+ * What it does, in a few words ("Requeue the 3 stuck deliveries").
+ */
+label: string, 
+/**
+ * `POST`, `PUT`, `PATCH` or `DELETE`.
+ */
+method: string, 
+/**
+ * The path under the control plane's base URL, e.g. `/v1/deliveries/dlv_1/requeue`.
+ */
+path: string, body?: JsonValue | null, 
+/**
+ * It cannot be undone (a purge, a cancel): ask the operator to confirm.
+ */
+destructive: boolean, };
+
+export type FixOutcomeView = { message: string, write: RecoveryWriteView | null, };
 
 export type GitopsPlan = { profile: string, 
 /**
@@ -467,6 +549,30 @@ pending: number,
  */
 needs_attention: number, };
 
+export type RecoveryView = { findings: Array<Finding>, 
+/**
+ * When the control plane answered `GET /v1/diagnostics` (RFC 3339).
+ */
+server_checked_at: string | null, 
+/**
+ * Why the control plane's findings are missing or old, in a sentence.
+ */
+server_unavailable: string | null, 
+/**
+ * Console-side checks that could not run (they need the control plane).
+ */
+unchecked: Array<string>, };
+
+export type RecoveryWriteView = { id: number, 
+/**
+ * The finding id (a fix) or the retirement id.
+ */
+subject: string, 
+/**
+ * `fix`, `retire` or `retire_cancel`.
+ */
+action: string, label: string, method: string, path: string, idempotency_key: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, };
+
 export type RedeliveryView = { target: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, error_class: FailureClass | null, last_status_code: number | null, };
 
 export type ReplayCountsView = { total: number, succeeded: number, failed: number, pending: number, cancelled: number, skipped: number, };
@@ -509,6 +615,8 @@ origin: Origin, };
 
 export type Resolution = "retry_as_new" | "discard";
 
+export type ResourceKind = "endpoint" | "target" | "flow";
+
 export type ResourceRef = { kind: Kind, name: string, };
 
 export type ResourceSync = "in_sync" | "drifted" | "missing" | "applying";
@@ -518,6 +626,70 @@ export type ResourceView = { kind: Kind, name: string,
  * The last version confirmed by the control plane (0 when only created locally).
  */
 version: number, updated_at: number | null, spec: JsonValue, status: JsonValue, pending: PendingWrite | null, };
+
+export type RetireInput = { id: string, kind: Kind, name: string, 
+/**
+ * A duration (`0s`, `10m`, `1h`, `7d`).
+ */
+grace: string, cascade_flows: boolean, dlq: DlqDisposition, };
+
+export type Retirement = { id: string, kind: ResourceKind, name: string, state: RetirementState, grace_seconds: number, cascade_flows: boolean, dlq: DlqDisposition, 
+/**
+ * Empty unless `blocked`.
+ */
+blockers: Array<Blocker>, impact: RetirementImpact, 
+/**
+ * When the drain should be over, from the retry schedule of what is still pending.
+ */
+drain_eta?: string | null, 
+/**
+ * When a `scheduled` retirement deletes the resource.
+ */
+delete_at?: string | null, 
+/**
+ * Flows retired first because of `cascade_flows`.
+ */
+cascaded_flows: Array<string>, created_at: string, updated_at: string, 
+/**
+ * Every state entered, oldest first.
+ */
+history: Array<RetirementStep>, };
+
+export type RetirementDryRun = { id: string, dry_run: boolean, 
+/**
+ * `blocked` or `draining`: where the retirement would start.
+ */
+would_start: RetirementState, blockers: Array<Blocker>, impact: RetirementImpact, };
+
+export type RetirementImpact = { 
+/**
+ * Flows that reference the resource (retired first with `cascade_flows`).
+ */
+flows: Array<string>, 
+/**
+ * Deliveries still pending or in flight that the drain waits for.
+ */
+pending_deliveries: number, 
+/**
+ * Dead deliveries of the resource (kept or purged per `dlq`).
+ */
+dlq_depth: number, 
+/**
+ * Replay sessions still running that re-deliver through it.
+ */
+open_replays: Array<string>, };
+
+export type RetirementItemView = { id: string, 
+/**
+ * From the queued start when the control plane has no record yet.
+ */
+kind: Kind | null, name: string | null, start: RecoveryWriteView | null, cancel: RecoveryWriteView | null, server: Retirement | null, offline: string | null, };
+
+export type RetirementState = "blocked" | "draining" | "disabled" | "scheduled" | "deleted" | "cancelled";
+
+export type RetirementStep = { state: RetirementState, at: string, };
+
+export type Severity = "info" | "warning" | "critical";
 
 export type ShownSecretView = { target: string, secret_id: string | null, value: string, };
 
@@ -676,6 +848,15 @@ export type Commands = {
   test_target: { args: { profile: string; input: TargetTestInput }; result: TargetTestView };
   list_target_tests: { args: { profile: string; target: string }; result: Array<TargetTestView> };
   take_shown_secrets: { args: { profile: string }; result: Array<ShownSecretView> };
+  recovery_findings: { args: { profile: string }; result: RecoveryView };
+  run_fix: { args: { profile: string; findingId: string; action: number; key: string }; result: FixOutcomeView };
+  list_recovery_writes: { args: { profile: string }; result: Array<RecoveryWriteView> };
+  new_retirement_id: { args: {  }; result: string };
+  preview_retirement: { args: { profile: string; kind: Kind; name: string; cascadeFlows: boolean }; result: RetirementDryRun };
+  start_retirement: { args: { profile: string; input: RetireInput }; result: RetirementItemView };
+  cancel_retirement: { args: { profile: string; id: string }; result: RetirementItemView };
+  list_retirements: { args: { profile: string }; result: Array<RetirementItemView> };
+  get_retirement: { args: { profile: string; id: string }; result: RetirementItemView };
   get_event: { args: { profile: string; id: string }; result: EventView };
   find_events: { args: { profile: string; eventKey: string; endpoint: string | null }; result: EventListView };
   get_delivery: { args: { profile: string; id: string }; result: DeliveryView };

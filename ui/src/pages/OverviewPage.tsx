@@ -1,4 +1,16 @@
-import { Badge, Box, Card, Group, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
+import {
+  Alert,
+  Anchor,
+  Badge,
+  Box,
+  Card,
+  Group,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from "@mantine/core";
 import type { ReactNode } from "react";
 import { DlqTrend } from "../components/overview/DlqTrend";
 import { HealthSection } from "../components/overview/HealthSection";
@@ -6,9 +18,11 @@ import { Stat } from "../components/overview/Stat";
 import type { IpcError } from "../ipc/bindings";
 import { useDlqStats } from "../ipc/dlqQueries";
 import { useActiveProfile, useOverview } from "../ipc/queries";
+import { useFindings } from "../ipc/recoveryQueries";
 import { actionLabel, outcomeColor, outcomeLabel } from "../lib/activity";
 import { hourlySeries } from "../lib/dlq";
 import { relativeTime } from "../lib/format";
+import { attentionCount } from "../lib/recovery";
 import { useNow } from "../lib/useNow";
 
 /**
@@ -50,10 +64,33 @@ export function dlqTile(
   return { value: "…", hint: "asking the control plane" };
 }
 
+/** What the Recovery page found that someone should act on, with the way there. */
+function RecoveryBanner({ onOpen }: { onOpen?: () => void }) {
+  const findings = useFindings();
+  const n = attentionCount(findings.data?.findings);
+  if (n === 0) return null;
+  const critical = (findings.data?.findings ?? []).some((f) => f.severity === "critical");
+  return (
+    <Alert
+      color={critical ? "red" : "orange"}
+      title={n === 1 ? "1 problem needs attention" : `${n} problems need attention`}
+      data-testid="overview-recovery"
+    >
+      <Anchor component="button" onClick={onOpen} data-testid="overview-open-recovery">
+        Open Recovery
+      </Anchor>{" "}
+      for what is wrong and how to fix it.
+    </Alert>
+  );
+}
+
 export function OverviewPage({
   onOpenDlq,
   onOpenTarget,
+  onOpenRecovery,
 }: {
+  /** Opens the Recovery page. */
+  onOpenRecovery?: () => void;
   /** Opens the DLQ page filtered to `target`. */
   onOpenDlq?: (target: string) => void;
   /** Opens `target`'s drawer on the Targets page. */
@@ -79,6 +116,7 @@ export function OverviewPage({
             {o ? `Control plane: ${o.profile}` : ""}
           </Text>
         </Group>
+        <RecoveryBanner onOpen={onOpenRecovery} />
         <SimpleGrid cols={{ base: 2, md: 3, lg: 6 }}>
           <Stat
             label="Endpoints"

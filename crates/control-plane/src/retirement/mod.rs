@@ -127,7 +127,10 @@ pub(crate) fn stored(status: u16, retirement: &Retirement) -> StoredResponse {
         status,
         headers: vec![
             ("content-type".into(), "application/json".into()),
-            ("location".into(), format!("/v1/retirements/{}", retirement.id)),
+            (
+                "location".into(),
+                format!("/v1/retirements/{}", retirement.id),
+            ),
         ],
         body: serde_json::to_vec(retirement).expect("retirements serialize"),
     }
@@ -141,8 +144,8 @@ async fn start(
 ) -> Result<Response, ApiError> {
     check_id(&id)?;
     let JsonBody(body) = body?;
-    let request: RetirementRequest = serde_json::from_value(body)
-        .map_err(|e| ApiError::validation("body", e.to_string()))?;
+    let request: RetirementRequest =
+        serde_json::from_value(body).map_err(|e| ApiError::validation("body", e.to_string()))?;
     check_request(&request)?;
     let ctx = &state.delivery;
     if request.dry_run {

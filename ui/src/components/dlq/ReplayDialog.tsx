@@ -29,7 +29,7 @@ import { useActiveProfile } from "../../ipc/queries";
 import { isFilterEmpty } from "../../lib/dlq";
 import { failureSummary, replayOutcome, restFilter, saveTrial, trialPlan } from "../../lib/replay";
 
-const stateWords: Record<ReplayWriteState, { label: string; color: string }> = {
+export const stateWords: Record<ReplayWriteState, { label: string; color: string }> = {
   saved_locally: { label: "Saved locally", color: "gray" },
   sent: { label: "Sent", color: "blue" },
   confirmed: { label: "Confirmed", color: "green" },

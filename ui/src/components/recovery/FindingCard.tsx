@@ -1,0 +1,184 @@
+// One finding: what is wrong, the evidence it rests on, and its fixes. Each fix shows the exact
+// request it will make before it is run; a destructive one asks for confirmation. A fix is a
+// write like any other: saved locally → sent → confirmed, or needs attention.
+import { Badge, Button, Card, Code, Group, List, Modal, Stack, Text, Tooltip } from "@mantine/core";
+import { notifications } from "@mantine/notifications";
+import { useState } from "react";
+import type { Finding, FixAction, IpcError, RecoveryWriteView } from "../../ipc/bindings";
+import { useRunFix } from "../../ipc/recoveryQueries";
+import { relativeTime } from "../../lib/format";
+import { classLabels, consoleClasses, requestText, severityWords } from "../../lib/recovery";
+import { stateWords } from "../dlq/ReplayDialog";
+import { ErrorAlert } from "../ErrorAlert";
+
+function Evidence({ f, now }: { f: Finding; now: number }) {
+  const e = f.evidence;
+  const lines: string[] = [];
+  if (e.count != null) lines.push(`${e.count} affected`);
+  if (e.since)
+    lines.push(
+      `since ${new Date(e.since).toLocaleString()} (${relativeTime(Date.parse(e.since), now)})`,
+    );
+  if (e.last_error) lines.push(`last error: ${e.last_error}`);
+  if (e.expected != null && e.actual != null)
+    lines.push(`counted ${e.actual}, rows say ${e.expected}`);
+  if (lines.length === 0 && (e.delivery_ids ?? []).length === 0) return null;
+  return (
+    <Stack gap={4} data-testid={`evidence-${f.id}`}>
+      {lines.map((l) => (
+        <Text key={l} size="sm">
+          {l}
+        </Text>
+      ))}
+      {(e.delivery_ids ?? []).length > 0 && (
+        <Text size="xs" c="dimmed">
+          Deliveries: {(e.delivery_ids ?? []).join(", ")}
+        </Text>
+      )}
+    </Stack>
+  );
+}
+
+function FixButton({
+  f,
+  action,
+  index,
+  write,
+}: {
+  f: Finding;
+  action: FixAction;
+  index: number;
+  write: RecoveryWriteView | undefined;
+}) {
+  const run = useRunFix();
+  const message = run.data?.message;
+  const [confirming, setConfirming] = useState(false);
+  // The finding may be gone at the next check (fixed): the outcome also goes to a notification.
+  const go = () =>
+    run.mutate(
+      { findingId: f.id, action: index },
+      {
+        onSuccess: (o) =>
+          notifications.show({ title: action.label, message: o.message, color: "blue" }),
+      },
+    );
+  const busy = write && (write.state === "saved_locally" || write.state === "sent");
+  const testid = `fix-${f.id}-${index}`;
+  return (
+    <Stack gap={4}>
+      <Group gap="xs" wrap="nowrap">
+        <Button
+          size="xs"
+          color={action.destructive ? "red" : undefined}
+          variant={index === 0 ? "filled" : "light"}
+          loading={run.isPending}
+          disabled={!!busy}
+          onClick={() => (action.destructive ? setConfirming(true) : go())}
+          data-testid={testid}
+        >
+          {action.label}
+        </Button>
+        {write && (
+          <Tooltip label={write.error ?? stateWords[write.state].label} disabled={!write.error}>
+            <Badge color={stateWords[write.state].color} data-testid={`${testid}-state`}>
+              {stateWords[write.state].label}
+            </Badge>
+          </Tooltip>
+        )}
+      </Group>
+      <Code block data-testid={`${testid}-request`} style={{ fontSize: 11 }}>
+        {requestText(action)}
+      </Code>
+      {write?.error && (
+        <Text size="xs" c="red">
+          {write.error}
+        </Text>
+      )}
+      {message && !write && (
+        <Text size="xs" data-testid={`${testid}-outcome`}>
+          {message}
+        </Text>
+      )}
+      {run.error && <ErrorAlert error={run.error as unknown as IpcError} />}
+      <Modal
+        opened={confirming}
+        onClose={() => setConfirming(false)}
+        title={`${action.label}?`}
+        data-testid={`${testid}-confirm`}
+      >
+        <Stack>
+          <Text size="sm">This cannot be undone. It sends:</Text>
+          <Code block>{requestText(action)}</Code>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setConfirming(false)}>
+              Keep it
+            </Button>
+            <Button
+              color="red"
+              onClick={() => {
+                setConfirming(false);
+                go();
+              }}
+              data-testid={`${testid}-confirm-button`}
+            >
+              {action.label}
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Stack>
+  );
+}
+
+export function FindingCard({
+  f,
+  writes,
+  now,
+}: {
+  f: Finding;
+  /** The fixes queued for this finding, newest first. */
+  writes: RecoveryWriteView[];
+  now: number;
+}) {
+  const s = severityWords[f.severity];
+  return (
+    <Card withBorder padding="sm" data-testid={`finding-${f.id}`}>
+      <Stack gap="xs">
+        <Group justify="space-between" wrap="nowrap">
+          <Group gap="xs" wrap="nowrap">
+            <Badge color={s.color}>{s.label}</Badge>
+            <Text fw={600}>{classLabels[f.class]}</Text>
+            <Text c="dimmed" size="sm">
+              {f.subject.kind} {f.subject.id}
+            </Text>
+          </Group>
+          <Badge variant="outline" color="gray">
+            {consoleClasses.has(f.class) ? "this console" : "control plane"}
+          </Badge>
+        </Group>
+        <Text size="sm">{f.detail}</Text>
+        <Evidence f={f} now={now} />
+        {f.actions.length === 0 ? (
+          <Text size="sm" c="dimmed">
+            No automatic fix: this needs a person (see docs/recovery.md for what to check).
+          </Text>
+        ) : (
+          <List spacing="xs" listStyleType="none">
+            {f.actions.map((a, i) => (
+              <List.Item key={`${a.method} ${a.path} ${a.label}`}>
+                <FixButton
+                  f={f}
+                  action={a}
+                  index={i}
+                  write={writes.find(
+                    (w) => w.method === a.method && w.path === a.path && w.label === a.label,
+                  )}
+                />
+              </List.Item>
+            ))}
+          </List>
+        )}
+      </Stack>
+    </Card>
+  );
+}

@@ -1,0 +1,136 @@
+// The Recovery page's rules, kept out of the components so they are tested alone: how
+// findings are grouped and filtered, what a fix request looks like in words, and where a
+// retirement stands on its way to deletion.
+import type {
+  Finding,
+  FindingClass,
+  FixAction,
+  Retirement,
+  RetirementState,
+  Severity,
+} from "../ipc/bindings";
+
+export const severityOrder: Severity[] = ["critical", "warning", "info"];
+
+export const severityWords: Record<Severity, { label: string; color: string }> = {
+  critical: { label: "Critical", color: "red" },
+  warning: { label: "Warning", color: "orange" },
+  info: { label: "Info", color: "blue" },
+};
+
+export const classLabels: Record<FindingClass, string> = {
+  stuck_delivery: "Stuck delivery",
+  edge_unreachable: "Edge unreachable",
+  failing_target: "Failing target",
+  disabled_endpoint_backlog: "Disabled endpoint with a backlog",
+  stalled_replay: "Stalled replay",
+  dlq_counter_drift: "DLQ counters drifted",
+  needs_attention: "Write needs attention",
+  unknown_outcome: "Outcome unknown",
+  stale_lease: "Stale lease",
+  orphan_reference: "Orphan reference",
+  drift: "Changed on the server",
+  unknown: "Other",
+};
+
+/** Console-side classes: found in this machine's outbox and cache, not on the server. */
+export const consoleClasses: ReadonlySet<FindingClass> = new Set<FindingClass>([
+  "needs_attention",
+  "unknown_outcome",
+  "stale_lease",
+  "orphan_reference",
+  "drift",
+]);
+
+export type FindingFilter = { text: string; severity: Severity | "all" };
+
+export const emptyFindingFilter: FindingFilter = { text: "", severity: "all" };
+
+/** A finding matches when every word of the text is in its class, subject or detail. */
+export function matches(f: Finding, filter: FindingFilter): boolean {
+  if (filter.severity !== "all" && f.severity !== filter.severity) return false;
+  const hay = [f.class, classLabels[f.class], f.subject.kind, f.subject.id, f.detail]
+    .join(" ")
+    .toLowerCase();
+  return filter.text
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean)
+    .every((w) => hay.includes(w));
+}
+
+/** The findings that pass the filter, by severity, most severe first; empty groups left out. */
+export function groupBySeverity(
+  findings: Finding[],
+  filter: FindingFilter = emptyFindingFilter,
+): { severity: Severity; findings: Finding[] }[] {
+  return severityOrder
+    .map((severity) => ({
+      severity,
+      findings: findings.filter((f) => f.severity === severity && matches(f, filter)),
+    }))
+    .filter((g) => g.findings.length > 0);
+}
+
+/** What the navigation's badge counts: findings someone should act on (not the info ones). */
+export function attentionCount(findings: Finding[] | undefined): number {
+  return (findings ?? []).filter((f) => f.severity !== "info").length;
+}
+
+/** The exact request a fix makes, as a person reads it: `POST /v1/… {json}`. */
+export function requestText(a: FixAction): string {
+  const body =
+    a.body === undefined || a.body === null ? "" : `\n${JSON.stringify(a.body, null, 2)}`;
+  return `${a.method} ${a.path}${body}`;
+}
+
+/** The states a retirement walks, in order (`blocked` only when something blocks it). */
+export const retirementPath: RetirementState[] = ["draining", "disabled", "scheduled", "deleted"];
+
+export const retirementWords: Record<RetirementState, { label: string; color: string }> = {
+  blocked: { label: "Blocked", color: "red" },
+  draining: { label: "Draining", color: "blue" },
+  disabled: { label: "Disabled", color: "blue" },
+  scheduled: { label: "Scheduled", color: "yellow" },
+  deleted: { label: "Deleted", color: "gray" },
+  cancelled: { label: "Cancelled", color: "gray" },
+};
+
+/** The stepper's active step: how far along `retirementPath` the retirement is. */
+export function retirementStep(state: RetirementState): number {
+  if (state === "blocked" || state === "cancelled") return 0;
+  return retirementPath.indexOf(state) + (state === "deleted" ? 1 : 0);
+}
+
+export function isFinal(state: RetirementState): boolean {
+  return state === "deleted" || state === "cancelled";
+}
+
+/** What happens next, in a sentence, with the time it is expected. */
+export function retirementNext(r: Retirement, now: number): string {
+  const at = (iso: string | null | undefined) =>
+    iso ? new Date(iso).toLocaleTimeString() : "an unknown time";
+  const left = (iso: string | null | undefined) => {
+    if (!iso) return "";
+    const s = Math.max(0, Math.round((Date.parse(iso) - now) / 1000));
+    return s < 90 ? ` (in ${s} s)` : ` (in ${Math.round(s / 60)} min)`;
+  };
+  switch (r.state) {
+    case "blocked":
+      return `Blocked: ${r.blockers
+        .map((b) => (b.name ? `${b.kind} ${b.name}` : `${b.count ?? ""} ${b.kind}`.trim()))
+        .join(", ")}. Remove or retire them, or cancel.`;
+    case "draining":
+      return r.impact.pending_deliveries > 0
+        ? `Waiting for ${r.impact.pending_deliveries} pending deliveries to finish or die; expected by ${at(r.drain_eta)}${left(r.drain_eta)}.`
+        : "Drained; disabling next.";
+    case "disabled":
+      return "Takes no work; the grace period starts next.";
+    case "scheduled":
+      return `Deleted at ${at(r.delete_at)}${left(r.delete_at)} unless cancelled.`;
+    case "deleted":
+      return `Deleted. The record stays for the audit trail; dead deliveries were ${r.dlq === "purge" ? "purged" : "kept"}.`;
+    case "cancelled":
+      return "Cancelled: what the retirement disabled is enabled again; nothing was deleted.";
+  }
+}

@@ -73,7 +73,13 @@ fn finding(
     }
 }
 
-fn action(label: String, method: &str, path: String, body: Option<Value>, destructive: bool) -> FixAction {
+fn action(
+    label: String,
+    method: &str,
+    path: String,
+    body: Option<Value>,
+    destructive: bool,
+) -> FixAction {
     FixAction {
         label,
         method: method.to_owned(),
@@ -436,7 +442,10 @@ mod tests {
             replay.path,
             format!("/v1/replays/diag-failing-target-crm-{}", NOW - 60_000)
         );
-        assert_eq!(replay.body.as_ref().unwrap()["selection"]["filter"]["target"], "crm");
+        assert_eq!(
+            replay.body.as_ref().unwrap()["selection"]["filter"]["target"],
+            "crm"
+        );
         assert_eq!(failing_target(&row, 10_000).actions, f.actions, "stable");
         assert!(
             switchyard_protocol::replay::is_session_id(&replay_session_for(

@@ -2,7 +2,7 @@
 
 use switchyard_protocol::{
     Diagnostics, DlqRecount, Finding, FindingClass, FindingEvidence, FindingSubject, FixAction,
-    Requeued, RequeueRequest, Severity,
+    RequeueRequest, Requeued, Severity,
 };
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::{ComponentsBuilder, PathsBuilder};

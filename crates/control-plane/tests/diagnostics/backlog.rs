@@ -16,7 +16,14 @@ use crate::support::*;
 /// A receiver that answers 500 until `healthy` is set.
 async fn flaky(healthy: &Arc<AtomicBool>) -> Receiver {
     let healthy = healthy.clone();
-    Receiver::start(move |_| status(if healthy.load(Ordering::SeqCst) { 200 } else { 500 })).await
+    Receiver::start(move |_| {
+        status(if healthy.load(Ordering::SeqCst) {
+            200
+        } else {
+            500
+        })
+    })
+    .await
 }
 
 #[tokio::test]
@@ -31,7 +38,10 @@ async fn a_disabled_endpoint_with_open_deliveries_is_found_and_enabled() {
     let receiver = flaky(&healthy).await;
     api.route(&receiver.url, json!({})).await;
     let events = [api.event_id(1).await, api.event_id(2).await];
-    wait_for("both first attempts", Duration::from_secs(5), || receiver.count() >= 2).await;
+    wait_for("both first attempts", Duration::from_secs(5), || {
+        receiver.count() >= 2
+    })
+    .await;
     let (status, body) = api
         .call("POST", "/v1/endpoints/ep/disable", None, Some("disable-ep"))
         .await;
@@ -43,7 +53,10 @@ async fn a_disabled_endpoint_with_open_deliveries_is_found_and_enabled() {
     assert_eq!(f.evidence.count, Some(2));
     assert_eq!(f.evidence.delivery_ids.len(), 2);
     let enable = &f.actions[0];
-    assert_eq!((enable.method.as_str(), enable.path.as_str()), ("POST", "/v1/endpoints/ep/enable"));
+    assert_eq!(
+        (enable.method.as_str(), enable.path.as_str()),
+        ("POST", "/v1/endpoints/ep/enable")
+    );
     let (status, body) = run_twice(&api, enable, "fix-enable-ep").await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["status"]["enabled"], true);
@@ -52,7 +65,8 @@ async fn a_disabled_endpoint_with_open_deliveries_is_found_and_enabled() {
     healthy.store(true, Ordering::SeqCst);
     let fixed_at = receiver.count();
     for e in &events {
-        api.wait_state(e, "succeeded", Duration::from_secs(15)).await;
+        api.wait_state(e, "succeeded", Duration::from_secs(15))
+            .await;
     }
     let after = receiver.received()[fixed_at..].to_vec();
     for e in &events {
@@ -100,8 +114,10 @@ async fn a_replay_nobody_sends_is_found_and_cancelled_with_its_originals_back_in
         .await;
     assert_eq!(status, 201, "{session}");
     let id = "stalled_replay:replay:s-1";
-    let f = wait_finding(&api, id, Duration::from_secs(10), |f| f.evidence.count == Some(2))
-        .await;
+    let f = wait_finding(&api, id, Duration::from_secs(10), |f| {
+        f.evidence.count == Some(2)
+    })
+    .await;
     assert_eq!(f.class, FindingClass::StalledReplay);
     let cancel = &f.actions[0];
     assert_eq!(cancel.path, "/v1/replays/s-1/cancel");
@@ -135,7 +151,13 @@ async fn tampered_dlq_counters_are_found_and_recounted_atomically() {
     two_dead(&db, &receiver).await;
     let server = Server::start(config(&db, FAST)).await.unwrap();
     let api = Api::new(server.url());
-    assert!(diagnostics(&api).await.findings.iter().all(|f| f.class != FindingClass::DlqCounterDrift));
+    assert!(
+        diagnostics(&api)
+            .await
+            .findings
+            .iter()
+            .all(|f| f.class != FindingClass::DlqCounterDrift)
+    );
 
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
         .await
@@ -159,7 +181,11 @@ async fn tampered_dlq_counters_are_found_and_recounted_atomically() {
         .unwrap();
     assert_eq!(status, 200);
     let theirs: serde_json::Value = theirs.json().await.unwrap();
-    assert_eq!(theirs["findings"], json!([]), "another tenant sees none of it");
+    assert_eq!(
+        theirs["findings"],
+        json!([]),
+        "another tenant sees none of it"
+    );
 
     let recount = &f.actions[0];
     assert_eq!(recount.path, "/v1/dlq/recount");
@@ -168,9 +194,17 @@ async fn tampered_dlq_counters_are_found_and_recounted_atomically() {
     assert_eq!(body, json!({"dead": 2, "corrected": 1}));
     assert!(finding(&api, id).await.is_none());
     let (_, _, again) = run(&api, recount, "fix-recount-2").await;
-    assert_eq!(again, json!({"dead": 2, "corrected": 0}), "nothing left to correct");
+    assert_eq!(
+        again,
+        json!({"dead": 2, "corrected": 0}),
+        "nothing left to correct"
+    );
     let stats = api.get("/v1/dlq/stats?group_by=target").await;
     assert_eq!(stats["total"], 2, "{stats}");
-    assert_eq!(stats["groups"], json!([{"key": "tg", "count": 2}]), "{stats}");
+    assert_eq!(
+        stats["groups"],
+        json!([{"key": "tg", "count": 2}]),
+        "{stats}"
+    );
     server.stop().await.unwrap();
 }

@@ -23,25 +23,41 @@ async fn relay_deliveries_stranded_by_a_killed_edge_are_found_and_go_out_once_it
     let server = Server::start(config).await.unwrap();
     let api = Api::new(server.url());
     let receiver = Receiver::start(|_| status(200)).await;
-    api.route(&receiver.url, json!({"mode": "async_relay", "edge": "edge-1"}))
-        .await;
+    api.route(
+        &receiver.url,
+        json!({"mode": "async_relay", "edge": "edge-1"}),
+    )
+    .await;
     let mut edge = spawn_edge(&server.url(), "edge-1");
     let first = api.event_id(0).await;
-    api.wait_state(&first, "succeeded", Duration::from_secs(10)).await;
+    api.wait_state(&first, "succeeded", Duration::from_secs(10))
+        .await;
     let id = "edge_unreachable:edge:edge-1";
-    assert!(finding(&api, id).await.is_none(), "a leasing edge is not a finding");
+    assert!(
+        finding(&api, id).await.is_none(),
+        "a leasing edge is not a finding"
+    );
 
     edge.kill9().await;
     let mut stranded = Vec::new();
     for n in 1..=3 {
         stranded.push(api.event_id(n).await);
     }
-    let f = wait_finding(&api, id, Duration::from_secs(10), |f| f.evidence.count == Some(3))
-        .await;
+    let f = wait_finding(&api, id, Duration::from_secs(10), |f| {
+        f.evidence.count == Some(3)
+    })
+    .await;
     assert_eq!(f.class, FindingClass::EdgeUnreachable);
     assert_eq!(f.severity, Severity::Critical);
-    assert!(f.actions.is_empty(), "no API call fixes a dead edge process");
-    assert!(f.detail.contains("has not called lease since"), "{}", f.detail);
+    assert!(
+        f.actions.is_empty(),
+        "no API call fixes a dead edge process"
+    );
+    assert!(
+        f.detail.contains("has not called lease since"),
+        "{}",
+        f.detail
+    );
     let mut waiting = Vec::new();
     for e in &stranded {
         waiting.push(api.delivery_of(e).await["id"].as_str().unwrap().to_owned());
@@ -49,14 +65,21 @@ async fn relay_deliveries_stranded_by_a_killed_edge_are_found_and_go_out_once_it
     let mut sampled = f.evidence.delivery_ids.clone();
     sampled.sort();
     waiting.sort();
-    assert_eq!(sampled, waiting, "the evidence names the waiting deliveries");
+    assert_eq!(
+        sampled, waiting,
+        "the evidence names the waiting deliveries"
+    );
 
     // The fix is a person's: the edge process is started again.
     let _edge = spawn_edge(&server.url(), "edge-1");
     for e in &stranded {
-        api.wait_state(e, "succeeded", Duration::from_secs(15)).await;
+        api.wait_state(e, "succeeded", Duration::from_secs(15))
+            .await;
     }
-    assert!(finding(&api, id).await.is_none(), "gone once the edge leases");
+    assert!(
+        finding(&api, id).await.is_none(),
+        "gone once the edge leases"
+    );
     let mut copies: HashMap<String, usize> = HashMap::new();
     for r in receiver.received() {
         *copies.entry(r.header("webhook-id").to_owned()).or_default() += 1;

@@ -13,7 +13,11 @@ pub async fn diagnostics(api: &Api) -> Diagnostics {
 }
 
 pub async fn finding(api: &Api, id: &str) -> Option<Finding> {
-    diagnostics(api).await.findings.into_iter().find(|f| f.id == id)
+    diagnostics(api)
+        .await
+        .findings
+        .into_iter()
+        .find(|f| f.id == id)
 }
 
 /// Polls until the finding `id` is there (and satisfies `ready`), at most `within`.

@@ -9,6 +9,7 @@ mod support;
 
 mod fix;
 
+mod api;
 mod backlog;
 mod edge;
 mod stuck;

@@ -38,9 +38,11 @@ async fn a_delivery_left_in_flight_by_a_kill_9_is_found_and_requeued_once() {
     for n in 0..3 {
         events.push(api.event_id(n).await);
     }
-    wait_for("every event to reach the receiver", Duration::from_secs(10), || {
-        receiver.count() >= 3
-    })
+    wait_for(
+        "every event to reach the receiver",
+        Duration::from_secs(10),
+        || receiver.count() >= 3,
+    )
     .await;
     let held = receiver.received()[0].header("webhook-id").to_owned();
     cp.kill9().await;
@@ -62,7 +64,11 @@ async fn a_delivery_left_in_flight_by_a_kill_9_is_found_and_requeued_once() {
     assert_eq!(finding.class, FindingClass::StuckDelivery);
     assert_eq!(finding.severity, Severity::Critical);
     assert_eq!(finding.evidence.delivery_ids, [id.clone()]);
-    assert!(finding.detail.contains("no worker is reaping"), "{}", finding.detail);
+    assert!(
+        finding.detail.contains("no worker is reaping"),
+        "{}",
+        finding.detail
+    );
     let requeue = &finding.actions[0];
     assert_eq!(
         (requeue.method.as_str(), requeue.path.as_str()),
@@ -73,10 +79,16 @@ async fn a_delivery_left_in_flight_by_a_kill_9_is_found_and_requeued_once() {
 
     let (status, body) = run_twice(&api, requeue, "fix-stuck-1").await;
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body, json!({"delivery_id": id, "attempt": 1, "state": "pending"}));
+    assert_eq!(
+        body,
+        json!({"delivery_id": id, "attempt": 1, "state": "pending"})
+    );
     let after = diagnostics(&api).await;
     assert!(
-        after.findings.iter().all(|f| f.class != FindingClass::StuckDelivery),
+        after
+            .findings
+            .iter()
+            .all(|f| f.class != FindingClass::StuckDelivery),
         "{after:#?}"
     );
     // The same fix under another key finds nothing stuck: the attempt is not taken twice.
@@ -89,23 +101,36 @@ async fn a_delivery_left_in_flight_by_a_kill_9_is_found_and_requeued_once() {
     let cp = spawn_control_plane(&db, &args).await;
     let api = Api::new(cp.url.clone().unwrap());
     for e in &events {
-        api.wait_state(e, "succeeded", Duration::from_secs(20)).await;
+        api.wait_state(e, "succeeded", Duration::from_secs(20))
+            .await;
     }
     let d = api.delivery_of(&held).await;
-    assert_eq!(d["attempts_made"], 2, "one attempt stuck, one after the requeue: {d:#}");
+    assert_eq!(
+        d["attempts_made"], 2,
+        "one attempt stuck, one after the requeue: {d:#}"
+    );
     let attempts = d["attempts"].as_array().unwrap();
     assert_eq!(attempts[0]["outcome"], "failed");
     assert_eq!(attempts[0]["error_class"], "timeout");
     assert!(
-        attempts[0]["error"].as_str().unwrap().contains("requeued by an operator"),
+        attempts[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("requeued by an operator"),
         "{d:#}"
     );
     assert_eq!(attempts[1]["outcome"], "succeeded");
     let received = receiver.received();
     for e in &events {
-        let copies = received.iter().filter(|r| r.header("webhook-id") == e).count();
+        let copies = received
+            .iter()
+            .filter(|r| r.header("webhook-id") == e)
+            .count();
         let expected = if *e == held { 2 } else { 1 };
-        assert_eq!(copies, expected, "event {e}: the held copy and one after the requeue");
+        assert_eq!(
+            copies, expected,
+            "event {e}: the held copy and one after the requeue"
+        );
     }
 }
 
@@ -130,8 +155,14 @@ async fn requeue_while_sending(unguarded: bool) -> (u16, String, usize) {
     .await;
     api.route(&receiver.url, json!({})).await;
     let event = api.event_id(1).await;
-    wait_for("the first attempt", Duration::from_secs(10), || receiver.count() >= 1).await;
-    let id = api.delivery_of(&event).await["id"].as_str().unwrap().to_owned();
+    wait_for("the first attempt", Duration::from_secs(10), || {
+        receiver.count() >= 1
+    })
+    .await;
+    let id = api.delivery_of(&event).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let requeue = FixAction {
         label: "requeue".into(),
         method: "POST".into(),
@@ -140,7 +171,8 @@ async fn requeue_while_sending(unguarded: bool) -> (u16, String, usize) {
         destructive: false,
     };
     let (status, _, body) = run(&api, &requeue, "requeue-live").await;
-    api.wait_state(&event, "succeeded", Duration::from_secs(10)).await;
+    api.wait_state(&event, "succeeded", Duration::from_secs(10))
+        .await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let copies = receiver
         .received()
@@ -148,7 +180,11 @@ async fn requeue_while_sending(unguarded: bool) -> (u16, String, usize) {
         .filter(|r| r.header("webhook-id") == event)
         .count();
     server.stop().await.unwrap();
-    (status, body["code"].as_str().unwrap_or_default().to_owned(), copies)
+    (
+        status,
+        body["code"].as_str().unwrap_or_default().to_owned(),
+        copies,
+    )
 }
 
 #[tokio::test]
@@ -159,7 +195,10 @@ async fn the_lease_guard_keeps_a_requeue_off_a_live_attempt_and_without_it_the_e
 
     let (status, _, copies) = requeue_while_sending(true).await;
     assert_eq!(status, 200, "the unguarded requeue took a live attempt");
-    assert_eq!(copies, 2, "negative control: the receiver got the event twice");
+    assert_eq!(
+        copies, 2,
+        "negative control: the receiver got the event twice"
+    );
 }
 
 #[tokio::test]
@@ -175,13 +214,20 @@ async fn a_requeue_names_its_attempt_and_bad_input_names_the_field() {
         (json!({"attempt": 1, "extra": true}), "extra"),
         (json!([1]), "body"),
     ] {
-        let (status, problem) = api.call("POST", path, Some(body.clone()), Some("k-bad")).await;
+        let (status, problem) = api
+            .call("POST", path, Some(body.clone()), Some("k-bad"))
+            .await;
         assert_eq!(status, 400, "{body}: {problem}");
         assert_eq!(problem["code"], "validation_failed");
         assert_eq!(problem["field"], field, "{body}");
     }
-    let (status, problem) = api.call("POST", path, Some(json!({"attempt": 1})), None).await;
-    assert_eq!((status, problem["code"].as_str()), (400, Some("idempotency_key_missing")));
+    let (status, problem) = api
+        .call("POST", path, Some(json!({"attempt": 1})), None)
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (400, Some("idempotency_key_missing"))
+    );
     let (status, problem) = api
         .call("POST", path, Some(json!({"attempt": 1})), Some("k-absent"))
         .await;

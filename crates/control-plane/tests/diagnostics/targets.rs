@@ -20,8 +20,14 @@ async fn a_failing_target_is_found_and_its_dead_deliveries_replayed_once_after_t
     let healthy = Arc::new(AtomicBool::new(false));
     let receiver = {
         let healthy = healthy.clone();
-        Receiver::start(move |_| status(if healthy.load(Ordering::SeqCst) { 200 } else { 500 }))
-            .await
+        Receiver::start(move |_| {
+            status(if healthy.load(Ordering::SeqCst) {
+                200
+            } else {
+                500
+            })
+        })
+        .await
     };
     api.route(&receiver.url, json!({})).await;
     let events = [api.event_id(1).await, api.event_id(2).await];
@@ -34,7 +40,11 @@ async fn a_failing_target_is_found_and_its_dead_deliveries_replayed_once_after_t
     assert_eq!(f.severity, Severity::Critical, "deliveries died in the run");
     assert_eq!(f.evidence.count, Some(10), "5 attempts each, all failed");
     assert!(
-        f.evidence.last_error.as_deref().unwrap().starts_with("http_5xx"),
+        f.evidence
+            .last_error
+            .as_deref()
+            .unwrap()
+            .starts_with("http_5xx"),
         "{:?}",
         f.evidence.last_error
     );
@@ -45,7 +55,11 @@ async fn a_failing_target_is_found_and_its_dead_deliveries_replayed_once_after_t
     };
     assert_eq!(test.path, "/v1/targets/tg/test");
     assert_eq!(replay.method, "PUT");
-    assert!(replay.path.starts_with("/v1/replays/diag-failing-target-tg-"));
+    assert!(
+        replay
+            .path
+            .starts_with("/v1/replays/diag-failing-target-tg-")
+    );
 
     // The receiver is fixed; the test webhook says so.
     healthy.store(true, Ordering::SeqCst);
@@ -64,7 +78,10 @@ async fn a_failing_target_is_found_and_its_dead_deliveries_replayed_once_after_t
     let path = format!("/v1/replays/{}", session["id"].as_str().unwrap());
     wait_for_status(&api, &path, "completed").await;
     assert_eq!(api.get(&path).await["counts"]["succeeded"], 2);
-    assert!(finding(&api, id).await.is_none(), "the run ended with the successes");
+    assert!(
+        finding(&api, id).await.is_none(),
+        "the run ended with the successes"
+    );
 
     let after: Vec<String> = receiver.received()[fixed_at..]
         .iter()

@@ -24,7 +24,10 @@ conformance!(
 );
 
 fn requeued() -> AttemptResult {
-    AttemptResult::failed(ErrorClass::Timeout, "lease expired: requeued by an operator")
+    AttemptResult::failed(
+        ErrorClass::Timeout,
+        "lease expired: requeued by an operator",
+    )
 }
 
 async fn requeue(store: &Arc<dyn Store>, id: &str, attempt: u32, now: i64) -> Requeue {
@@ -49,15 +52,41 @@ async fn a_requeue_takes_back_only_an_expired_lease_once(b: &Backend) {
         .unwrap();
     let id = c.delivery_id.clone();
     let expiry = c.lease_until;
-    assert!(store.stuck_deliveries(TENANT, expiry - 1, 20).await.unwrap().is_empty());
+    assert!(
+        store
+            .stuck_deliveries(TENANT, expiry - 1, 20)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let stuck = store.stuck_deliveries(TENANT, expiry, 20).await.unwrap();
     assert_eq!(stuck.len(), 1);
-    assert_eq!((stuck[0].id.as_str(), stuck[0].attempts_made), (id.as_str(), 1));
-    assert!(store.stuck_deliveries("other", expiry, 20).await.unwrap().is_empty());
+    assert_eq!(
+        (stuck[0].id.as_str(), stuck[0].attempts_made),
+        (id.as_str(), 1)
+    );
+    assert!(
+        store
+            .stuck_deliveries("other", expiry, 20)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
-    assert_eq!(requeue(&store, &id, 1, expiry - 1).await, Requeue::NotStuck, "lease live");
-    assert_eq!(requeue(&store, &id, 2, expiry + 1).await, Requeue::NotStuck, "other attempt");
-    assert_eq!(requeue(&store, "dlv_nope", 1, expiry + 1).await, Requeue::Absent);
+    assert_eq!(
+        requeue(&store, &id, 1, expiry - 1).await,
+        Requeue::NotStuck,
+        "lease live"
+    );
+    assert_eq!(
+        requeue(&store, &id, 2, expiry + 1).await,
+        Requeue::NotStuck,
+        "other attempt"
+    );
+    assert_eq!(
+        requeue(&store, "dlv_nope", 1, expiry + 1).await,
+        Requeue::Absent
+    );
 
     // Several handles requeue at once: one takes it.
     let mut handles = Vec::new();
@@ -77,7 +106,13 @@ async fn a_requeue_takes_back_only_an_expired_lease_once(b: &Backend) {
     // The sender reporting late is fenced out: the attempt is counted once.
     assert!(
         !store
-            .finish_attempt(c.fence(), &success(), FinishedBy::Sender, Transition::Succeeded, expiry + 2)
+            .finish_attempt(
+                c.fence(),
+                &success(),
+                FinishedBy::Sender,
+                Transition::Succeeded,
+                expiry + 2
+            )
             .await
             .unwrap()
     );
@@ -93,7 +128,13 @@ async fn a_requeue_takes_back_only_an_expired_lease_once(b: &Backend) {
         .pop()
         .expect("due again at once");
     assert_eq!((again.number, again.hop_number), (2, 2));
-    assert!(store.stuck_deliveries(TENANT, expiry + 1, 20).await.unwrap().is_empty());
+    assert!(
+        store
+            .stuck_deliveries(TENANT, expiry + 1, 20)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn the_recount_leaves_exact_counters_while_deliveries_die(b: &Backend) {
@@ -110,13 +151,23 @@ async fn the_recount_leaves_exact_counters_while_deliveries_die(b: &Backend) {
     for c in claimed.drain(..10) {
         assert!(
             store
-                .finish_attempt(c.fence(), &failure(), FinishedBy::Sender, Transition::Dead, T0)
+                .finish_attempt(
+                    c.fence(),
+                    &failure(),
+                    FinishedBy::Sender,
+                    Transition::Dead,
+                    T0
+                )
                 .await
                 .unwrap()
         );
     }
-    assert!(store.dlq_drift(TENANT, 20).await.unwrap().is_empty(), "triggers keep them exact");
-    b.tamper("UPDATE dlq_counts SET count = count + 3 WHERE tenant = 'acme'").await;
+    assert!(
+        store.dlq_drift(TENANT, 20).await.unwrap().is_empty(),
+        "triggers keep them exact"
+    );
+    b.tamper("UPDATE dlq_counts SET count = count + 3 WHERE tenant = 'acme'")
+        .await;
     let drift = store.dlq_drift(TENANT, 20).await.unwrap();
     assert_eq!(drift.len(), 1);
     assert_eq!((drift[0].counted, drift[0].rows), (13, 10));
@@ -128,7 +179,13 @@ async fn the_recount_leaves_exact_counters_while_deliveries_die(b: &Backend) {
         for c in claimed {
             assert!(
                 dying
-                    .finish_attempt(c.fence(), &failure(), FinishedBy::Sender, Transition::Dead, T0 + 1)
+                    .finish_attempt(
+                        c.fence(),
+                        &failure(),
+                        FinishedBy::Sender,
+                        Transition::Dead,
+                        T0 + 1
+                    )
                     .await
                     .unwrap()
             );
@@ -145,7 +202,10 @@ async fn the_recount_leaves_exact_counters_while_deliveries_die(b: &Backend) {
         corrected
     });
     killer.await.unwrap();
-    assert!(recounter.await.unwrap() >= 1, "the tampered group was corrected");
+    assert!(
+        recounter.await.unwrap() >= 1,
+        "the tampered group was corrected"
+    );
     assert!(store.dlq_drift(TENANT, 20).await.unwrap().is_empty());
     let counts = store
         .dlq_counts(TENANT, &DlqFilter::default(), DlqGroupBy::Target)
@@ -167,9 +227,18 @@ async fn waiting_relays_and_disabled_backlogs_are_found_and_bounded(b: &Backend)
     let relays = store.waiting_relays(TENANT, bounds).await.unwrap();
     assert_eq!(relays.len(), 1);
     let r = &relays[0];
-    assert_eq!((r.subject.as_str(), r.count, r.oldest_at), ("edge-1", 2, T0));
+    assert_eq!(
+        (r.subject.as_str(), r.count, r.oldest_at),
+        ("edge-1", 2, T0)
+    );
     assert_eq!((r.sample.len(), r.last_seen_at), (2, None));
-    assert!(store.waiting_relays("other", bounds).await.unwrap().is_empty());
+    assert!(
+        store
+            .waiting_relays("other", bounds)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let tight = Bounds {
         sample: 1,
         count_cap: 1,
@@ -184,11 +253,21 @@ async fn waiting_relays_and_disabled_backlogs_are_found_and_bounded(b: &Backend)
     store.edge_seen(TENANT, "edge-1", T0 + 10).await.unwrap();
     assert_eq!(seen(store.clone()).await, Some(T0 + 10));
     store.edge_seen(TENANT, "edge-1", T0 + 500).await.unwrap();
-    assert_eq!(seen(store.clone()).await, Some(T0 + 10), "written at most once a second");
+    assert_eq!(
+        seen(store.clone()).await,
+        Some(T0 + 10),
+        "written at most once a second"
+    );
     store.edge_seen(TENANT, "edge-1", T0 + 2_000).await.unwrap();
     assert_eq!(seen(store.clone()).await, Some(T0 + 2_000));
 
-    assert!(store.disabled_backlogs(TENANT, bounds).await.unwrap().is_empty());
+    assert!(
+        store
+            .disabled_backlogs(TENANT, bounds)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     b.tamper(
         "UPDATE resources SET status = '{\"enabled\": false, \"pending_deliveries\": 0}' \
          WHERE tenant = 'acme' AND kind = 'endpoint' AND name = 'ep'",
@@ -197,7 +276,13 @@ async fn waiting_relays_and_disabled_backlogs_are_found_and_bounded(b: &Backend)
     let disabled = store.disabled_backlogs(TENANT, bounds).await.unwrap();
     assert_eq!(disabled.len(), 1);
     assert_eq!((disabled[0].subject.as_str(), disabled[0].count), ("ep", 2));
-    assert!(store.disabled_backlogs("other", bounds).await.unwrap().is_empty());
+    assert!(
+        store
+            .disabled_backlogs("other", bounds)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 async fn failing_targets_and_overdue_replays_are_found(b: &Backend) {
@@ -205,10 +290,20 @@ async fn failing_targets_and_overdue_replays_are_found(b: &Backend) {
     route(&store, FlowMode::AsyncInline, 1).await;
     accept(&store, None, T0).await;
     accept(&store, None, T0).await;
-    for c in store.claim_due(DueScope::Direct, T0, 10, "w", 1_000).await.unwrap() {
+    for c in store
+        .claim_due(DueScope::Direct, T0, 10, "w", 1_000)
+        .await
+        .unwrap()
+    {
         assert!(
             store
-                .finish_attempt(c.fence(), &failure(), FinishedBy::Sender, Transition::Dead, T0 + 1)
+                .finish_attempt(
+                    c.fence(),
+                    &failure(),
+                    FinishedBy::Sender,
+                    Transition::Dead,
+                    T0 + 1
+                )
                 .await
                 .unwrap()
         );
@@ -217,11 +312,26 @@ async fn failing_targets_and_overdue_replays_are_found(b: &Backend) {
     let failing = store.failing_targets(TENANT, 2, bounds).await.unwrap();
     assert_eq!(failing.len(), 1);
     let f = &failing[0];
-    assert_eq!((f.name.as_str(), f.consecutive_failures, f.dead_in_run), ("tg", 2, 2));
+    assert_eq!(
+        (f.name.as_str(), f.consecutive_failures, f.dead_in_run),
+        ("tg", 2, 2)
+    );
     assert_eq!(f.last_error_class.as_deref(), Some("http_5xx"));
     assert!(f.failing_since.is_some());
-    assert!(store.failing_targets(TENANT, 3, bounds).await.unwrap().is_empty());
-    assert!(store.failing_targets("other", 1, bounds).await.unwrap().is_empty());
+    assert!(
+        store
+            .failing_targets(TENANT, 3, bounds)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .failing_targets("other", 1, bounds)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     let request = ReplayRequest {
         selection: ReplaySelection::Filter(DlqFilter::default()),
@@ -241,16 +351,35 @@ async fn failing_targets_and_overdue_replays_are_found(b: &Backend) {
         })
         .await
         .unwrap();
-    assert!(store.overdue_replays(TENANT, T0 + 99, bounds).await.unwrap().is_empty());
-    let overdue = store.overdue_replays(TENANT, T0 + 100, bounds).await.unwrap();
+    assert!(
+        store
+            .overdue_replays(TENANT, T0 + 99, bounds)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let overdue = store
+        .overdue_replays(TENANT, T0 + 100, bounds)
+        .await
+        .unwrap();
     assert_eq!(overdue.len(), 1);
     assert_eq!((overdue[0].subject.as_str(), overdue[0].count), ("s-1", 2));
-    assert!(store.overdue_replays("other", T0 + 100, bounds).await.unwrap().is_empty());
+    assert!(
+        store
+            .overdue_replays("other", T0 + 100, bounds)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let mut tx = store.begin().await.unwrap();
     tx.cancel_replay(TENANT, "s-1", T0 + 200).await.unwrap();
     tx.commit().await.unwrap();
     assert!(
-        store.overdue_replays(TENANT, T0 + 300, bounds).await.unwrap().is_empty(),
+        store
+            .overdue_replays(TENANT, T0 + 300, bounds)
+            .await
+            .unwrap()
+            .is_empty(),
         "a cancelled session is not stalled"
     );
 }

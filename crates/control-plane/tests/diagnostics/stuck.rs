@@ -63,7 +63,7 @@ async fn a_delivery_left_in_flight_by_a_kill_9_is_found_and_requeued_once() {
     .await;
     assert_eq!(finding.class, FindingClass::StuckDelivery);
     assert_eq!(finding.severity, Severity::Critical);
-    assert_eq!(finding.evidence.delivery_ids, [id.clone()]);
+    assert_eq!(finding.evidence.delivery_ids, std::slice::from_ref(&id));
     assert!(
         finding.detail.contains("no worker is reaping"),
         "{}",

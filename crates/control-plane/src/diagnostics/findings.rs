@@ -297,11 +297,12 @@ pub fn disabled_backlog(b: &Backlog, cap: u64) -> Finding {
 
 pub fn stalled_replay(b: &Backlog, cap: u64) -> Finding {
     let detail = format!(
-        "Replay session {} has {} re-deliveries due since {} that nobody has sent (a running \
-         delivery worker takes due work within a second). Check that a replica runs the \
-         delivery worker (serve without --no-worker). Cancelling withdraws the re-deliveries not \
-         yet sent and returns their originals to the DLQ, where a later session can replay \
-         them; it cannot be undone.",
+        "Replay session {} has {} re-deliveries due since {} that have not been sent: no \
+         delivery worker is taking due work (every replica runs --no-worker or is down), or \
+         the workers are saturated by a backlog. Check that a replica runs the delivery worker \
+         and what it is busy with. Cancelling withdraws the re-deliveries not yet sent and \
+         returns their originals to the DLQ, where a later session can replay them; it cannot \
+         be undone.",
         b.subject,
         how_many(b.count, cap),
         at(b.oldest_at),

@@ -114,11 +114,12 @@ fn parse_requeue(body: Result<JsonBody, ApiError>) -> Result<RequeueRequest, Api
     }
     let request: RequeueRequest = serde_json::from_value(body).map_err(|e| {
         let message = e.to_string();
-        let field = if message.contains("unknown field") {
-            "body"
-        } else {
-            "attempt"
-        };
+        // serde names an unknown field between backticks: "unknown field `x`, expected …".
+        let field = message
+            .strip_prefix("unknown field `")
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or("attempt")
+            .to_owned();
         ApiError::validation(field, message)
     })?;
     if request.attempt == 0 {

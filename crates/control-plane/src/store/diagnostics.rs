@@ -129,8 +129,12 @@ pub trait DiagnosticsStore {
         bounds: Bounds,
     ) -> Result<Vec<FailingRow>, StoreError>;
 
-    /// DLQ counter groups whose figure differs from their rows, read in one statement (one
-    /// snapshot: a delivery dying meanwhile is in both or in neither).
+    /// DLQ counter groups whose figure differs from their rows. The targets whose totals
+    /// differ are found first, then their groups compared; each comparison is one statement
+    /// (one snapshot: a delivery dying meanwhile is in both sides or in neither), and the
+    /// counters change only in the transaction that changes a delivery's state, so every
+    /// committed snapshot agrees unless something bypassed the trigger. Groups that drift in
+    /// opposite directions within one target are not seen.
     async fn dlq_drift(&self, tenant: &str, limit: u32) -> Result<Vec<DriftRow>, StoreError>;
 
     /// Notes that edge `edge` of the tenant called lease at `now` (written at most once a

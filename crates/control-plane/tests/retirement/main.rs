@@ -9,3 +9,4 @@ mod api;
 mod crash;
 mod drain;
 mod helpers;
+mod openapi;

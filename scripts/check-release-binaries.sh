@@ -18,6 +18,9 @@ control_plane_markers=(
   "WHERE id = ? AND ? IS NOT NULL AND ? IS NOT NULL"
   "\$9::bigint IS NOT NULL"
   "ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id"
+  "AND ? IS NOT NULL AND state NOT IN ('deleted', 'cancelled')"
+  "AND \$11::text IS NOT NULL AND state NOT IN"
+  "retirement_before"
 )
 cli_markers=(
   "SWITCHYARD_TEST_OMIT_IDEMPOTENCY_KEY"

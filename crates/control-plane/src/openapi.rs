@@ -466,8 +466,8 @@ fn operations() -> OpenApi {
 
     components = delivery::components(components);
     components = secrets::components(components);
-    components = retirements::components(components)
-        .schema(ResourceKind::name(), ResourceKind::schema());
+    components =
+        retirements::components(components).schema(ResourceKind::name(), ResourceKind::schema());
 
     let mut doc = OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Switchyard control plane").version(env!("CARGO_PKG_VERSION"))

@@ -278,7 +278,9 @@ fn parameter_schema(path: &str, location: &str, param: &str) -> Option<(Value, b
     let enum_of = |values: Vec<&str>| json!({"type": "string", "enum": values});
     let schema = match (location, param) {
         ("path", "name") => name(),
-        ("path", "id") if path.starts_with("/v1/replays/") || path.starts_with("/v1/retirements/") => {
+        ("path", "id")
+            if path.starts_with("/v1/replays/") || path.starts_with("/v1/retirements/") =>
+        {
             json!({"type": "string", "pattern": SESSION_ID_PATTERN})
         }
         ("query", "state") if path == "/v1/retirements" => schema_ref("RetirementState"),

@@ -31,7 +31,12 @@ async fn the_id_names_one_retirement_and_a_dry_run_creates_nothing() {
     target_with_flows(&api, &[]).await;
     let body = json!({"kind": "target", "name": "tg", "grace_seconds": 3600});
 
-    let (status, dry) = retire(&api, "r-dry", json!({"kind": "target", "name": "tg", "dry_run": true})).await;
+    let (status, dry) = retire(
+        &api,
+        "r-dry",
+        json!({"kind": "target", "name": "tg", "dry_run": true}),
+    )
+    .await;
     assert_eq!(status, 200, "{dry}");
     assert_eq!(dry["dry_run"], true);
     assert_eq!(dry["would_start"], "draining");
@@ -48,7 +53,12 @@ async fn the_id_names_one_retirement_and_a_dry_run_creates_nothing() {
     // The defaults written out are the same request.
     let spelled = json!({"kind": "target", "name": "tg", "grace_seconds": 3600, "dlq": "keep", "cascade_flows": false});
     assert_eq!(retire(&api, "r-1", spelled).await.0, 200);
-    let (status, reused) = retire(&api, "r-1", json!({"kind": "target", "name": "tg", "grace_seconds": 5})).await;
+    let (status, reused) = retire(
+        &api,
+        "r-1",
+        json!({"kind": "target", "name": "tg", "grace_seconds": 5}),
+    )
+    .await;
     assert_eq!(status, 422, "{reused}");
     assert_eq!(reused["code"], "retirement_reused");
     // Another id for a resource already retiring.
@@ -61,7 +71,12 @@ async fn the_id_names_one_retirement_and_a_dry_run_creates_nothing() {
     assert!(scheduled["delete_at"].is_string());
     let listed = api.get("/v1/retirements?state=scheduled").await;
     assert_eq!(listed["items"][0]["id"], "r-1");
-    assert!(api.get("/v1/retirements?state=deleted").await["items"].as_array().unwrap().is_empty());
+    assert!(
+        api.get("/v1/retirements?state=deleted").await["items"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -71,13 +86,32 @@ async fn bad_input_is_refused_naming_the_field() {
     target_with_flows(&api, &[]).await;
     for (id, body, field) in [
         ("bad id!", json!({"kind": "target", "name": "tg"}), "id"),
-        ("r-1", json!({"kind": "target", "name": "Not A Name"}), "name"),
-        ("r-1", json!({"kind": "target", "name": "tg", "grace_seconds": 604801}), "grace_seconds"),
+        (
+            "r-1",
+            json!({"kind": "target", "name": "Not A Name"}),
+            "name",
+        ),
+        (
+            "r-1",
+            json!({"kind": "target", "name": "tg", "grace_seconds": 604801}),
+            "grace_seconds",
+        ),
         ("r-1", json!({"kind": "planet", "name": "tg"}), "body"),
-        ("r-1", json!({"kind": "target", "name": "tg", "bogus": 1}), "body"),
-        ("r-1", json!({"kind": "target", "name": "tg", "dlq": "burn"}), "body"),
+        (
+            "r-1",
+            json!({"kind": "target", "name": "tg", "bogus": 1}),
+            "body",
+        ),
+        (
+            "r-1",
+            json!({"kind": "target", "name": "tg", "dlq": "burn"}),
+            "body",
+        ),
     ] {
-        let path = format!("/v1/retirements/{}", id.replace(' ', "%20").replace('!', "%21"));
+        let path = format!(
+            "/v1/retirements/{}",
+            id.replace(' ', "%20").replace('!', "%21")
+        );
         let (status, problem) = api.call("PUT", &path, Some(body.clone()), None).await;
         assert_eq!(status, 400, "{body}: {problem}");
         assert_eq!(problem["code"], "validation_failed");
@@ -86,7 +120,9 @@ async fn bad_input_is_refused_naming_the_field() {
     let (status, problem) = retire(&api, "r-1", json!({"kind": "target", "name": "nope"})).await;
     assert_eq!(status, 404, "{problem}");
     assert_eq!(problem["code"], "not_found");
-    let (status, problem) = api.call("GET", "/v1/retirements?state=gone", None, None).await;
+    let (status, problem) = api
+        .call("GET", "/v1/retirements?state=gone", None, None)
+        .await;
     assert_eq!((status, problem["field"].as_str()), (400, Some("state")));
     assert_eq!(status_of(&api, "/v1/retirements/nope").await, 404);
     let (status, _) = api
@@ -113,13 +149,21 @@ async fn a_target_used_by_flows_is_blocked_naming_each_until_they_are_gone() {
     assert_eq!(names(&r["impact"]["flows"]), ["fl-a", "fl-b"]);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(api.get("/v1/retirements/r-1").await["state"], "blocked");
-    assert_eq!(status_of(&api, "/v1/targets/tg").await, 200, "nothing deleted while blocked");
+    assert_eq!(
+        status_of(&api, "/v1/targets/tg").await,
+        200,
+        "nothing deleted while blocked"
+    );
 
-    let (status, _) = api.call("DELETE", "/v1/flows/fl-a", None, Some("del-a")).await;
+    let (status, _) = api
+        .call("DELETE", "/v1/flows/fl-a", None, Some("del-a"))
+        .await;
     assert_eq!(status, 204);
     let still = wait_until_blockers(&api, 1).await;
     assert_eq!(still["blockers"][0]["name"], "fl-b");
-    let (status, _) = api.call("DELETE", "/v1/flows/fl-b", None, Some("del-b")).await;
+    let (status, _) = api
+        .call("DELETE", "/v1/flows/fl-b", None, Some("del-b"))
+        .await;
     assert_eq!(status, 204);
     let done = wait_retirement(&api, "r-1", "deleted", WAIT).await;
     assert_eq!(
@@ -173,7 +217,11 @@ async fn cascade_retires_the_flows_first() {
     for gone in ["/v1/flows/fl-a", "/v1/flows/fl-b", "/v1/targets/tg"] {
         assert_eq!(status_of(&api, gone).await, 404, "{gone}");
     }
-    assert_eq!(status_of(&api, "/v1/endpoints/ep").await, 200, "the endpoint stays");
+    assert_eq!(
+        status_of(&api, "/v1/endpoints/ep").await,
+        200,
+        "the endpoint stays"
+    );
 }
 
 #[tokio::test]
@@ -195,7 +243,10 @@ async fn cancel_mid_grace_restores_everything_and_deletes_nothing() {
     let (status, refused) = api
         .call("POST", "/v1/endpoints/ep/enable", None, Some("enable-1"))
         .await;
-    assert_eq!((status, refused["code"].as_str()), (409, Some("resource_retiring")));
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (409, Some("resource_retiring"))
+    );
     let scheduled = wait_retirement(&api, "r-1", "scheduled", WAIT).await;
     assert!(scheduled["delete_at"].is_string());
 
@@ -227,9 +278,17 @@ async fn cancel_mid_grace_restores_everything_and_deletes_nothing() {
     assert_eq!(status_of(&api, "/v1/targets/tg").await, 200);
     let (status, accepted) = api.submit(event(2)).await;
     assert_eq!(status, 202, "{accepted}");
-    assert_eq!(accepted["deliveries"].as_array().unwrap().len(), 1, "the flow routes again");
+    assert_eq!(
+        accepted["deliveries"].as_array().unwrap().len(),
+        1,
+        "the flow routes again"
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(api.get("/v1/retirements/r-1").await["state"], "cancelled", "final");
+    assert_eq!(
+        api.get("/v1/retirements/r-1").await["state"],
+        "cancelled",
+        "final"
+    );
 }
 
 #[tokio::test]
@@ -242,13 +301,26 @@ async fn cancel_keeps_a_disabled_endpoint_disabled_and_a_deleted_one_cannot_be_c
         .call("POST", "/v1/endpoints/quiet/disable", None, Some("off"))
         .await;
     assert_eq!(status, 200);
-    retire(&api, "r-quiet", json!({"kind": "endpoint", "name": "quiet", "grace_seconds": 3600})).await;
+    retire(
+        &api,
+        "r-quiet",
+        json!({"kind": "endpoint", "name": "quiet", "grace_seconds": 3600}),
+    )
+    .await;
     wait_retirement(&api, "r-quiet", "scheduled", WAIT).await;
     let (status, _) = api
-        .call("POST", "/v1/retirements/r-quiet/cancel", None, Some("c-quiet"))
+        .call(
+            "POST",
+            "/v1/retirements/r-quiet/cancel",
+            None,
+            Some("c-quiet"),
+        )
         .await;
     assert_eq!(status, 200);
-    assert_eq!(api.get("/v1/endpoints/quiet").await["status"]["enabled"], false);
+    assert_eq!(
+        api.get("/v1/endpoints/quiet").await["status"]["enabled"],
+        false
+    );
 
     retire(&api, "r-ep", json!({"kind": "endpoint", "name": "ep"})).await;
     wait_retirement(&api, "r-ep", "deleted", WAIT).await;

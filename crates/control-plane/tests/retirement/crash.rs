@@ -58,11 +58,16 @@ async fn crash_then_retry(point: &str, cascade: bool) {
     let first = try_retire(&api, "r-1", &body).await;
     if !cascade && first.is_some() {
         // Unblock it by hand: the advancer's next transition is the one that crashes.
-        let (code, _) = api.call("DELETE", "/v1/flows/fl", None, Some("del-fl")).await;
+        let (code, _) = api
+            .call("DELETE", "/v1/flows/fl", None, Some("del-fl"))
+            .await;
         assert_eq!(code, 204, "{point}");
     }
     let exit = cp.exit_status(Duration::from_secs(30)).await;
-    assert!(!exit.success(), "{point}: the control plane was killed ({exit:?})");
+    assert!(
+        !exit.success(),
+        "{point}: the control plane was killed ({exit:?})"
+    );
     if let Some((code, r)) = &first {
         assert_eq!(*code, 201, "{point}: {r}");
     }
@@ -70,20 +75,35 @@ async fn crash_then_retry(point: &str, cascade: bool) {
 
     let cp = spawn_serve(&db, &args(), &[]).await;
     let api = Api::new(cp.url.clone().unwrap());
-    let (code, r) = try_retire(&api, "r-1", &body).await.expect("an answer after restart");
+    let (code, r) = try_retire(&api, "r-1", &body)
+        .await
+        .expect("an answer after restart");
     let expected = if created_by_retry { 201 } else { 200 };
-    assert_eq!(code, expected, "{point}: the retry finds the retirement: {r}");
+    assert_eq!(
+        code, expected,
+        "{point}: the retry finds the retirement: {r}"
+    );
     if !cascade && first.is_none() {
         // Killed while creating it blocked: unblock it now.
-        let (code, _) = api.call("DELETE", "/v1/flows/fl", None, Some("del-fl")).await;
+        let (code, _) = api
+            .call("DELETE", "/v1/flows/fl", None, Some("del-fl"))
+            .await;
         assert_eq!(code, 204, "{point}");
     }
     let done = wait_retirement(&api, "r-1", "deleted", Duration::from_secs(30)).await;
     assert_eq!(states(&done), walk, "{point}: each state once");
     let (code, again) = retire(&api, "r-1", body.clone()).await;
-    assert_eq!((code, &again["state"]), (200, &Value::from("deleted")), "{point}");
+    assert_eq!(
+        (code, &again["state"]),
+        (200, &Value::from("deleted")),
+        "{point}"
+    );
     let list = api.get("/v1/retirements").await;
-    assert_eq!(list["items"].as_array().unwrap().len(), 1, "{point}: one retirement");
+    assert_eq!(
+        list["items"].as_array().unwrap().len(),
+        1,
+        "{point}: one retirement"
+    );
     for id in &events {
         let e = api.get(&format!("/v1/events/{id}")).await;
         assert_eq!(e["deliveries"][0]["state"], "succeeded", "{point}: {e:#}");
@@ -95,7 +115,10 @@ async fn crash_then_retry(point: &str, cascade: bool) {
         .collect();
     assert_eq!(seen, events.iter().cloned().collect(), "{point}: none lost");
     let (kind, name) = retired[0];
-    assert_eq!(status_of(&api, &format!("/v1/{}/{name}", kind.plural())).await, 404);
+    assert_eq!(
+        status_of(&api, &format!("/v1/{}/{name}", kind.plural())).await,
+        404
+    );
     tombstones_once(&db, point, retired).await;
     drop(cp);
 }
@@ -105,7 +128,11 @@ async fn tombstones_once(db: &str, point: &str, retired: &[(ResourceKind, &str)]
     let store = store::open(db).await.unwrap();
     for (kind, name) in retired {
         let kept = store.tombstones("acme", *kind, name).await.unwrap();
-        assert_eq!(kept.len(), 1, "{point}: {kind:?} {name} deleted once: {kept:?}");
+        assert_eq!(
+            kept.len(),
+            1,
+            "{point}: {kind:?} {name} deleted once: {kept:?}"
+        );
         assert_eq!(kept[0].retirement_id, "r-1");
     }
 }

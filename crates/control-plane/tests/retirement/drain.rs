@@ -65,12 +65,18 @@ async fn pending_deliveries_reach_their_outcome_before_the_delete() {
     );
     let disabled = entered(&done, "disabled");
     let deleted = entered(&done, "deleted");
-    assert!(deleted >= entered(&done, "scheduled") + chrono::Duration::seconds(1), "the grace ran");
+    assert!(
+        deleted >= entered(&done, "scheduled") + chrono::Duration::seconds(1),
+        "the grace ran"
+    );
     for id in &events {
         let e = api.get(&format!("/v1/events/{id}")).await;
         let d = &e["deliveries"][0];
         assert_eq!(d["state"], "succeeded", "{d:#}");
-        assert!(at(&d["updated_at"]) <= disabled, "finished before the drain ended: {d:#}");
+        assert!(
+            at(&d["updated_at"]) <= disabled,
+            "finished before the drain ended: {d:#}"
+        );
         assert!(d["attempts"].as_array().unwrap().len() >= 2, "{d:#}");
     }
     let seen: HashSet<String> = receiver
@@ -78,10 +84,18 @@ async fn pending_deliveries_reach_their_outcome_before_the_delete() {
         .iter()
         .map(|r| r.header("webhook-id").to_owned())
         .collect();
-    assert_eq!(seen, events.iter().cloned().collect(), "none lost, none invented");
+    assert_eq!(
+        seen,
+        events.iter().cloned().collect(),
+        "none lost, none invented"
+    );
     assert_eq!(status_of(&api, "/v1/endpoints/ep").await, 404);
     assert_eq!(status_of(&api, "/v1/flows/fl").await, 404);
-    assert_eq!(status_of(&api, "/v1/targets/tg").await, 200, "only what was retired goes");
+    assert_eq!(
+        status_of(&api, "/v1/targets/tg").await,
+        200,
+        "only what was retired goes"
+    );
 }
 
 async fn dead_deliveries(api: &Api, n: u64) {
@@ -102,8 +116,12 @@ async fn the_dlq_is_kept_or_purged_as_asked() {
     let receiver = Receiver::start(|_| status(500)).await;
     api.create("endpoints", "ep", json!({})).await;
     for target in ["tg-keep", "tg-purge"] {
-        api.create("targets", target, json!({"url": receiver.url, "timeout_ms": 1000}))
-            .await;
+        api.create(
+            "targets",
+            target,
+            json!({"url": receiver.url, "timeout_ms": 1000}),
+        )
+        .await;
         api.create(
             "flows",
             &format!("fl-{target}"),
@@ -115,7 +133,10 @@ async fn the_dlq_is_kept_or_purged_as_asked() {
         assert_eq!(api.submit(event(n)).await.0, 202);
     }
     dead_deliveries(&api, 4).await;
-    for (id, target, dlq) in [("r-keep", "tg-keep", "keep"), ("r-purge", "tg-purge", "purge")] {
+    for (id, target, dlq) in [
+        ("r-keep", "tg-keep", "keep"),
+        ("r-purge", "tg-purge", "purge"),
+    ] {
         let (code, r) = retire(
             &api,
             id,
@@ -128,9 +149,16 @@ async fn the_dlq_is_kept_or_purged_as_asked() {
     wait_retirement(&api, "r-keep", "deleted", WAIT).await;
     wait_retirement(&api, "r-purge", "deleted", WAIT).await;
     let kept = api.get("/v1/dlq?target=tg-keep").await;
-    assert_eq!(kept["items"].as_array().unwrap().len(), 2, "kept: still browsable");
+    assert_eq!(
+        kept["items"].as_array().unwrap().len(),
+        2,
+        "kept: still browsable"
+    );
     let purged = api.get("/v1/dlq?target=tg-purge").await;
     assert!(purged["items"].as_array().unwrap().is_empty(), "{purged:#}");
     let stats = api.get("/v1/dlq/stats?group_by=target").await;
-    assert_eq!(stats["total"], 2, "the counters follow the purge: {stats:#}");
+    assert_eq!(
+        stats["total"], 2,
+        "the counters follow the purge: {stats:#}"
+    );
 }

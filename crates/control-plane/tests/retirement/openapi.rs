@@ -16,13 +16,23 @@ async fn openapi_documents_retirements() {
         .unwrap();
     let put = &doc["paths"]["/v1/retirements/{id}"]["put"];
     for status in ["200", "201", "400", "404", "409", "415", "422"] {
-        assert!(put["responses"][status].is_object(), "PUT documents {status}");
+        assert!(
+            put["responses"][status].is_object(),
+            "PUT documents {status}"
+        );
     }
     let same = &put["responses"]["200"]["content"]["application/json"]["schema"]["oneOf"];
-    assert_eq!(same.as_array().unwrap().len(), 2, "a retirement or a dry run");
+    assert_eq!(
+        same.as_array().unwrap().len(),
+        2,
+        "a retirement or a dry run"
+    );
     let cancel = &doc["paths"]["/v1/retirements/{id}/cancel"]["post"];
     for status in ["200", "404", "409", "422"] {
-        assert!(cancel["responses"][status].is_object(), "cancel documents {status}");
+        assert!(
+            cancel["responses"][status].is_object(),
+            "cancel documents {status}"
+        );
     }
     assert!(
         cancel["parameters"]
@@ -47,11 +57,21 @@ async fn openapi_documents_retirements() {
     let request = &schemas["RetirementRequest"];
     assert_eq!(request["additionalProperties"], false);
     assert_eq!(request["properties"]["grace_seconds"]["maximum"], 604_800);
-    for name in ["Retirement", "RetirementDryRun", "RetirementList", "RetirementState", "Blocker"] {
+    for name in [
+        "Retirement",
+        "RetirementDryRun",
+        "RetirementList",
+        "RetirementState",
+        "Blocker",
+    ] {
         assert!(schemas[name].is_object(), "{name} is a schema");
     }
     let codes = schemas["ErrorCode"].to_string();
-    for code in ["retirement_reused", "retirement_not_cancellable", "resource_retiring"] {
+    for code in [
+        "retirement_reused",
+        "retirement_not_cancellable",
+        "resource_retiring",
+    ] {
         assert!(codes.contains(code), "ErrorCode lists {code}");
     }
     server.stop().await.unwrap();

@@ -23,8 +23,9 @@ use crate::store::{
 pub const MARK: &str = "retirement";
 /// Most flows one retirement cascades to.
 const MAX_FLOWS: u32 = 1_000;
-/// Most retirements one pass looks at.
-const PASS_LIMIT: u32 = 100;
+/// Most retirements one pass looks at (least recently changed first, so a long-blocked one
+/// is looked at every pass; beyond this many open at once, the rest wait for a later pass).
+const PASS_LIMIT: u32 = 1_000;
 /// Most transitions one retirement makes in one pass (the whole walk is five).
 const STEPS_PER_PASS: usize = 6;
 /// The attempt timeout the drain ETA assumes per attempt left (a target's default).

@@ -62,6 +62,9 @@ pub const FEATURES: &[&str] = &[
     "signing-secret-rotation",
     "dlq",
     "replay-sessions",
+    // PUT/GET /v1/retirements and their cancel: a console checks for it before offering
+    // "Retire…".
+    "retirement-sessions",
 ];
 
 async fn info(State(state): State<AppState>, _tenant: Tenant) -> Json<ServerInfo> {

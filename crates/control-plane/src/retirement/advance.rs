@@ -23,8 +23,9 @@ use crate::store::{
 pub const MARK: &str = "retirement";
 /// Most flows one retirement cascades to.
 const MAX_FLOWS: u32 = 1_000;
-/// Most retirements one pass looks at.
-const PASS_LIMIT: u32 = 100;
+/// Most retirements one pass looks at (least recently changed first, so a long-blocked one
+/// is looked at every pass; beyond this many open at once, the rest wait for a later pass).
+const PASS_LIMIT: u32 = 1_000;
 /// Most transitions one retirement makes in one pass (the whole walk is five).
 const STEPS_PER_PASS: usize = 6;
 /// The attempt timeout the drain ETA assumes per attempt left (a target's default).
@@ -327,22 +328,16 @@ async fn apply(
     let mut tx = ctx.store.begin().await?;
     let mut cascaded = row.cascaded_flows.clone();
     let mut enabled_before = row.enabled_before;
-    if step.to != step.from {
-        match step.to {
-            RetirementState::Draining => match enter_draining(&mut *tx, tenant, row, now).await? {
-                Some((flows, before)) => {
-                    cascaded = flows;
-                    enabled_before = before;
-                }
-                None => return Ok(false),
-            },
-            RetirementState::Deleted => {
-                if !delete(&mut *tx, tenant, row, now).await? {
-                    return Ok(false);
-                }
-            }
-            _ => {}
-        }
+    let moving = step.to != step.from;
+    if moving && step.to == RetirementState::Draining {
+        let Some((flows, before)) = enter_draining(&mut *tx, tenant, row, now).await? else {
+            return Ok(false);
+        };
+        cascaded = flows;
+        enabled_before = before;
+    }
+    if moving && step.to == RetirementState::Deleted && !delete(&mut *tx, tenant, row, now).await? {
+        return Ok(false);
     }
     let change = RetirementChange {
         tenant,
@@ -363,11 +358,11 @@ async fn apply(
     if !tx.change_retirement(&change).await? {
         return Ok(false);
     }
-    if step.to != step.from {
+    if moving {
         crash_point(ctx, step.to, false);
     }
     tx.commit().await?;
-    if step.to != step.from {
+    if moving {
         crash_point(ctx, step.to, true);
         tracing::info!(retirement = %row.id, from = ?step.from, to = ?step.to, "retirement moved");
     }

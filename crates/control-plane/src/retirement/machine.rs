@@ -75,6 +75,15 @@ pub fn drain_eta(
         .max()
 }
 
+/// Whether the drain ETA moved enough to be written again (a second or more): an overdue
+/// delivery's ETA follows the clock, and a refresh per pass would be a write per pass.
+fn eta_moved(now: Option<i64>, shown: Option<i64>) -> bool {
+    match (now, shown) {
+        (Some(a), Some(b)) => (a - b).abs() >= 1_000,
+        (a, b) => a.is_some() != b.is_some(),
+    }
+}
+
 /// The next step of a retirement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
@@ -137,7 +146,7 @@ pub fn next(
                     drain_eta: None,
                     ..step(RetirementState::Disabled, true)
                 })
-            } else if eta != row.drain_eta || impact != row.impact {
+            } else if eta_moved(eta, row.drain_eta) || impact != row.impact {
                 Some(Step {
                     drain_eta: eta,
                     ..step(RetirementState::Draining, false)

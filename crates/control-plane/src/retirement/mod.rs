@@ -40,13 +40,15 @@ pub const MAX_PAGE: u32 = 200;
 
 /// Where a test's `SWITCHYARD_TEST_CRASH_AT=retirement_before:STATE` (or `retirement_after:`)
 /// aborts the control plane: just before, or just after, the commit of the transition into
-/// `state`.
+/// `state`. Tests only: a release build has no crash points.
+#[cfg(feature = "fault-injection")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CrashPoint {
     pub state: RetirementState,
     pub after_commit: bool,
 }
 
+#[cfg(feature = "fault-injection")]
 impl CrashPoint {
     /// `retirement_before:draining`, `retirement_after:deleted`, …
     pub fn parse(text: &str) -> Option<Self> {

@@ -10,6 +10,9 @@
 //!   [`Console::pending_counts`];
 //! - sync: [`Console::sync`] (one pass, or until drained), progress on [`Console::subscribe`];
 //! - the audit log: [`Console::audit`];
+//! - rotations: [`Console::start_rotation`], [`Console::resume_rotation`],
+//!   [`Console::verify_rotation`], [`Console::promote_rotation`], [`Console::rollback_rotation`],
+//!   [`Console::acknowledge_secret`], [`Console::rotation`], [`Console::rotations`] (see [`rotation`]);
 //! - GitOps: [`Console::gitops_plan`], [`Console::gitops_apply`], [`Console::gitops_status`]
 //!   (see [`gitops`]).
 //!
@@ -34,6 +37,7 @@ pub mod local;
 mod outbox;
 pub mod replay;
 pub mod retry;
+pub mod rotation;
 pub mod schedule;
 pub mod secret_ops;
 mod secrets;
@@ -52,6 +56,7 @@ pub use dlq::{DlqCause, DlqQuery};
 pub use error::{CoreError, ErrorBody, ErrorClass, ManifestProblem, Result};
 pub use replay::{ReplayAction, ReplayEnqueued, ReplayOp, ReplayOpState, ReplayStart};
 pub use retry::RetryPolicy;
+pub use rotation::{Rotation, RotationProgress, RotationStep, SecretValue};
 pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;
 pub use switchyard_protocol::metrics as protocol_metrics;

@@ -16,7 +16,8 @@ use switchyard_core::*;
 use args::*;
 use commands::profile::pick_profile;
 use commands::{
-    audit, dlq, events, gitops, mcp, outbox, profile, resources, secrets, status, sync, targets,
+    audit, dlq, events, gitops, mcp, outbox, profile, resources, rotation, secrets, status, sync,
+    targets,
 };
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
@@ -167,6 +168,10 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Gitops(cmd) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             gitops::gitops_cmd(&console, &profile, json, cmd).await
+        }
+        Command::Rotation(cmd) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            rotation::rotation_cmd(&console, &profile, json, cmd).await
         }
         Command::Audit(args) => audit::audit_cmd(&console, &cli.profile, json, args).await,
         Command::Mcp(args) => {

@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod outbox;
 pub mod profile;
 pub mod resources;
+pub mod rotation;
 pub mod secrets;
 pub mod status;
 pub mod sync;

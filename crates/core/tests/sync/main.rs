@@ -11,5 +11,6 @@ mod keyed;
 mod proxy;
 mod replay;
 mod resolve;
+mod rotation;
 mod target_test;
 mod two_processes;

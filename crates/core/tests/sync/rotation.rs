@@ -10,7 +10,7 @@ use std::time::Duration;
 use switchyard_core::rotation::step_key;
 use switchyard_core::{Console, CoreError, RotationStep};
 
-use crate::harness::{ControlPlane, console, console_with_profile};
+use crate::harness::{ControlPlane, console as open_console, console_with_profile};
 use crate::proxy::{FaultProxy, Faults};
 use crate::target_test::{create_target, receiver};
 
@@ -93,7 +93,7 @@ async fn a_stage_whose_answer_is_lost_is_resent_with_its_key_and_makes_one_secre
     assert_eq!(staged.rotation.old_secrets.len(), 1);
 
     // Not acknowledged: a resume (another process, say) shows the same value again.
-    let other = console(&data).await;
+    let other = open_console(&data).await;
     let again = other.resume_rotation(&r.id, LONG).await.unwrap();
     assert_eq!(again.value.as_ref(), Some(&value));
     assert_eq!(secrets(&console, "billing").await, (2, 2));
@@ -194,7 +194,7 @@ async fn of_two_consoles_promoting_and_rolling_back_one_rotation_one_wins() {
     let cp = ControlPlane::start(dir.path(), true).await;
     let data = dir.path().join("console");
     let a = console_with_profile(&data, &cp.url()).await;
-    let b = console(&data).await;
+    let b = open_console(&data).await;
     let rx = receiver(200).await;
     create_target(&a, "erp", &rx.url).await;
 

@@ -274,3 +274,45 @@ async fn a_rotation_started_offline_is_staged_once_the_server_answers() {
     let until = staged.rotation.old_secrets[0].expires_at - chrono::Utc::now();
     assert!(until > chrono::Duration::hours(23), "{until}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overlap_that_ends_on_its_own_is_done_and_an_expiry_by_hand_is_a_roll_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = ControlPlane::start(dir.path(), true).await;
+    let data = dir.path().join("console");
+    let console = console_with_profile(&data, &cp.url()).await;
+    let rx = receiver(200).await;
+    create_target(&console, "mail", &rx.url).await;
+
+    // A one-second overlap, left to end: the server shows the old secret expired → done.
+    let r = console
+        .start_rotation("p", "mail", Some(Duration::from_secs(1)), false)
+        .await
+        .unwrap();
+    let staged = console.resume_rotation(&r.id, LONG).await.unwrap().rotation;
+    assert_eq!(staged.step, RotationStep::Staged);
+    assert!(staged.actions.roll_back && staged.actions.verify);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let ended = console.rotation(&r.id).await.unwrap();
+    assert_eq!(ended.step, RotationStep::Done, "{ended:?}");
+    assert!(ended.finished_at.is_some());
+    assert!(!ended.actions.roll_back);
+
+    // The new secret expired by hand (`targets expire-secret`) while the old one signs: the
+    // rotation shows it was rolled back.
+    let r = console
+        .start_rotation("p", "mail", HOUR, false)
+        .await
+        .unwrap();
+    let staged = console.resume_rotation(&r.id, LONG).await.unwrap().rotation;
+    let new_id = staged.new_secret_id.clone().unwrap();
+    let write = switchyard_core::secret_ops::SecretWrite::Expire { secret_id: new_id };
+    let op = console
+        .enqueue_secret_op("p", "mail", write, None)
+        .await
+        .unwrap();
+    console.send_secret_op(op.id, LONG).await.unwrap();
+    let back = console.rotation(&r.id).await.unwrap();
+    assert_eq!(back.step, RotationStep::RolledBack, "{back:?}");
+    assert_eq!(secrets(&console, "mail").await.1, 1);
+}

@@ -397,7 +397,10 @@ impl Console {
     /// its answer names another secret.
     pub(crate) async fn rotation_value_again(&self, id: i64) -> Result<Option<String>> {
         let row = self.secret_op_row(id).await?;
-        let kept: Option<Value> = row.result.as_deref().and_then(|r| serde_json::from_str(r).ok());
+        let kept: Option<Value> = row
+            .result
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok());
         let Some(new_id) = kept
             .as_ref()
             .and_then(|k| k["secret"]["id"].as_str())

@@ -42,10 +42,7 @@ impl Pause {
     async fn wait_reached(&self) {
         let started = Instant::now();
         while !self.reached.load(Ordering::SeqCst) {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "never reached"
-            );
+            assert!(started.elapsed() < Duration::from_secs(60), "never reached");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -178,9 +175,9 @@ fn secrets(data: &Path, target: &str) -> (Vec<Value>, Vec<String>) {
         .unwrap()
         .iter()
         .filter(|s| {
-            s["expires_at"].as_str().is_none_or(|at| {
-                chrono::DateTime::parse_from_rfc3339(at).unwrap() > now
-            })
+            s["expires_at"]
+                .as_str()
+                .is_none_or(|at| chrono::DateTime::parse_from_rfc3339(at).unwrap() > now)
         })
         .map(|s| s["id"].as_str().unwrap().to_owned())
         .collect();
@@ -226,10 +223,17 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
     let old_one = secrets(&data, "one").1;
 
     // Bad input: exit 1, nothing saved.
-    let out = run(&data, &["rotation", "start", "one", "--overlap", "8d"], None);
+    let out = run(
+        &data,
+        &["rotation", "start", "one", "--overlap", "8d"],
+        None,
+    );
     assert_eq!(code(&out), Some(1), "{}", text(&out));
     assert!(text(&out).contains("overlap"), "{}", text(&out));
-    assert_eq!(parse(&run(&data, &["--json", "rotation", "list"], None)), Value::Array(vec![]));
+    assert_eq!(
+        parse(&run(&data, &["--json", "rotation", "list"], None)),
+        Value::Array(vec![])
+    );
 
     // 1. Killed while the server stages the new secret: nothing printed, the rotation waits at
     //    `staging`; `resume` sends the stage again with its key, shows the value, verifies.
@@ -252,9 +256,15 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
     assert_eq!(code(&out), Some(0), "{}", text(&out));
     let resumed = parse(&out);
     assert_eq!(resumed["rotation"]["step"], "verified", "{resumed:#}");
-    let value = resumed["value"].as_str().expect("the value, shown again").to_owned();
+    let value = resumed["value"]
+        .as_str()
+        .expect("the value, shown again")
+        .to_owned();
     assert!(value.starts_with("whsec_"));
-    let new_one = resumed["rotation"]["new_secret_id"].as_str().unwrap().to_owned();
+    let new_one = resumed["rotation"]["new_secret_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let (all, valid) = secrets(&data, "one");
     assert_eq!(all.len(), 2, "exactly one new secret: {all:?}");
     assert_eq!(valid, [old_one[0].clone(), new_one.clone()]);
@@ -269,12 +279,19 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
 
     // 2. Started and staged in one go; killed while the verify webhook is out, then while
     //    the promote's expiry is: each time `resume` finishes the step with its key.
-    let out = run(&data, &["--json", "rotation", "start", "two", "--overlap", "1h"], None);
+    let out = run(
+        &data,
+        &["--json", "rotation", "start", "two", "--overlap", "1h"],
+        None,
+    );
     assert_eq!(code(&out), Some(0), "{}", text(&out));
     let started = parse(&out);
     let id = started["rotation"]["id"].as_str().unwrap().to_owned();
     let value = started["value"].as_str().unwrap().to_owned();
-    let new_two = started["rotation"]["new_secret_id"].as_str().unwrap().to_owned();
+    let new_two = started["rotation"]["new_secret_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let before: Vec<String> = seen.lock().unwrap().keys().cloned().collect();
 
     kill_mid_step(&data, &["rotation", "verify", &id], &pause, ":verify:1").await;
@@ -282,8 +299,15 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
     assert_eq!(status["rotation"]["step"], "verifying", "{status:#}");
     let out = run(&data, &["rotation", "resume", &id], None);
     assert_eq!(code(&out), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("accepted the new secret"), "{}", text(&out));
-    assert!(text(&out).contains(&format!("rotation promote {id}")), "says what is next");
+    assert!(
+        text(&out).contains("accepted the new secret"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains(&format!("rotation promote {id}")),
+        "says what is next"
+    );
     let seen_now = seen.lock().unwrap().clone();
     let verify_ids: Vec<&String> = seen_now.keys().filter(|k| !before.contains(k)).collect();
     assert_eq!(verify_ids.len(), 1, "one verify webhook id: {seen_now:?}");

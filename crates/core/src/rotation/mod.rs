@@ -23,11 +23,11 @@ use std::time::Duration;
 use sqlx::{Sqlite, SqliteConnection};
 use switchyard_protocol::secrets::RotateSecretRequest;
 
+use types::{COLUMNS, RotationRow};
 pub use types::{
     Credential, Rotation, RotationActions, RotationProgress, RotationStep, SecretValue,
     VerifyResult,
 };
-use types::{COLUMNS, RotationRow};
 
 use crate::Console;
 use crate::audit::Audit;

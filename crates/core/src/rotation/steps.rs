@@ -256,7 +256,8 @@ impl Console {
             ActionState::NeedsAttention => Change::attention(Staging, sent.op.last_error.as_ref()),
             ActionState::Done => staged(&sent.op),
         };
-        self.transition(r, Staging, change, "rotation.stage").await?;
+        self.transition(r, Staging, change, "rotation.stage")
+            .await?;
         Ok(sent.value.map(SecretValue::new))
     }
 
@@ -304,9 +305,7 @@ impl Console {
         let started = Instant::now();
         let mut refused: Option<OpError> = None;
         for old in &r.old_secrets {
-            let op = self
-                .step_op(r, &format!("promote:{}", old.id))
-                .await?;
+            let op = self.step_op(r, &format!("promote:{}", old.id)).await?;
             let left = deadline.saturating_sub(started.elapsed());
             let op = self.send_secret_op(op.id, left).await?.op;
             match op.state {
@@ -341,9 +340,9 @@ impl Console {
     /// The secret op a step queued under its derived key.
     async fn step_op(&self, r: &Rotation, step: &str) -> Result<SecretOp> {
         let key = step_key(&r.id, step);
-        self.secret_op_by_key(&key)
-            .await?
-            .ok_or_else(|| CoreError::storage(format!("rotation {}: nothing queued as {key}", r.id)))
+        self.secret_op_by_key(&key).await?.ok_or_else(|| {
+            CoreError::storage(format!("rotation {}: nothing queued as {key}", r.id))
+        })
     }
 
     /// Whether an older secret still signs: as the server lists them, or by the expiry the

@@ -64,7 +64,7 @@ async fn a_stage_whose_answer_is_lost_is_resent_with_its_key_and_makes_one_secre
         .unwrap();
     assert_eq!(r.step, RotationStep::Staging);
     assert_eq!(r.stage_key, step_key(&r.id, "stage"));
-    assert_eq!(r.pending_keys, [r.stage_key.clone()]);
+    assert_eq!(r.pending_keys, std::slice::from_ref(&r.stage_key));
 
     // The server rotates; its answer is lost on the way back.
     proxy.set_faults(Faults {
@@ -84,11 +84,21 @@ async fn a_stage_whose_answer_is_lost_is_resent_with_its_key_and_makes_one_secre
     proxy.set_faults(Faults::default());
     let staged = console.resume_rotation(&r.id, LONG).await.unwrap();
     assert_eq!(staged.rotation.step, RotationStep::Staged, "{staged:?}");
-    let value = staged.value.clone().expect("the value from the stored answer");
+    let value = staged
+        .value
+        .clone()
+        .expect("the value from the stored answer");
     assert!(value.expose().starts_with("whsec_"));
-    assert!(!format!("{staged:?}").contains(value.expose()), "Debug redacts");
+    assert!(
+        !format!("{staged:?}").contains(value.expose()),
+        "Debug redacts"
+    );
     assert_eq!(proxy.forwarded()[&r.stage_key], 2);
-    assert_eq!(secrets(&console, "billing").await, (2, 2), "still one new secret");
+    assert_eq!(
+        secrets(&console, "billing").await,
+        (2, 2),
+        "still one new secret"
+    );
     let new_id = staged.rotation.new_secret_id.clone().unwrap();
     assert_eq!(staged.rotation.old_secrets.len(), 1);
 
@@ -156,7 +166,11 @@ async fn a_failed_verify_blocks_promote_and_roll_back_restores_the_old_secret() 
     assert!(!failed.actions.promote && failed.actions.roll_back);
     let promote = console.promote_rotation(&r.id, false, LONG).await;
     assert_eq!(refused(promote.unwrap_err()), "not_verified");
-    assert_eq!(secrets(&console, "crm").await, (2, 2), "nothing was expired");
+    assert_eq!(
+        secrets(&console, "crm").await,
+        (2, 2),
+        "nothing was expired"
+    );
 
     // Roll back: the new secret ends, the old one signs without expiry.
     let back = console.rollback_rotation(&r.id, LONG).await.unwrap();
@@ -202,7 +216,10 @@ async fn of_two_consoles_promoting_and_rolling_back_one_rotation_one_wins() {
         let r = a.start_rotation("p", "erp", HOUR, false).await.unwrap();
         a.resume_rotation(&r.id, LONG).await.unwrap();
         // Both verify at once: one attempt, one test webhook.
-        let (va, vb) = tokio::join!(a.verify_rotation(&r.id, LONG), b.verify_rotation(&r.id, LONG));
+        let (va, vb) = tokio::join!(
+            a.verify_rotation(&r.id, LONG),
+            b.verify_rotation(&r.id, LONG)
+        );
         for v in [&va, &vb] {
             match v {
                 Ok(r) => assert_eq!(r.step, RotationStep::Verified, "{r:?}"),
@@ -229,7 +246,10 @@ async fn of_two_consoles_promoting_and_rolling_back_one_rotation_one_wins() {
         assert!(p.is_ok() != rb.is_ok(), "round {round}: {p:?} / {rb:?}");
         let loser = p.as_ref().err().or(rb.as_ref().err()).unwrap();
         assert!(
-            matches!(loser.code(), "rotation_moved" | "rotation_step" | "old_secret_expired"),
+            matches!(
+                loser.code(),
+                "rotation_moved" | "rotation_step" | "old_secret_expired"
+            ),
             "{loser}"
         );
         let end = a.rotation(&r.id).await.unwrap();

@@ -211,7 +211,7 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
     ];
     assert!(run(&data, &add, Some(TOKEN)).status.success());
     let (url, seen) = receiver();
-    for t in ["one", "two"] {
+    for t in ["one", "two", "three"] {
         let spec = format!(r#"{{"url":"{url}"}}"#);
         let out = run(
             &data,
@@ -327,5 +327,42 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
     let out = run(&data, &["rotation", "rollback", &id], None);
     assert_eq!(code(&out), Some(1));
     assert!(text(&out).contains("expired"), "{}", text(&out));
+
+    // The human form: the value once, what the receiver must do, the next command; roll back.
+    let out = run(&data, &["rotation", "start", "three"], None);
+    assert_eq!(code(&out), Some(0), "{}", text(&out));
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    let value = shown
+        .split_whitespace()
+        .find(|w| w.starts_with("whsec_"))
+        .unwrap_or_else(|| panic!("no value in {shown}"))
+        .to_owned();
+    assert!(shown.contains("BESIDE the old secret"), "{shown}");
+    let id = shown
+        .split_whitespace()
+        .nth(1)
+        .filter(|w| w.starts_with("rot_"))
+        .unwrap_or_else(|| panic!("no id in {shown}"))
+        .to_owned();
+    assert!(
+        shown.contains(&format!(
+            "next: once the receiver has the value, `switchyard rotation verify {id}`"
+        )),
+        "{shown}"
+    );
+    let listed =
+        String::from_utf8_lossy(&run(&data, &["rotation", "list"], None).stdout).into_owned();
+    assert!(
+        listed.contains(&id) && listed.contains("staged"),
+        "{listed}"
+    );
+    let out = run(&data, &["rotation", "promote", &id], None);
+    assert_eq!(code(&out), Some(1), "not verified: {}", text(&out));
+    assert!(text(&out).contains("--skip-verify"), "{}", text(&out));
+    let out = run(&data, &["rotation", "rollback", &id], None);
+    assert_eq!(code(&out), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("rolled back"), "{}", text(&out));
+    assert_eq!(secrets(&data, "three").1.len(), 1);
+    assert_not_on_disk(&data, &value);
     server.stop().await.unwrap();
 }

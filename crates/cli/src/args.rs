@@ -60,6 +60,10 @@ pub enum Command {
     Events(crate::commands::events::EventsCmd),
     /// Serve the Model Context Protocol for AI agents (stdio, or --http). See docs/mcp.md.
     Mcp(crate::commands::mcp::McpArgs),
+    /// Guided signing-secret rotations: stage, verify, promote or roll back, resumable after a
+    /// crash without a second secret (docs/rotation.md).
+    #[command(subcommand)]
+    Rotation(crate::commands::rotation::RotationCmd),
     /// GitOps: plan and apply a Git commit's manifests, and watch for drift.
     #[command(subcommand)]
     Gitops(crate::commands::gitops::GitopsCmd),

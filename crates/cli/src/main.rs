@@ -16,8 +16,8 @@ use switchyard_core::*;
 use args::*;
 use commands::profile::pick_profile;
 use commands::{
-    audit, dlq, doctor, events, gitops, mcp, outbox, profile, resources, retire, secrets, status,
-    sync, targets,
+    audit, dlq, doctor, events, gitops, mcp, outbox, profile, resources, retire, rotation, secrets,
+    status, sync, targets,
 };
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
@@ -177,6 +177,10 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Retire(args) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             retire::retire_cmd(&console, &profile, json, args).await
+        }
+        Command::Rotation(cmd) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            rotation::rotation_cmd(&console, &profile, json, cmd).await
         }
         Command::Audit(args) => audit::audit_cmd(&console, &cli.profile, json, args).await,
         Command::Mcp(args) => {

@@ -10,6 +10,9 @@
 //!   [`Console::pending_counts`];
 //! - sync: [`Console::sync`] (one pass, or until drained), progress on [`Console::subscribe`];
 //! - the audit log: [`Console::audit`];
+//! - rotations: [`Console::start_rotation`], [`Console::resume_rotation`],
+//!   [`Console::verify_rotation`], [`Console::promote_rotation`], [`Console::rollback_rotation`],
+//!   [`Console::acknowledge_secret`], [`Console::rotation`], [`Console::rotations`] (see [`rotation`]);
 //! - GitOps: [`Console::gitops_plan`], [`Console::gitops_apply`], [`Console::gitops_status`]
 //!   (see [`gitops`]);
 //! - recovery: [`Console::findings`], [`Console::run_fix`], [`Console::retire`],
@@ -39,6 +42,7 @@ mod outbox;
 pub mod recovery;
 pub mod replay;
 pub mod retry;
+pub mod rotation;
 pub mod schedule;
 pub mod secret_ops;
 mod secrets;
@@ -62,6 +66,7 @@ pub use recovery::{
 };
 pub use replay::{ReplayAction, ReplayEnqueued, ReplayOp, ReplayOpState, ReplayStart};
 pub use retry::RetryPolicy;
+pub use rotation::{Rotation, RotationProgress, RotationStep, SecretValue};
 pub use switchyard_protocol::diagnostics as protocol_diagnostics;
 pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;

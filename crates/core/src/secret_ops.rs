@@ -15,12 +15,14 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sqlx::{Sqlite, Transaction};
 use switchyard_protocol::SigningSecretInfo;
 use switchyard_protocol::secrets::{RotateSecretRequest, SigningSecretList};
 
 use crate::Console;
 use crate::action::{self, ActionState};
 use crate::audit::Audit;
+use crate::client::SendResult;
 use crate::error::{CoreError, Result};
 use crate::types::OpError;
 
@@ -142,7 +144,27 @@ impl Console {
         key: Option<String>,
     ) -> Result<SecretOp> {
         self.profile(profile).await?;
-        let (action, secret_id, body) = match &write {
+        let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let op = self
+            .insert_secret_op(&mut tx, profile, target, &write, &key)
+            .await?;
+        tx.commit().await?;
+        Ok(op)
+    }
+
+    /// Queues a secret write under `key` inside the caller's transaction (a rotation step
+    /// commits its step change and its request together): the row already queued under the
+    /// same key for the same write, or [`CoreError::KeyReused`].
+    pub(crate) async fn insert_secret_op(
+        &self,
+        tx: &mut Transaction<'_, Sqlite>,
+        profile: &str,
+        target: &str,
+        write: &SecretWrite,
+        key: &str,
+    ) -> Result<SecretOp> {
+        let (action, secret_id, body) = match write {
             SecretWrite::Rotate(r) => (
                 SecretAction::Rotate,
                 None,
@@ -152,11 +174,9 @@ impl Console {
                 (SecretAction::Expire, Some(secret_id.clone()), None)
             }
         };
-        let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let now = self.now();
-        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        if action::key_used_elsewhere(&mut tx, &key, &TABLE).await? {
-            return Err(CoreError::KeyReused { key });
+        if action::key_used_elsewhere(tx, key, &TABLE).await? {
+            return Err(CoreError::KeyReused { key: key.into() });
         }
         let inserted = sqlx::query(
             "INSERT INTO secret_ops (profile, target, action, secret_id, body, idempotency_key, next_attempt_at, \
@@ -167,17 +187,17 @@ impl Console {
         .bind(action)
         .bind(&secret_id)
         .bind(&body)
-        .bind(&key)
+        .bind(key)
         .bind(now)
         .bind(now)
         .bind(now)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         let row: SecretOpRow = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM secret_ops WHERE idempotency_key = ?"
         ))
-        .bind(&key)
-        .fetch_one(&mut *tx)
+        .bind(key)
+        .fetch_one(&mut **tx)
         .await?;
         let same = row.profile == profile
             && row.target == target
@@ -185,21 +205,31 @@ impl Console {
             && row.secret_id == secret_id
             && row.body == body;
         if !same {
-            return Err(CoreError::KeyReused { key });
+            return Err(CoreError::KeyReused { key: key.into() });
         }
         if inserted.rows_affected() == 1 {
             Audit::new(now, &self.inner.opts.actor, audit_action(action), "queued")
                 .profile(profile)
                 .resource(format!("target/{target}"))
-                .record(&mut tx)
+                .record(tx)
                 .await?;
         }
-        tx.commit().await?;
         Ok(row.op())
     }
 
     pub async fn secret_op(&self, id: i64) -> Result<SecretOp> {
         Ok(self.secret_op_row(id).await?.op())
+    }
+
+    /// The op queued under `key`, if any.
+    pub(crate) async fn secret_op_by_key(&self, key: &str) -> Result<Option<SecretOp>> {
+        let row: Option<SecretOpRow> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM secret_ops WHERE idempotency_key = ?"
+        ))
+        .bind(key)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        Ok(row.map(|r| r.op()))
     }
 
     async fn secret_op_row(&self, id: i64) -> Result<SecretOpRow> {
@@ -355,6 +385,58 @@ impl Console {
             op: self.secret_op(row.id).await?,
             value: None,
         })
+    }
+}
+
+impl Console {
+    /// The value of the secret a confirmed rotation `id` minted, asked of the control plane
+    /// again: the same request with the same key, which the server answers from the response
+    /// it stored for the key (never a second secret). `None` when it cannot be shown: the op is
+    /// no rotation or not confirmed, it was queued longer ago than the server keeps keys (a
+    /// resend could then rotate again, so it is not sent), the server cannot be reached, or
+    /// its answer names another secret.
+    pub(crate) async fn rotation_value_again(&self, id: i64) -> Result<Option<String>> {
+        let row = self.secret_op_row(id).await?;
+        let kept: Option<Value> = row
+            .result
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok());
+        let Some(new_id) = kept
+            .as_ref()
+            .and_then(|k| k["secret"]["id"].as_str())
+            .map(str::to_owned)
+        else {
+            return Ok(None);
+        };
+        if row.action != SecretAction::Rotate || row.state != ActionState::Done {
+            return Ok(None);
+        }
+        let client = self.client(&row.profile).await?;
+        let retention_ms = match client.info().await {
+            Ok(info) => (info.idempotency_retention_seconds as i64).saturating_mul(1000),
+            Err(CoreError::Offline { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if self.now() - row.created_at > retention_ms {
+            return Ok(None);
+        }
+        let body = row
+            .body
+            .as_deref()
+            .and_then(|b| serde_json::from_str(b).ok())
+            .unwrap_or_else(|| serde_json::json!({}));
+        let path = format!("/v1/targets/{}/secrets/rotate", row.target);
+        let SendResult::Answered(answer) = client
+            .send_to(Method::POST, &path, &body, Some(&row.idempotency_key))
+            .await
+        else {
+            return Ok(None);
+        };
+        let Some(answer) = answer.body.filter(|_| (200..300).contains(&answer.status)) else {
+            return Ok(None);
+        };
+        let (again, value) = without_value(answer);
+        Ok(value.filter(|_| again["secret"]["id"].as_str() == Some(new_id.as_str())))
     }
 }
 

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
+use sqlx::{Sqlite, Transaction};
 use switchyard_protocol::{ResourceKind, TargetTestRequest, TargetTestResult};
 
 use crate::Console;
@@ -150,11 +151,29 @@ impl Console {
             ));
         }
         let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let body = serde_json::to_string(&request).expect("request serializes");
-        let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        if action::key_used_elsewhere(&mut tx, &key, &TABLE).await? {
-            return Err(CoreError::KeyReused { key });
+        let op = self
+            .insert_target_test(&mut tx, profile, target, &request, &key)
+            .await?;
+        tx.commit().await?;
+        Ok(op)
+    }
+
+    /// Queues a test webhook under `key` inside the caller's transaction (a rotation's verify
+    /// step commits its step change and its test together): the row already queued under the
+    /// same key for the same test, or [`CoreError::KeyReused`].
+    pub(crate) async fn insert_target_test(
+        &self,
+        tx: &mut Transaction<'_, Sqlite>,
+        profile: &str,
+        target: &str,
+        request: &TargetTestRequest,
+        key: &str,
+    ) -> Result<TargetTestOp> {
+        let body = serde_json::to_string(request).expect("request serializes");
+        let now = self.now();
+        if action::key_used_elsewhere(tx, key, &TABLE).await? {
+            return Err(CoreError::KeyReused { key: key.into() });
         }
         let inserted = sqlx::query(
             "INSERT INTO target_tests (profile, target, body, idempotency_key, next_attempt_at, created_at, updated_at) \
@@ -163,29 +182,28 @@ impl Console {
         .bind(profile)
         .bind(target)
         .bind(&body)
-        .bind(&key)
+        .bind(key)
         .bind(now)
         .bind(now)
         .bind(now)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         let row: TestRow = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM target_tests WHERE idempotency_key = ?"
         ))
-        .bind(&key)
-        .fetch_one(&mut *tx)
+        .bind(key)
+        .fetch_one(&mut **tx)
         .await?;
         if row.profile != profile || row.target != target || row.body != body {
-            return Err(CoreError::KeyReused { key });
+            return Err(CoreError::KeyReused { key: key.into() });
         }
         if inserted.rows_affected() == 1 {
             Audit::new(now, &self.inner.opts.actor, "target.test", "queued")
                 .profile(profile)
                 .resource(format!("target/{target}"))
-                .record(&mut tx)
+                .record(tx)
                 .await?;
         }
-        tx.commit().await?;
         row.try_into()
     }
 
@@ -244,6 +262,33 @@ impl Console {
         let send =
             |op| -> action::Step<'_, TargetTestOp> { Box::pin(self.send_target_test(profile, op)) };
         action::drain(deadline, || self.now(), pending, send).await
+    }
+
+    /// Sends the one queued test `id` (same key every time) until it is settled or `deadline`
+    /// would pass while waiting for a retry; the row as it then stands. A rotation's verify
+    /// step uses it: its test goes out on its own, whatever else is queued.
+    pub(crate) async fn send_target_test_until(
+        &self,
+        id: i64,
+        deadline: Duration,
+    ) -> Result<TargetTestOp> {
+        let first = self.target_test(id).await?;
+        let profile = first.profile.clone();
+        let pending = || -> action::Step<'_, Vec<TargetTestOp>> {
+            Box::pin(async move {
+                let op = self.target_test(id).await?;
+                Ok(if op.state == ActionState::Pending {
+                    vec![op]
+                } else {
+                    Vec::new()
+                })
+            })
+        };
+        let profile = profile.as_str();
+        let send =
+            |op| -> action::Step<'_, TargetTestOp> { Box::pin(self.send_target_test(profile, op)) };
+        action::drain(deadline, || self.now(), pending, send).await?;
+        self.target_test(id).await
     }
 
     async fn send_target_test(&self, profile: &str, op: TargetTestOp) -> Result<TargetTestOp> {

@@ -10,6 +10,7 @@ pub mod outbox;
 pub mod profile;
 pub mod resources;
 pub mod retire;
+pub mod rotation;
 pub mod secrets;
 pub mod status;
 pub mod sync;

@@ -4,6 +4,7 @@
 mod dlq;
 mod gitops;
 mod mcp;
+mod rotation;
 mod secrets;
 mod status;
 mod targets;

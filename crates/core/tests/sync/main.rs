@@ -12,5 +12,6 @@ mod proxy;
 mod recovery;
 mod replay;
 mod resolve;
+mod rotation;
 mod target_test;
 mod two_processes;

@@ -20,12 +20,12 @@ use crate::harness::{ControlPlane, console_with_profile};
 use crate::proxy::{FaultProxy, Faults};
 
 /// A loopback receiver that answers `status` and counts the `webhook-id`s it saw.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     seen: Arc<Mutex<HashMap<String, u32>>>,
 }
 
-async fn receiver(status: u16) -> Receiver {
+pub(crate) async fn receiver(status: u16) -> Receiver {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/hook", listener.local_addr().unwrap());
     let seen: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
@@ -65,13 +65,13 @@ async fn receiver(status: u16) -> Receiver {
 }
 
 impl Receiver {
-    fn seen(&self) -> HashMap<String, u32> {
+    pub(crate) fn seen(&self) -> HashMap<String, u32> {
         self.seen.lock().unwrap().clone()
     }
 }
 
 /// Creates target `name` → `url` through the console and waits until it is confirmed.
-async fn create_target(console: &Console, name: &str, url: &str) {
+pub(crate) async fn create_target(console: &Console, name: &str, url: &str) {
     console
         .enqueue(
             "p",

@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
+.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
@@ -13,6 +13,7 @@ help:
 	@echo "make package - the .deb (and AppImage where its tools exist), CLI and control-plane archives, SHA256SUMS in dist/"
 	@echo "make test-package - install the .deb into a clean Debian 12 root and launch it (root; see docs/install.md)"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
+	@echo "make bench-diagnostics - GET /v1/diagnostics p50/p95 at 1,000,000 deliveries (BENCH_DB=postgres://... for PostgreSQL)"
 	@echo "make bench-postgres - the same on PostgreSQL, plus throughput by 1 vs 3 replicas"
 	@echo "make bench-gitops - GitOps plan time at 1,000 and 10,000 manifests (3 changed)"
 	@echo "make bench-dlq - DLQ first page and memory through the console core (100,000 dead deliveries)"
@@ -113,6 +114,9 @@ bench-postgres: setup
 
 # GET /v1/metrics/deliveries latency with 1,000,000 recorded attempts (BENCH_DB=postgres://…
 # for PostgreSQL), against /healthz in the same run.
+bench-diagnostics:
+	cargo run --release -p switchyard-control-plane --bin switchyard-diagnostics-bench -- $(if $(BENCH_DB),--db $(BENCH_DB))
+
 bench-health:
 	cargo run --release -p switchyard-control-plane --bin switchyard-health-bench -- $(if $(BENCH_DB),--db $(BENCH_DB))
 

@@ -19,6 +19,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 mod constraints;
 mod delivery;
+mod diagnostics;
 mod secrets;
 
 const IDEMPOTENCY_DOC: &str = "Required on every mutating request: 1-255 printable ASCII characters, \
@@ -427,6 +428,7 @@ fn operations() -> OpenApi {
 
     paths = delivery::paths(paths);
     paths = secrets::paths(paths);
+    paths = diagnostics::paths(paths);
 
     let mut components = ComponentsBuilder::new().security_scheme(
         "bearer",
@@ -464,6 +466,7 @@ fn operations() -> OpenApi {
 
     components = delivery::components(components);
     components = secrets::components(components);
+    components = diagnostics::components(components);
 
     let mut doc = OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Switchyard control plane").version(env!("CARGO_PKG_VERSION"))

@@ -24,7 +24,7 @@ pub mod target_test;
 
 pub use diagnostics::{
     Diagnostics, DlqRecount, Finding, FindingClass, FindingEvidence, FindingSubject, FixAction,
-    Requeued, RequeueRequest, Severity,
+    RequeueRequest, Requeued, Severity,
 };
 pub use dlq::{DlqCell, DlqEntry, DlqFilter, DlqGroup, DlqGroupBy, DlqStats};
 pub use duration::{DurationError, parse_duration};

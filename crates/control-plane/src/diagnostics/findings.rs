@@ -73,7 +73,13 @@ fn finding(
     }
 }
 
-fn action(label: String, method: &str, path: String, body: Option<Value>, destructive: bool) -> FixAction {
+fn action(
+    label: String,
+    method: &str,
+    path: String,
+    body: Option<Value>,
+    destructive: bool,
+) -> FixAction {
     FixAction {
         label,
         method: method.to_owned(),
@@ -291,11 +297,12 @@ pub fn disabled_backlog(b: &Backlog, cap: u64) -> Finding {
 
 pub fn stalled_replay(b: &Backlog, cap: u64) -> Finding {
     let detail = format!(
-        "Replay session {} has {} re-deliveries due since {} that nobody has sent (a running \
-         delivery worker takes due work within a second). Check that a replica runs the \
-         delivery worker (serve without --no-worker). Cancelling withdraws the re-deliveries not \
-         yet sent and returns their originals to the DLQ, where a later session can replay \
-         them; it cannot be undone.",
+        "Replay session {} has {} re-deliveries due since {} that have not been sent: no \
+         delivery worker is taking due work (every replica runs --no-worker or is down), or \
+         the workers are saturated by a backlog. Check that a replica runs the delivery worker \
+         and what it is busy with. Cancelling withdraws the re-deliveries not yet sent and \
+         returns their originals to the DLQ, where a later session can replay them; it cannot \
+         be undone.",
         b.subject,
         how_many(b.count, cap),
         at(b.oldest_at),
@@ -436,7 +443,10 @@ mod tests {
             replay.path,
             format!("/v1/replays/diag-failing-target-crm-{}", NOW - 60_000)
         );
-        assert_eq!(replay.body.as_ref().unwrap()["selection"]["filter"]["target"], "crm");
+        assert_eq!(
+            replay.body.as_ref().unwrap()["selection"]["filter"]["target"],
+            "crm"
+        );
         assert_eq!(failing_target(&row, 10_000).actions, f.actions, "stable");
         assert!(
             switchyard_protocol::replay::is_session_id(&replay_session_for(

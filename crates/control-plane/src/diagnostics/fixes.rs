@@ -11,7 +11,7 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use switchyard_protocol::{ErrorClass, Hop, Requeued, RequeueRequest};
+use switchyard_protocol::{ErrorClass, Hop, RequeueRequest, Requeued};
 
 use crate::AppState;
 use crate::delivery::http::AttemptResult;
@@ -107,15 +107,19 @@ impl Operation for RequeueOp {
 fn parse_requeue(body: Result<JsonBody, ApiError>) -> Result<RequeueRequest, ApiError> {
     let JsonBody(body) = body?;
     if !body.is_object() {
-        return Err(ApiError::validation("body", "must be an object {\"attempt\": N}"));
+        return Err(ApiError::validation(
+            "body",
+            "must be an object {\"attempt\": N}",
+        ));
     }
     let request: RequeueRequest = serde_json::from_value(body).map_err(|e| {
         let message = e.to_string();
-        let field = if message.contains("unknown field") {
-            "body"
-        } else {
-            "attempt"
-        };
+        // serde names an unknown field between backticks: "unknown field `x`, expected …".
+        let field = message
+            .strip_prefix("unknown field `")
+            .and_then(|rest| rest.split('`').next())
+            .unwrap_or("attempt")
+            .to_owned();
         ApiError::validation(field, message)
     })?;
     if request.attempt == 0 {

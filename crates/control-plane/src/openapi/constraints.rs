@@ -190,6 +190,7 @@ fn other_schemas(doc: &mut Value) {
         "ReplayRequest",
         "EdgeLeaseRequest",
         "EdgeAttemptReport",
+        "RequeueRequest",
     ] {
         merge(doc, &format!("{s}/{schema}"), closed.clone());
     }
@@ -378,7 +379,10 @@ fn responses(doc: &mut Value) {
 fn op_has_body(method: &str, path: &str) -> bool {
     match method {
         "post" => {
-            !path.ends_with("/disable") && !path.ends_with("/enable") && !path.ends_with("/cancel")
+            !path.ends_with("/disable")
+                && !path.ends_with("/enable")
+                && !path.ends_with("/cancel")
+                && path != "/v1/dlq/recount"
         }
         "put" | "patch" => true,
         _ => false,

@@ -98,8 +98,11 @@ pub trait DiagnosticsStore {
     ) -> Result<Vec<StuckRow>, StoreError>;
 
     /// Pending `async_relay` deliveries per edge, with when each edge last leased.
-    async fn waiting_relays(&self, tenant: &str, bounds: Bounds)
-    -> Result<Vec<Backlog>, StoreError>;
+    async fn waiting_relays(
+        &self,
+        tenant: &str,
+        bounds: Bounds,
+    ) -> Result<Vec<Backlog>, StoreError>;
 
     /// Open (pending or in flight) deliveries of each disabled endpoint.
     async fn disabled_backlogs(

@@ -8,6 +8,7 @@ mod postgres;
 mod support;
 
 mod deliveries;
+mod diagnostics;
 mod events;
 mod history;
 mod keys;

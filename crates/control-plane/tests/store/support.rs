@@ -41,6 +41,20 @@ impl Backend {
         }
     }
 
+    /// Runs `sql` on the database directly, outside the store: what a test uses to tamper
+    /// with maintained figures the store itself never gets wrong.
+    pub async fn tamper(&self, sql: &str) {
+        if self.url.starts_with("sqlite") {
+            let pool = sqlx::SqlitePool::connect(&self.url).await.unwrap();
+            sqlx::query(sql).execute(&pool).await.unwrap();
+            pool.close().await;
+        } else {
+            let pool = sqlx::PgPool::connect(&self.url).await.unwrap();
+            sqlx::query(sql).execute(&pool).await.unwrap();
+            pool.close().await;
+        }
+    }
+
     /// A new handle on the database: its own connections, as another replica has.
     pub async fn open(&self) -> Arc<dyn Store> {
         switchyard_control_plane::store::open(&self.url)

@@ -216,7 +216,10 @@ pub(super) async fn claim_one(
 /// Whether the delivery is a re-delivery of a cancelled replay session. The session row is
 /// share-locked until commit: a cancel running now either finished first (and is seen) or
 /// waits for this transition (and then withdraws the delivery if it went back to pending).
-pub(super) async fn replay_cancelled(conn: &mut PgConnection, delivery_id: &str) -> Result<bool, StoreError> {
+pub(super) async fn replay_cancelled(
+    conn: &mut PgConnection,
+    delivery_id: &str,
+) -> Result<bool, StoreError> {
     let session: Option<(String, Option<String>)> =
         sqlx::query_as("SELECT tenant, replay_session FROM deliveries WHERE id = $1")
             .bind(delivery_id)

@@ -61,9 +61,8 @@ async fn oldest(
     sample: u32,
 ) -> Result<Vec<(String, i64)>, StoreError> {
     let limit = binds.len() + 1;
-    let sql = format!(
-        "SELECT id, {time_column} {from_where} ORDER BY {time_column}, id LIMIT ${limit}"
-    );
+    let sql =
+        format!("SELECT id, {time_column} {from_where} ORDER BY {time_column}, id LIMIT ${limit}");
     let mut q = sqlx::query_as::<_, (String, i64)>(&sql);
     for b in binds {
         q = match *b {
@@ -217,8 +216,14 @@ impl DiagnosticsStore for PostgresStore {
     ) -> Result<Vec<Backlog>, StoreError> {
         let mut conn = self.pool.acquire().await?;
         let mut out = Vec::new();
-        for session in
-            distinct(&mut conn, "replay_session", REPLAYS, tenant, bounds.subjects).await?
+        for session in distinct(
+            &mut conn,
+            "replay_session",
+            REPLAYS,
+            tenant,
+            bounds.subjects,
+        )
+        .await?
         {
             let cancelled: Option<Option<i64>> = sqlx::query_scalar(
                 "SELECT cancelled_at FROM replay_sessions WHERE tenant = $1 AND id = $2",

@@ -101,8 +101,7 @@ async fn distinct(
     tenant: &str,
     limit: u32,
 ) -> Result<Vec<String>, StoreError> {
-    let sql =
-        format!("SELECT {column} {from_where} AND {column} > ? ORDER BY {column} LIMIT 1");
+    let sql = format!("SELECT {column} {from_where} AND {column} > ? ORDER BY {column} LIMIT 1");
     let mut out = Vec::new();
     let mut after = String::new();
     while out.len() < limit as usize {
@@ -118,9 +117,12 @@ async fn distinct(
     Ok(out)
 }
 
-const RELAYS: &str = "FROM deliveries WHERE tenant = ? AND state = 'pending' AND mode = 'async_relay'";
-const REPLAYS: &str = "FROM deliveries WHERE tenant = ? AND state = 'pending' AND replay_session IS NOT NULL";
-const OPEN_OF_ENDPOINT: &str = "FROM deliveries WHERE tenant = ? AND endpoint = ? AND state IN ('pending', 'in_flight')";
+const RELAYS: &str =
+    "FROM deliveries WHERE tenant = ? AND state = 'pending' AND mode = 'async_relay'";
+const REPLAYS: &str =
+    "FROM deliveries WHERE tenant = ? AND state = 'pending' AND replay_session IS NOT NULL";
+const OPEN_OF_ENDPOINT: &str =
+    "FROM deliveries WHERE tenant = ? AND endpoint = ? AND state IN ('pending', 'in_flight')";
 
 #[async_trait]
 impl DiagnosticsStore for SqliteStore {
@@ -209,7 +211,14 @@ impl DiagnosticsStore for SqliteStore {
     ) -> Result<Vec<Backlog>, StoreError> {
         let mut conn = self.read().await?;
         let mut out = Vec::new();
-        for session in distinct(&mut conn, "replay_session", REPLAYS, tenant, bounds.subjects).await?
+        for session in distinct(
+            &mut conn,
+            "replay_session",
+            REPLAYS,
+            tenant,
+            bounds.subjects,
+        )
+        .await?
         {
             let cancelled: Option<Option<i64>> = sqlx::query_scalar(
                 "SELECT cancelled_at FROM replay_sessions WHERE tenant = ? AND id = ?",
@@ -221,8 +230,7 @@ impl DiagnosticsStore for SqliteStore {
             if !matches!(cancelled, Some(None)) {
                 continue;
             }
-            let from_where =
-                format!("{REPLAYS} AND replay_session = ? AND next_attempt_at <= ?");
+            let from_where = format!("{REPLAYS} AND replay_session = ? AND next_attempt_at <= ?");
             let binds = [Arg::Text(tenant), Arg::Text(&session), Arg::Int(due_before)];
             out.extend(
                 backlog(

@@ -20,6 +20,9 @@ control_plane_markers=(
   "ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id"
   "attempts_made = ?5 RETURNING state, replay_of"
   "attempts_made = \$5 RETURNING replay_of"
+  "AND ? IS NOT NULL AND state NOT IN ('deleted', 'cancelled')"
+  "AND \$11::text IS NOT NULL AND state NOT IN"
+  "retirement_before"
 )
 cli_markers=(
   "SWITCHYARD_TEST_OMIT_IDEMPOTENCY_KEY"

@@ -20,6 +20,7 @@ use utoipa::{PartialSchema, ToSchema};
 mod constraints;
 mod delivery;
 mod diagnostics;
+mod retirements;
 mod secrets;
 
 const IDEMPOTENCY_DOC: &str = "Required on every mutating request: 1-255 printable ASCII characters, \
@@ -429,6 +430,7 @@ fn operations() -> OpenApi {
     paths = delivery::paths(paths);
     paths = secrets::paths(paths);
     paths = diagnostics::paths(paths);
+    paths = retirements::paths(paths);
 
     let mut components = ComponentsBuilder::new().security_scheme(
         "bearer",
@@ -467,6 +469,8 @@ fn operations() -> OpenApi {
     components = delivery::components(components);
     components = secrets::components(components);
     components = diagnostics::components(components);
+    components =
+        retirements::components(components).schema(ResourceKind::name(), ResourceKind::schema());
 
     let mut doc = OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Switchyard control plane").version(env!("CARGO_PKG_VERSION"))

@@ -214,6 +214,10 @@ pub struct EndpointStatus {
     pub enabled: bool,
     #[serde(default)]
     pub pending_deliveries: u64,
+    /// The id of the retirement that holds the endpoint (it stays disabled until that
+    /// retirement deletes it or is cancelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retirement: Option<String>,
 }
 
 /// A webhook destination.
@@ -317,6 +321,9 @@ pub struct TargetStatus {
     /// `ends_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotation: Option<crate::secrets::RotationStatus>,
+    /// The id of the retirement that holds the target (no new flow may name it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retirement: Option<String>,
 }
 
 /// How a flow delivers.
@@ -383,7 +390,14 @@ impl FlowSpec {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
-pub struct FlowStatus {}
+pub struct FlowStatus {
+    /// `false` while a retirement holds the flow: it routes no new events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// The id of the retirement that holds the flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retirement: Option<String>,
+}
 
 #[cfg(test)]
 mod tests {

@@ -191,9 +191,20 @@ fn other_schemas(doc: &mut Value) {
         "EdgeLeaseRequest",
         "EdgeAttemptReport",
         "RequeueRequest",
+        "RetirementRequest",
     ] {
         merge(doc, &format!("{s}/{schema}"), closed.clone());
     }
+    merge(
+        doc,
+        &format!("{s}/RetirementRequest/properties/name"),
+        name(),
+    );
+    merge(
+        doc,
+        &format!("{s}/RetirementRequest/properties/grace_seconds"),
+        json!({"minimum": 0, "maximum": crate::retirement::MAX_GRACE_SECONDS}),
+    );
     merge(
         doc,
         &format!("{s}/SubmitEventRequest/properties/endpoint"),
@@ -253,6 +264,7 @@ fn page_limit(path: &str) -> Option<u32> {
         "/v1/dlq" => Some(crate::dlq::MAX_PAGE),
         "/v1/events" => Some(crate::events::lookup::MAX_LIMIT),
         "/v1/replays" => Some(crate::replays::MAX_PAGE),
+        "/v1/retirements" => Some(crate::retirement::MAX_PAGE),
         _ if ResourceKind::ALL
             .iter()
             .any(|k| path == format!("/v1/{}", k.plural())) =>
@@ -267,9 +279,12 @@ fn parameter_schema(path: &str, location: &str, param: &str) -> Option<(Value, b
     let enum_of = |values: Vec<&str>| json!({"type": "string", "enum": values});
     let schema = match (location, param) {
         ("path", "name") => name(),
-        ("path", "id") if path.starts_with("/v1/replays/") => {
+        ("path", "id")
+            if path.starts_with("/v1/replays/") || path.starts_with("/v1/retirements/") =>
+        {
             json!({"type": "string", "pattern": SESSION_ID_PATTERN})
         }
+        ("query", "state") if path == "/v1/retirements" => schema_ref("RetirementState"),
         ("header", "Idempotency-Key") => json!({"type": "string",
             "maxLength": IDEMPOTENCY_KEY_MAX_LEN, "pattern": IDEMPOTENCY_KEY_PATTERN}),
         ("header", "If-Match") => json!({"type": "string", "pattern": IF_MATCH_PATTERN}),
@@ -362,6 +377,13 @@ fn responses(doc: &mut Value) {
                     "A duplicate (duplicate: true), or the sync flow's first attempt succeeded"
                 );
                 responses["200"] = ok;
+            }
+            if method == "put" && path == "/v1/retirements/{id}" {
+                responses["200"] = json!({
+                    "description": "The same retirement again (nothing new happens), or a dry run's impact",
+                    "content": {"application/json": {"schema": {"oneOf": [
+                        schema_ref("Retirement"), schema_ref("RetirementDryRun")]}}},
+                });
             }
             if method == "put" && path == "/v1/replays/{id}" {
                 responses["200"] = json!({

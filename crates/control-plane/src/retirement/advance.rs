@@ -111,7 +111,10 @@ pub(super) async fn unmark(
         status.remove(MARK);
         match kind {
             ResourceKind::Endpoint => {
-                status.insert("enabled".into(), Value::Bool(enabled_before.unwrap_or(true)));
+                status.insert(
+                    "enabled".into(),
+                    Value::Bool(enabled_before.unwrap_or(true)),
+                );
             }
             ResourceKind::Flow => {
                 status.remove("enabled");
@@ -275,7 +278,8 @@ pub async fn start(
                 .retirement_in_tx(tenant, id)
                 .await?
                 .ok_or_else(|| ApiError::Internal("a retirement vanished".into()))?;
-            let Some((cascaded, enabled_before)) = enter_draining(&mut *tx, tenant, &row, now).await?
+            let Some((cascaded, enabled_before)) =
+                enter_draining(&mut *tx, tenant, &row, now).await?
             else {
                 continue;
             };
@@ -323,24 +327,16 @@ async fn apply(
     let mut tx = ctx.store.begin().await?;
     let mut cascaded = row.cascaded_flows.clone();
     let mut enabled_before = row.enabled_before;
-    if step.to != step.from {
-        match step.to {
-            RetirementState::Draining => {
-                match enter_draining(&mut *tx, tenant, row, now).await? {
-                    Some((flows, before)) => {
-                        cascaded = flows;
-                        enabled_before = before;
-                    }
-                    None => return Ok(false),
-                }
-            }
-            RetirementState::Deleted => {
-                if !delete(&mut *tx, tenant, row, now).await? {
-                    return Ok(false);
-                }
-            }
-            _ => {}
-        }
+    let moving = step.to != step.from;
+    if moving && step.to == RetirementState::Draining {
+        let Some((flows, before)) = enter_draining(&mut *tx, tenant, row, now).await? else {
+            return Ok(false);
+        };
+        cascaded = flows;
+        enabled_before = before;
+    }
+    if moving && step.to == RetirementState::Deleted && !delete(&mut *tx, tenant, row, now).await? {
+        return Ok(false);
     }
     let change = RetirementChange {
         tenant,
@@ -361,11 +357,11 @@ async fn apply(
     if !tx.change_retirement(&change).await? {
         return Ok(false);
     }
-    if step.to != step.from {
+    if moving {
         crash_point(ctx, step.to, false);
     }
     tx.commit().await?;
-    if step.to != step.from {
+    if moving {
         crash_point(ctx, step.to, true);
         tracing::info!(retirement = %row.id, from = ?step.from, to = ?step.to, "retirement moved");
     }
@@ -384,8 +380,7 @@ pub async fn advance(ctx: &DeliveryContext, tenant: &str, id: &str) -> Result<us
             .store
             .retirement_facts(tenant, row.kind, &row.name)
             .await?;
-        let Some(step) = machine::next(&row, &facts, eta(ctx, &facts), ctx.clock.now_ms())
-        else {
+        let Some(step) = machine::next(&row, &facts, eta(ctx, &facts), ctx.clock.now_ms()) else {
             break;
         };
         #[cfg(feature = "fault-injection")]

@@ -251,17 +251,17 @@ mod tests {
             next(&in_grace, &facts(&[], 0), None, 60_005).map(|s| s.to),
             Some(RetirementState::Deleted)
         );
-        assert_eq!(next(&row(RetirementState::Deleted), &facts(&[], 0), None, 5), None);
+        assert_eq!(
+            next(&row(RetirementState::Deleted), &facts(&[], 0), None, 5),
+            None
+        );
     }
 
     #[test]
     fn the_eta_runs_the_rest_of_the_schedule() {
         let schedule = [0, 10, 60].map(Duration::from_millis);
         // Attempt 2 due at 1000, then attempt 3 after 60 ms: 1000 + 60 + 2 timeouts of 5.
-        assert_eq!(
-            drain_eta(&facts(&[], 1), &schedule, 0.0, 5, 0),
-            Some(1_070)
-        );
+        assert_eq!(drain_eta(&facts(&[], 1), &schedule, 0.0, 5, 0), Some(1_070));
         assert_eq!(drain_eta(&facts(&[], 0), &schedule, 0.0, 5, 0), None);
     }
 }

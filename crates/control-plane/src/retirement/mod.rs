@@ -40,13 +40,15 @@ pub const MAX_PAGE: u32 = 200;
 
 /// Where a test's `SWITCHYARD_TEST_CRASH_AT=retirement_before:STATE` (or `retirement_after:`)
 /// aborts the control plane: just before, or just after, the commit of the transition into
-/// `state`.
+/// `state`. Tests only: a release build has no crash points.
+#[cfg(feature = "fault-injection")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CrashPoint {
     pub state: RetirementState,
     pub after_commit: bool,
 }
 
+#[cfg(feature = "fault-injection")]
 impl CrashPoint {
     /// `retirement_before:draining`, `retirement_after:deleted`, …
     pub fn parse(text: &str) -> Option<Self> {
@@ -127,7 +129,10 @@ pub(crate) fn stored(status: u16, retirement: &Retirement) -> StoredResponse {
         status,
         headers: vec![
             ("content-type".into(), "application/json".into()),
-            ("location".into(), format!("/v1/retirements/{}", retirement.id)),
+            (
+                "location".into(),
+                format!("/v1/retirements/{}", retirement.id),
+            ),
         ],
         body: serde_json::to_vec(retirement).expect("retirements serialize"),
     }
@@ -141,8 +146,8 @@ async fn start(
 ) -> Result<Response, ApiError> {
     check_id(&id)?;
     let JsonBody(body) = body?;
-    let request: RetirementRequest = serde_json::from_value(body)
-        .map_err(|e| ApiError::validation("body", e.to_string()))?;
+    let request: RetirementRequest =
+        serde_json::from_value(body).map_err(|e| ApiError::validation("body", e.to_string()))?;
     check_request(&request)?;
     let ctx = &state.delivery;
     if request.dry_run {

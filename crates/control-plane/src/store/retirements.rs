@@ -173,8 +173,10 @@ pub trait RetirementTx {
     /// Applies `change` with one guarded `UPDATE … WHERE state = from … RETURNING`, and
     /// records the state entered when it changed. `false`: the guard failed (another
     /// advancer or a cancel moved it first) and nothing was written.
-    async fn change_retirement(&mut self, change: &RetirementChange<'_>)
-    -> Result<bool, StoreError>;
+    async fn change_retirement(
+        &mut self,
+        change: &RetirementChange<'_>,
+    ) -> Result<bool, StoreError>;
 
     /// Whether any delivery of the resource is pending or in flight.
     async fn retirement_pending(

@@ -127,11 +127,24 @@ async fn a_retirement_id_is_claimed_once(b: &Backend) {
         insert(handles[1].clone(), "ret-2", &target).await,
         Inserted::ResourceRetiring
     );
-    let row = handles[0].retirement(TENANT, "ret-1").await.unwrap().unwrap();
+    let row = handles[0]
+        .retirement(TENANT, "ret-1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.history.len(), 1, "one creation, one history entry");
     assert_eq!(row.fingerprint, b"fp");
     // Once it is final, the resource may be retired again.
-    assert!(change(handles[0].clone(), "ret-1", RetirementState::Draining, RetirementState::Cancelled, false).await);
+    assert!(
+        change(
+            handles[0].clone(),
+            "ret-1",
+            RetirementState::Draining,
+            RetirementState::Cancelled,
+            false
+        )
+        .await
+    );
     assert_eq!(
         insert(handles[1].clone(), "ret-2", &target).await,
         Inserted::Created
@@ -141,7 +154,12 @@ async fn a_retirement_id_is_claimed_once(b: &Backend) {
 async fn one_writer_wins_each_transition(b: &Backend) {
     let handles = [b.open().await, b.open().await, b.open().await];
     route(&handles[0], FlowMode::AsyncInline, 1).await;
-    insert(handles[0].clone(), "ret-1", &request(ResourceKind::Endpoint, "ep")).await;
+    insert(
+        handles[0].clone(),
+        "ret-1",
+        &request(ResourceKind::Endpoint, "ep"),
+    )
+    .await;
     for (from, to) in [
         (RetirementState::Draining, RetirementState::Disabled),
         (RetirementState::Disabled, RetirementState::Scheduled),
@@ -159,7 +177,11 @@ async fn one_writer_wins_each_transition(b: &Backend) {
             .count();
         assert_eq!(won, 1, "{from:?} → {to:?} is won once");
     }
-    let row = handles[1].retirement(TENANT, "ret-1").await.unwrap().unwrap();
+    let row = handles[1]
+        .retirement(TENANT, "ret-1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.state, RetirementState::Deleted);
     let states: Vec<RetirementState> = row.history.iter().map(|(s, _)| *s).collect();
     assert_eq!(
@@ -206,7 +228,14 @@ async fn the_drain_guard_holds_while_a_delivery_is_open(b: &Backend) {
     assert_eq!(facts.pending_count(), 1);
     assert_eq!(facts.flows, ["fl-0"]);
     assert!(
-        !change(store.clone(), "ret-1", RetirementState::Draining, RetirementState::Disabled, true).await,
+        !change(
+            store.clone(),
+            "ret-1",
+            RetirementState::Draining,
+            RetirementState::Disabled,
+            true
+        )
+        .await,
         "a pending delivery holds the drain"
     );
     let claimed = store
@@ -214,18 +243,40 @@ async fn the_drain_guard_holds_while_a_delivery_is_open(b: &Backend) {
         .await
         .unwrap();
     assert!(
-        !change(store.clone(), "ret-1", RetirementState::Draining, RetirementState::Disabled, true).await,
+        !change(
+            store.clone(),
+            "ret-1",
+            RetirementState::Draining,
+            RetirementState::Disabled,
+            true
+        )
+        .await,
         "an attempt in flight holds it too"
     );
     for c in claimed {
         assert!(
             store
-                .finish_attempt(c.fence(), &success(), FinishedBy::Sender, Transition::Succeeded, T0)
+                .finish_attempt(
+                    c.fence(),
+                    &success(),
+                    FinishedBy::Sender,
+                    Transition::Succeeded,
+                    T0
+                )
                 .await
                 .unwrap()
         );
     }
-    assert!(change(store.clone(), "ret-1", RetirementState::Draining, RetirementState::Disabled, true).await);
+    assert!(
+        change(
+            store.clone(),
+            "ret-1",
+            RetirementState::Draining,
+            RetirementState::Disabled,
+            true
+        )
+        .await
+    );
 }
 
 /// A delivery context of its own on `store` (another replica's worker), with `clock`.
@@ -256,9 +307,10 @@ async fn race(b: &Backend, unguarded: bool) -> HashMap<RetirementState, usize> {
     ));
     for _ in 0..6 {
         clock.advance_ms(10);
-        let racers = ctxs.iter().cloned().map(|ctx| {
-            tokio::spawn(async move { advance::advance(&ctx, TENANT, "ret-1").await })
-        });
+        let racers = ctxs
+            .iter()
+            .cloned()
+            .map(|ctx| tokio::spawn(async move { advance::advance(&ctx, TENANT, "ret-1").await }));
         for r in join_all(racers).await {
             // The unguarded copies may trip over each other's deletes; the guarded never.
             let outcome = r.unwrap();
@@ -267,7 +319,11 @@ async fn race(b: &Backend, unguarded: bool) -> HashMap<RetirementState, usize> {
             }
         }
     }
-    let row = handles[1].retirement(TENANT, "ret-1").await.unwrap().unwrap();
+    let row = handles[1]
+        .retirement(TENANT, "ret-1")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(row.state, RetirementState::Deleted);
     if !unguarded {
         assert_eq!(row.cascaded_flows, ["fl-0", "fl-1"]);

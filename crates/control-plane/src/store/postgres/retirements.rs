@@ -59,13 +59,14 @@ async fn facts(
     kind: ResourceKind,
     name: &str,
 ) -> Result<RetirementFacts, StoreError> {
-    let exists: Option<i64> =
-        sqlx::query_scalar("SELECT 1::bigint FROM resources WHERE tenant = $1 AND kind = $2 AND name = $3")
-            .bind(tenant)
-            .bind(kind.as_str())
-            .bind(name)
-            .fetch_optional(&mut *conn)
-            .await?;
+    let exists: Option<i64> = sqlx::query_scalar(
+        "SELECT 1::bigint FROM resources WHERE tenant = $1 AND kind = $2 AND name = $3",
+    )
+    .bind(tenant)
+    .bind(kind.as_str())
+    .bind(name)
+    .fetch_optional(&mut *conn)
+    .await?;
     let flows = match kind {
         ResourceKind::Flow => Vec::new(),
         _ => {
@@ -251,12 +252,13 @@ impl RetirementTx for PostgresTx {
         .execute(&mut *self.tx)
         .await?;
         if done.rows_affected() == 0 {
-            let taken: Option<i64> =
-                sqlx::query_scalar("SELECT 1::bigint FROM retirements WHERE tenant = $1 AND id = $2")
-                    .bind(new.tenant)
-                    .bind(new.id)
-                    .fetch_optional(&mut *self.tx)
-                    .await?;
+            let taken: Option<i64> = sqlx::query_scalar(
+                "SELECT 1::bigint FROM retirements WHERE tenant = $1 AND id = $2",
+            )
+            .bind(new.tenant)
+            .bind(new.id)
+            .fetch_optional(&mut *self.tx)
+            .await?;
             return Ok(if taken.is_some() {
                 Inserted::IdTaken
             } else {

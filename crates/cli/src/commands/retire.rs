@@ -212,8 +212,7 @@ async fn follow(
     started: Instant,
 ) -> anyhow::Result<RetirementView> {
     let mut last = None;
-    loop {
-        let Some(r) = &view.server else { break };
+    while let Some(r) = &view.server {
         if last != Some(r.state) {
             if !json {
                 eprintln!("retire {}: {} — {}", r.id, state_name(r.state), eta(r));

@@ -2,8 +2,10 @@
 //! docs/cli.md, with its exit codes and `--json` output.
 
 mod dlq;
+mod doctor;
 mod gitops;
 mod mcp;
+mod retire;
 mod rotation;
 mod secrets;
 mod status;

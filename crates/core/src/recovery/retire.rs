@@ -119,7 +119,7 @@ impl Console {
         if op.state == ActionState::Pending {
             self.send_recovery_op(op.id, deadline).await?;
         }
-        self.retirement_view(profile, &id, false).await
+        self.retirement_view(profile, &id).await
     }
 
     /// Cancels retirement `id` (keyed; at most one cancel is queued per retirement): what it
@@ -153,7 +153,7 @@ impl Console {
             // A start still queued goes first (the drain orders them).
             self.sync_recovery(profile, deadline).await?;
         }
-        self.retirement_view(profile, id, false).await
+        self.retirement_view(profile, id).await
     }
 
     /// Live progress of retirement `id`: the UI polls it and shows the state, the ETA
@@ -161,15 +161,12 @@ impl Console {
     /// still only saved locally. Unreachable: `offline` says so and `server` is absent.
     pub async fn retirement_status(&self, profile: &str, id: &str) -> Result<RetirementView> {
         check_id(id)?;
-        self.retirement_view(profile, id, true).await
+        self.retirement_view(profile, id).await
     }
 
-    async fn retirement_view(
-        &self,
-        profile: &str,
-        id: &str,
-        fresh: bool,
-    ) -> Result<RetirementView> {
+    /// What this console queued for `id` and what the control plane says now (or, when it
+    /// cannot be reached, what it last answered to this console's own writes).
+    async fn retirement_view(&self, profile: &str, id: &str) -> Result<RetirementView> {
         let start = self
             .retirement_write(profile, RecoveryAction::Retire, id)
             .await?;
@@ -181,18 +178,14 @@ impl Console {
             .flatten()
             .filter(|o| o.state == ActionState::Done)
             .find_map(|o| o.result.as_ref().and_then(parse_retirement));
-        let (server, offline) = if fresh || answered.is_none() {
-            let client = self.client(profile).await?;
-            match client
-                .get_json::<Retirement>(&format!("/v1/retirements/{id}"))
-                .await
-            {
-                Ok(r) => (r, None),
-                Err(CoreError::Offline { message, .. }) => (answered, Some(message)),
-                Err(e) => return Err(e),
-            }
-        } else {
-            (answered, None)
+        let client = self.client(profile).await?;
+        let (server, offline) = match client
+            .get_json::<Retirement>(&format!("/v1/retirements/{id}"))
+            .await
+        {
+            Ok(r) => (r, None),
+            Err(CoreError::Offline { message, .. }) => (answered, Some(message)),
+            Err(e) => return Err(e),
         };
         if start.is_none() && cancel.is_none() && server.is_none() && offline.is_none() {
             return Err(CoreError::not_found(format!("retirement {id:?}")));

@@ -48,6 +48,8 @@ struct State {
     faults: Mutex<Faults>,
     /// Reads (GET) whose path and query contain this answer 503 without being forwarded.
     fail_reads: Mutex<Option<String>>,
+    /// Reads whose path starts with this answer 404, as a control plane without the route.
+    absent: Mutex<Option<String>>,
     rng: Mutex<rand::rngs::StdRng>,
     /// Mutating requests that reached the server, per idempotency key (or "" when absent).
     forwarded: Mutex<HashMap<String, u32>>,
@@ -71,6 +73,7 @@ impl FaultProxy {
             upstream: Mutex::new(Some(upstream.to_owned())),
             faults: Mutex::new(Faults::default()),
             fail_reads: Mutex::new(None),
+            absent: Mutex::new(None),
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
             forwarded: Mutex::new(HashMap::new()),
             sent: Mutex::new(HashMap::new()),
@@ -112,6 +115,13 @@ impl FaultProxy {
     #[allow(dead_code)]
     pub fn fail_reads(&self, pattern: Option<&str>) {
         *self.state.fail_reads.lock().unwrap() = pattern.map(str::to_owned);
+    }
+
+    /// Reads of paths starting with `route` answer 404 `not_found`, as an older control plane
+    /// without that route would (`None`: every route is there).
+    #[allow(dead_code)]
+    pub fn hide_route(&self, route: Option<&str>) {
+        *self.state.absent.lock().unwrap() = route.map(str::to_owned);
     }
 
     /// `None`: the server is down (the proxy answers by resetting the connection).
@@ -169,6 +179,21 @@ async fn handle(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<
         .unwrap()
         .as_deref()
         .is_some_and(|pattern| path_and_query.contains(pattern));
+    let absent = st
+        .absent
+        .lock()
+        .unwrap()
+        .as_deref()
+        .is_some_and(|route| parts.uri.path().starts_with(route));
+    if !mutating && absent {
+        return Ok(Response::builder()
+            .status(404)
+            .header("content-type", "application/problem+json")
+            .body(Full::new(Bytes::from_static(
+                br#"{"type":"urn:switchyard:problem:not_found","title":"Not Found","status":404,"code":"not_found"}"#,
+            )))
+            .unwrap());
+    }
     if !mutating && failing_read {
         return Ok(Response::builder()
             .status(503)

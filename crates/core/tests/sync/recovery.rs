@@ -350,7 +350,7 @@ async fn a_server_fix_run_offline_is_saved_locally_then_sent_once_with_its_key()
             .iter()
             .any(|o| o.id == queued.id)
     );
-    assert!(proxy.forwarded().get("draft-recount-1").is_none());
+    assert!(!proxy.forwarded().contains_key("draft-recount-1"));
 
     // Back: the sync sends it once, with its key; the counters are right again.
     proxy.set_upstream(Some(cp.url()));
@@ -474,4 +474,62 @@ async fn an_edit_the_server_moved_under_is_drift_and_rebasing_it_lands_on_their_
     assert_eq!(live.version, 3);
     assert_eq!(live.spec["description"], "mine");
     assert_eq!(live.spec["event_types"], json!(["order.created"]));
+}
+
+#[tokio::test]
+async fn a_control_plane_without_diagnostics_is_reported_as_unchecked_never_as_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = ControlPlane::start(dir.path(), true).await;
+    let proxy = FaultProxy::start(&cp.url(), 13).await;
+    let c = console_with_profile(&dir.path().join("console"), &proxy.url()).await;
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", cp.db.display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO dlq_counts (tenant, target, error_class, hour, count) VALUES ('acme', 'ghost', 'http_5xx', 1, 5)",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let id = "dlq_counter_drift:tenant:acme";
+    assert!(
+        c.findings("p")
+            .await
+            .unwrap()
+            .findings
+            .iter()
+            .any(|f| f.finding.id == id)
+    );
+
+    proxy.hide_route(Some("/v1/diagnostics"));
+    let report = c.findings("p").await.unwrap();
+    assert_eq!(report.server, ServerCheck::Unsupported);
+    // The last check no longer describes this server: nothing of it is shown or fixable.
+    assert!(report.findings.is_empty(), "{:?}", classes(&report));
+    let refused = c
+        .run_fix("p", id, 0, None, Duration::from_secs(1))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "diagnostics_unsupported");
+    assert!(
+        c.recovery_ops("p", 10).await.unwrap().is_empty(),
+        "nothing queued"
+    );
+    // Console-side checks still run against such a server.
+    let flow = c
+        .enqueue(
+            "p",
+            Write::Create {
+                kind: ResourceKind::Flow,
+                name: "to-nowhere".into(),
+                spec: json!({"endpoint": "gone", "target": "gone", "mode": "async_inline"}),
+            },
+        )
+        .await
+        .unwrap();
+    let report = c.findings("p").await.unwrap();
+    assert_eq!(
+        classes(&report),
+        vec![(FindingClass::OrphanReference, flow.id.to_string())]
+    );
 }

@@ -20,6 +20,7 @@ mod harness;
 mod health;
 mod plane;
 mod profiles;
+mod recovery;
 mod replay;
 mod scenarios;
 mod security;

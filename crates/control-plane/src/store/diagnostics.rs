@@ -104,7 +104,8 @@ pub trait DiagnosticsStore {
         bounds: Bounds,
     ) -> Result<Vec<Backlog>, StoreError>;
 
-    /// Open (pending or in flight) deliveries of each disabled endpoint.
+    /// Open (pending or in flight) deliveries of each disabled endpoint, except one a
+    /// retirement disabled: its drain is the plan, and enabling it would fight the retirement.
     async fn disabled_backlogs(
         &self,
         tenant: &str,

@@ -76,6 +76,55 @@ async fn a_disabled_endpoint_with_open_deliveries_is_found_and_enabled() {
     server.stop().await.unwrap();
 }
 
+#[tokio::test]
+async fn an_endpoint_a_retirement_is_draining_is_not_reported_as_disabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(config(&dir.path().join("cp.db"), "0s,3s,3s,3s,3s"))
+        .await
+        .unwrap();
+    let api = Api::new(server.url());
+    let healthy = Arc::new(AtomicBool::new(false));
+    let receiver = flaky(&healthy).await;
+    api.route(&receiver.url, json!({})).await;
+    api.event_id(1).await;
+    wait_for("the first attempt", Duration::from_secs(5), || {
+        receiver.count() >= 1
+    })
+    .await;
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/retirements/r-ep",
+            Some(json!({"kind": "endpoint", "name": "ep", "cascade_flows": true})),
+            None,
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["state"], "draining", "{body}");
+    // Disabled by the retirement, with its delivery still open: the drain is the plan.
+    let endpoint = api.get("/v1/endpoints/ep").await;
+    assert_eq!(endpoint["status"]["enabled"], false, "{endpoint}");
+    let id = "disabled_endpoint_backlog:endpoint:ep";
+    assert!(finding(&api, id).await.is_none(), "reported while retiring");
+
+    // Cancelled, the endpoint is enabled again as it was; disabled by hand, it is reported.
+    let (status, body) = api
+        .call(
+            "POST",
+            "/v1/retirements/r-ep/cancel",
+            None,
+            Some("cancel-r-ep"),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = api
+        .call("POST", "/v1/endpoints/ep/disable", None, Some("disable-ep"))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    wait_finding(&api, id, Duration::from_secs(5), |_| true).await;
+    server.stop().await.unwrap();
+}
+
 /// Two dead deliveries to `tg`, on a server that is then stopped.
 async fn two_dead(db: &std::path::Path, receiver: &Receiver) -> Vec<String> {
     let server = Server::start(config(db, FAST)).await.unwrap();

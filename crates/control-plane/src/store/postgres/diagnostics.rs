@@ -204,7 +204,9 @@ impl DiagnosticsStore for PostgresStore {
         let mut conn = self.pool.acquire().await?;
         let disabled: Vec<String> = sqlx::query_scalar(
             "SELECT name FROM resources WHERE tenant = $1 AND kind = 'endpoint' \
-             AND (status::jsonb -> 'enabled') = 'false'::jsonb ORDER BY name LIMIT $2",
+             AND (status::jsonb -> 'enabled') = 'false'::jsonb AND NOT EXISTS (SELECT 1 FROM retirements r \
+             WHERE r.tenant = resources.tenant AND r.kind = 'endpoint' AND r.name = resources.name \
+             AND r.state NOT IN ('deleted', 'cancelled')) ORDER BY name LIMIT $2",
         )
         .bind(tenant)
         .bind(i64::from(bounds.subjects))

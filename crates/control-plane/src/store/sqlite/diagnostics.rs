@@ -197,7 +197,9 @@ impl DiagnosticsStore for SqliteStore {
         let mut conn = self.read().await?;
         let disabled: Vec<String> = sqlx::query_scalar(
             "SELECT name FROM resources WHERE tenant = ? AND kind = 'endpoint' \
-             AND json_extract(status, '$.enabled') = 0 ORDER BY name LIMIT ?",
+             AND json_extract(status, '$.enabled') = 0 AND NOT EXISTS (SELECT 1 FROM retirements r \
+             WHERE r.tenant = resources.tenant AND r.kind = 'endpoint' AND r.name = resources.name \
+             AND r.state NOT IN ('deleted', 'cancelled')) ORDER BY name LIMIT ?",
         )
         .bind(tenant)
         .bind(bounds.subjects)

@@ -26,17 +26,23 @@ async fn flaky(healthy: &Arc<AtomicBool>) -> Receiver {
     .await
 }
 
-#[tokio::test]
-async fn a_disabled_endpoint_with_open_deliveries_is_found_and_enabled() {
-    let dir = tempfile::tempdir().unwrap();
-    // Slow retries: the deliveries stay open while the endpoint is disabled.
-    let server = Server::start(config(&dir.path().join("cp.db"), "0s,3s,3s,3s,3s"))
+/// A server with slow retries (deliveries stay open for seconds) routing `ep` to a receiver
+/// that fails until `healthy` is set.
+async fn slow_route(dir: &std::path::Path) -> (Server, Api, Arc<AtomicBool>, Receiver) {
+    let server = Server::start(config(&dir.join("cp.db"), "0s,3s,3s,3s,3s"))
         .await
         .unwrap();
     let api = Api::new(server.url());
     let healthy = Arc::new(AtomicBool::new(false));
     let receiver = flaky(&healthy).await;
     api.route(&receiver.url, json!({})).await;
+    (server, api, healthy, receiver)
+}
+
+#[tokio::test]
+async fn a_disabled_endpoint_with_open_deliveries_is_found_and_enabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, api, healthy, receiver) = slow_route(dir.path()).await;
     let events = [api.event_id(1).await, api.event_id(2).await];
     wait_for("both first attempts", Duration::from_secs(5), || {
         receiver.count() >= 2
@@ -79,13 +85,7 @@ async fn a_disabled_endpoint_with_open_deliveries_is_found_and_enabled() {
 #[tokio::test]
 async fn an_endpoint_a_retirement_is_draining_is_not_reported_as_disabled() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(config(&dir.path().join("cp.db"), "0s,3s,3s,3s,3s"))
-        .await
-        .unwrap();
-    let api = Api::new(server.url());
-    let healthy = Arc::new(AtomicBool::new(false));
-    let receiver = flaky(&healthy).await;
-    api.route(&receiver.url, json!({})).await;
+    let (server, api, _healthy, receiver) = slow_route(dir.path()).await;
     api.event_id(1).await;
     wait_for("the first attempt", Duration::from_secs(5), || {
         receiver.count() >= 1

@@ -10,6 +10,7 @@ mod outbox;
 mod profiles;
 mod recovery;
 mod resources;
+mod rotation;
 mod targets;
 
 pub use agents::*;
@@ -21,6 +22,7 @@ pub use outbox::*;
 pub use profiles::*;
 pub use recovery::*;
 pub use resources::*;
+pub use rotation::*;
 pub use targets::*;
 
 use crate::ipc::bindings::command_map;
@@ -62,6 +64,14 @@ command_map! {
     test_target(profile: String, input: TargetTestInput) -> TargetTestView;
     list_target_tests(profile: String, target: String) -> Vec<TargetTestView>;
     take_shown_secrets(profile: String) -> Vec<ShownSecretView>;
+    start_rotation(profile: String, input: RotationStartInput) -> RotationProgressView;
+    resume_rotation(id: String) -> RotationProgressView;
+    get_rotation(id: String) -> RotationView;
+    list_rotations(profile: String) -> Vec<RotationView>;
+    acknowledge_secret(id: String) -> RotationView;
+    verify_rotation(id: String) -> RotationView;
+    promote_rotation(id: String, skip_verify: bool) -> RotationView;
+    rollback_rotation(id: String) -> RotationView;
     recovery_findings(profile: String) -> RecoveryView;
     run_fix(profile: String, finding_id: String, action: u32, key: String) -> FixOutcomeView;
     list_recovery_writes(profile: String) -> Vec<RecoveryWriteView>;
@@ -137,6 +147,14 @@ macro_rules! handler {
             $crate::commands::test_target,
             $crate::commands::list_target_tests,
             $crate::commands::take_shown_secrets,
+            $crate::commands::start_rotation,
+            $crate::commands::resume_rotation,
+            $crate::commands::get_rotation,
+            $crate::commands::list_rotations,
+            $crate::commands::acknowledge_secret,
+            $crate::commands::verify_rotation,
+            $crate::commands::promote_rotation,
+            $crate::commands::rollback_rotation,
             $crate::commands::recovery_findings,
             $crate::commands::run_fix,
             $crate::commands::list_recovery_writes,

@@ -120,6 +120,12 @@ impl App {
         })
     }
 
+    /// The app's throw-away directories (its data dir is `switchyard/`, its logs under
+    /// `data/`), for a test that reads what it left on disk.
+    pub fn dirs(&self) -> &std::path::Path {
+        self._dirs.path()
+    }
+
     /// The first element with this `data-testid`, waiting for it to appear.
     pub async fn el(&self, testid: &str) -> Result<WebElement> {
         self.css(&format!("[data-testid='{testid}']")).await

@@ -22,6 +22,7 @@ mod plane;
 mod profiles;
 mod recovery;
 mod replay;
+mod rotation;
 mod scenarios;
 mod security;
 mod update_feed;

@@ -33,6 +33,7 @@ import { AboutButton } from "./components/about/AboutDialog";
 import { UpdateNotice } from "./components/about/UpdateNotice";
 import { ProfileSwitcher } from "./components/ProfileSwitcher";
 import { RetireDialog } from "./components/recovery/RetireDialog";
+import { RotationWizard } from "./components/rotation/RotationWizard";
 import { SecretOnceDialog } from "./components/SecretOnceDialog";
 import { StatusBar } from "./components/StatusBar";
 import type { Kind } from "./ipc/bindings";
@@ -125,6 +126,7 @@ export function App() {
   };
   const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
   const [retiring, setRetiring] = useState<{ kind: Kind; name: string } | null>(null);
+  const [rotating, setRotating] = useState<string | null>(null);
   const findings = useFindings();
   const resourcesRef = useRef<ResourcesPageHandle>(null);
   const { setColorScheme } = useMantineColorScheme();
@@ -224,7 +226,15 @@ export function App() {
       group: "Recovery",
       onClick: () => setRetiring({ kind: r.kind, name: r.name }),
     }));
-    return [...jump, ...create, ...misc, ...resources, ...retire];
+    const rotate = matched
+      .filter((r) => r.kind === "target")
+      .map((r) => ({
+        id: `rotate/${r.name}`,
+        label: `Rotate credentials of target ${r.name}…`,
+        group: "Recovery",
+        onClick: () => setRotating(r.name),
+      }));
+    return [...jump, ...create, ...misc, ...resources, ...rotate, ...retire];
   })();
 
   // The first screen with data: tell the Rust side the launch is complete (logged, benched).
@@ -348,6 +358,13 @@ export function App() {
         </Fragment>
       </AppShell.Main>
       <SecretOnceDialog />
+      {rotating && (
+        <RotationWizard
+          key={`${profile}/${rotating}`}
+          target={rotating}
+          onClose={() => setRotating(null)}
+        />
+      )}
       {retiring && (
         <RetireDialog
           key={`${profile}/${retiring.kind}/${retiring.name}`}

@@ -31,6 +31,9 @@ pub enum FindingClass {
     StalledReplay,
     /// The maintained DLQ counters disagree with the rows.
     DlqCounterDrift,
+    /// A target's signing-secret rotation is in its overlap: older secrets still sign beside
+    /// the new one until `evidence.until` (info: finish it by verifying and promoting).
+    SigningOverlapOpen,
     // Console-side classes (never sent by the server).
     NeedsAttention,
     UnknownOutcome,
@@ -51,6 +54,7 @@ impl FindingClass {
             Self::DisabledEndpointBacklog => "disabled_endpoint_backlog",
             Self::StalledReplay => "stalled_replay",
             Self::DlqCounterDrift => "dlq_counter_drift",
+            Self::SigningOverlapOpen => "signing_overlap_open",
             Self::NeedsAttention => "needs_attention",
             Self::UnknownOutcome => "unknown_outcome",
             Self::StaleLease => "stale_lease",
@@ -110,6 +114,9 @@ pub struct FindingEvidence {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub actual: Option<i64>,
+    /// When the state ends by itself (an open overlap's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<DateTime<Utc>>,
 }
 
 /// One way to fix a finding: an ordinary keyed API call of this control plane. A client

@@ -25,6 +25,7 @@ import { OriginNote } from "./OriginNote";
 import { PendingBadge, StateBadge } from "./PendingBadge";
 import { ResourceForm } from "./ResourceForm";
 import { RetireDialog } from "./recovery/RetireDialog";
+import { RotationWizard } from "./rotation/RotationWizard";
 
 type Mode = "view" | "edit" | "apply";
 
@@ -149,6 +150,7 @@ function Details({
   const [tab, setTab] = useState("spec");
   const [confirmDisable, setConfirmDisable] = useState(false);
   const [retiring, setRetiring] = useState(false);
+  const [rotating, setRotating] = useState(false);
   const history = useHistory(resource.kind, resource.name);
   const on = enabled(resource);
   const write = (operation: "enable" | "disable") =>
@@ -203,6 +205,17 @@ function Details({
         >
           Delete
         </Button>
+        {resource.kind === "target" && resource.version > 0 && (
+          <Button
+            size="xs"
+            variant="light"
+            color="yellow"
+            onClick={() => setRotating(true)}
+            data-testid="rotate"
+          >
+            Rotate credentials…
+          </Button>
+        )}
         {resource.version > 0 && (
           <Button
             size="xs"
@@ -311,6 +324,7 @@ function Details({
           </Group>
         </Stack>
       </Modal>
+      {rotating && <RotationWizard target={resource.name} onClose={() => setRotating(false)} />}
       {retiring && (
         <RetireDialog
           kind={resource.kind}

@@ -14,6 +14,7 @@ import { enabled, summary } from "../lib/kinds";
 import { GitBadge } from "./gitops/GitBadge";
 import { RowSparkline } from "./health/RowSparkline";
 import { PendingBadge } from "./PendingBadge";
+import { CredentialBadges } from "./rotation/CredentialBadges";
 
 type SortKey = "name" | "summary" | "version" | "updated";
 type Sort = { key: SortKey; desc: boolean };
@@ -199,6 +200,7 @@ export function ResourceTable({
                     {resource.name}
                   </Text>
                   <GitBadge managed={managed[`${resource.kind}/${resource.name}`]} />
+                  <CredentialBadges resource={resource} />
                 </Group>
                 <Text size="sm" c="dimmed" truncate>
                   {summary(resource)}

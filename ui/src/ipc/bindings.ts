@@ -141,6 +141,8 @@ conflicting_fields: Array<string>, };
 
 export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, } | { "type": "secret_shown", profile: string, target: string, } | { "type": "quitting", sending: number, };
 
+export type Credential = "secret" | "certificate";
+
 export type DeliveryHealthView = { window: HealthWindow, group_by: HealthGroupBy, 
 /**
  * The start of the first bucket, and the end of the report (the server's now).
@@ -238,7 +240,7 @@ detail: string, evidence: FindingEvidence,
  */
 actions: Array<FixAction>, };
 
-export type FindingClass = "stuck_delivery" | "edge_unreachable" | "failing_target" | "disabled_endpoint_backlog" | "stalled_replay" | "dlq_counter_drift" | "needs_attention" | "unknown_outcome" | "stale_lease" | "orphan_reference" | "drift" | "unknown";
+export type FindingClass = "stuck_delivery" | "edge_unreachable" | "failing_target" | "disabled_endpoint_backlog" | "stalled_replay" | "dlq_counter_drift" | "signing_overlap_open" | "needs_attention" | "unknown_outcome" | "stale_lease" | "orphan_reference" | "drift" | "unknown";
 
 export type FindingEvidence = { 
 /**
@@ -260,7 +262,11 @@ last_error?: string | null,
 /**
  * What the figure should be and what it is (counter drift).
  */
-expected?: number | null, actual?: number | null, };
+expected?: number | null, actual?: number | null, 
+/**
+ * When the state ends by itself (an open overlap's end).
+ */
+until?: string | null, };
 
 export type FindingSubject = { 
 /**
@@ -438,6 +444,8 @@ changes: Array<FieldChange>,
  * Who changed it, when the local audit log knows (`cli`, `desktop`, `mcp (…)`).
  */
 changed_by: string | null, changed_at: number | null, };
+
+export type OldSecretView = { id: string, expires_at: string, };
 
 export type OpState = "pending" | "sending" | "done" | "needs_attention" | "discarded" | "superseded";
 
@@ -689,6 +697,65 @@ export type RetirementState = "blocked" | "draining" | "disabled" | "scheduled" 
 
 export type RetirementStep = { state: RetirementState, at: string, };
 
+export type RotationActions = { 
+/**
+ * A step is queued or in flight, or the value can be shown again:
+ * [`crate::Console::resume_rotation`].
+ */
+resume: boolean, verify: boolean, 
+/**
+ * Verified: promote.
+ */
+promote: boolean, 
+/**
+ * Staged but not (successfully) verified: promote only with `skip_verify`.
+ */
+promote_skipping_verify: boolean, 
+/**
+ * The old secret is still valid (by its stored expiry): roll back.
+ */
+roll_back: boolean, };
+
+export type RotationProgressView = { rotation: RotationView, 
+/**
+ * The new value while the person has not said it is stored; `null` afterwards.
+ */
+value: string | null, };
+
+export type RotationStartInput = { target: string, 
+/**
+ * How long the older secrets keep signing beside the new one; `null`: the server's day.
+ */
+overlap_seconds: number | null, 
+/**
+ * Rotate although an overlap is open and expire the older secrets now (a leaked secret).
+ */
+force: boolean, };
+
+export type RotationStep = "staging" | "staged" | "verifying" | "verified" | "promoting" | "done" | "rolling_back" | "rolled_back" | "needs_attention";
+
+export type RotationView = { id: string, profile: string, target: string, credential: Credential, step: RotationStep, stopped_step: RotationStep | null, 
+/**
+ * The overlap asked for; `null`: the server's default (a day).
+ */
+overlap_seconds: number | null, force: boolean, 
+/**
+ * The keys of the step in flight (what a resume sends again).
+ */
+pending_keys: Array<string>, new_secret_id: string | null, old_secrets: Array<OldSecretView>, verify_attempts: number, verify_result: VerifyView | null, 
+/**
+ * The person said the value is stored: it is never shown again.
+ */
+acknowledged: boolean, 
+/**
+ * `needs_attention`: the control plane's problem (`code`, `field`) or what went wrong.
+ */
+problem: WriteError | null, actions: RotationActions, 
+/**
+ * Milliseconds since the epoch.
+ */
+created_at: number, updated_at: number, finished_at: number | null, };
+
 export type Severity = "info" | "warning" | "critical";
 
 export type ShownSecretView = { target: string, secret_id: string | null, value: string, };
@@ -762,6 +829,12 @@ auto_check: boolean | null, signed_updates: boolean,
 installable: boolean, };
 
 export type UpdateStatus = { "state": "idle" } | { "state": "checking" } | { "state": "up_to_date", current_version: string, } | { "state": "available", version: string, current_version: string, notes: string | null, date: string | null, } | { "state": "downloading", version: string, downloaded: number, total: number | null, } | { "state": "ready", version: string, } | { "state": "installing", version: string, } | { "state": "failed", message: string, refused: boolean, };
+
+export type VerifyView = { ok: boolean, status: number | null, latency_ms: number | null, error: string | null, webhook_id: string | null, 
+/**
+ * RFC 3339.
+ */
+tested_at: string | null, attempt: number, };
 
 export type WaveProgress = { wave: number, total: number, 
 /**
@@ -848,6 +921,14 @@ export type Commands = {
   test_target: { args: { profile: string; input: TargetTestInput }; result: TargetTestView };
   list_target_tests: { args: { profile: string; target: string }; result: Array<TargetTestView> };
   take_shown_secrets: { args: { profile: string }; result: Array<ShownSecretView> };
+  start_rotation: { args: { profile: string; input: RotationStartInput }; result: RotationProgressView };
+  resume_rotation: { args: { id: string }; result: RotationProgressView };
+  get_rotation: { args: { id: string }; result: RotationView };
+  list_rotations: { args: { profile: string }; result: Array<RotationView> };
+  acknowledge_secret: { args: { id: string }; result: RotationView };
+  verify_rotation: { args: { id: string }; result: RotationView };
+  promote_rotation: { args: { id: string; skipVerify: boolean }; result: RotationView };
+  rollback_rotation: { args: { id: string }; result: RotationView };
   recovery_findings: { args: { profile: string }; result: RecoveryView };
   run_fix: { args: { profile: string; findingId: string; action: number; key: string }; result: FixOutcomeView };
   list_recovery_writes: { args: { profile: string }; result: Array<RecoveryWriteView> };

@@ -25,6 +25,7 @@ export const classLabels: Record<FindingClass, string> = {
   disabled_endpoint_backlog: "Disabled endpoint with a backlog",
   stalled_replay: "Stalled replay",
   dlq_counter_drift: "DLQ counters drifted",
+  signing_overlap_open: "Signing-secret overlap open",
   needs_attention: "Write needs attention",
   unknown_outcome: "Outcome unknown",
   stale_lease: "Stale lease",

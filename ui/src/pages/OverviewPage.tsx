@@ -12,6 +12,7 @@ import {
   Title,
 } from "@mantine/core";
 import type { ReactNode } from "react";
+import { CredentialsNotice } from "../components/overview/CredentialsNotice";
 import { DlqTrend } from "../components/overview/DlqTrend";
 import { HealthSection } from "../components/overview/HealthSection";
 import { Stat } from "../components/overview/Stat";
@@ -117,6 +118,7 @@ export function OverviewPage({
           </Text>
         </Group>
         <RecoveryBanner onOpen={onOpenRecovery} />
+        <CredentialsNotice now={now} onOpenTarget={onOpenTarget} />
         <SimpleGrid cols={{ base: 2, md: 3, lg: 6 }}>
           <Stat
             label="Endpoints"

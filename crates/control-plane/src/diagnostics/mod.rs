@@ -77,13 +77,14 @@ async fn diagnose(
     let store = &state.store;
     // Independent reads: on SQLite each takes a reader of its own, on PostgreSQL a
     // connection of the pool.
-    let (stuck, relays, disabled, replays, failing, drift) = tokio::try_join!(
+    let (stuck, relays, disabled, replays, failing, drift, overlaps) = tokio::try_join!(
         store.stuck_deliveries(&tenant, now - millis(config.stuck_after), bounds.subjects),
         store.waiting_relays(&tenant, bounds),
         store.disabled_backlogs(&tenant, bounds),
         store.overdue_replays(&tenant, now - millis(config.replay_stall), bounds),
         store.failing_targets(&tenant, i64::from(config.failure_run.max(1)), bounds),
         store.dlq_drift(&tenant, bounds.subjects),
+        store.open_overlaps(&tenant, now, bounds.subjects),
     )?;
     let facts = findings::Facts {
         now,
@@ -96,6 +97,7 @@ async fn diagnose(
         replays,
         failing,
         drift,
+        overlaps,
     };
     Ok(Json(Diagnostics {
         checked_at: to_datetime(now),

@@ -86,6 +86,16 @@ pub struct DriftRow {
     pub rows: i64,
 }
 
+/// A target whose signing-secret overlap is open: older secrets still sign beside the new
+/// one until `ends_at` (the latest expiry still ahead, as `status.rotation.ends_at` shows).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct OverlapRow {
+    pub target: String,
+    pub ends_at: i64,
+    /// Secrets with an expiry still ahead (the older ones of the rotation).
+    pub expiring: i64,
+}
+
 #[async_trait]
 pub trait DiagnosticsStore {
     /// The tenant's in-flight deliveries whose lease expired at or before `expired_before`,
@@ -137,6 +147,15 @@ pub trait DiagnosticsStore {
     /// committed snapshot agrees unless something bypassed the trigger. Groups that drift in
     /// opposite directions within one target are not seen.
     async fn dlq_drift(&self, tenant: &str, limit: u32) -> Result<Vec<DriftRow>, StoreError>;
+
+    /// Existing targets with a signing secret whose expiry is still ahead at `now`, the
+    /// soonest end first. Reads the tenant's secrets by their key (at most 10 per target).
+    async fn open_overlaps(
+        &self,
+        tenant: &str,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<OverlapRow>, StoreError>;
 
     /// Notes that edge `edge` of the tenant called lease at `now` (written at most once a
     /// second per edge).

@@ -47,7 +47,8 @@ pub use deliveries::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, Transition,
 };
 pub use diagnostics::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, RecoveryTx, Requeue, StuckRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, OverlapRow, RecoveryTx, Requeue,
+    StuckRow,
 };
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};

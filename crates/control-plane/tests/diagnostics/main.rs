@@ -12,5 +12,6 @@ mod fix;
 mod api;
 mod backlog;
 mod edge;
+mod overlap;
 mod stuck;
 mod targets;

@@ -12,6 +12,7 @@ use crate::types::OpError;
 /// server refused a step (the rotation's `problem` says why, `stopped_step` where).
 /// A failed verify goes back to `staged` with its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 #[sqlx(type_name = "TEXT", rename_all = "snake_case")]
 pub enum RotationStep {
@@ -57,6 +58,7 @@ impl RotationStep {
 
 /// What is rotated. Only signing secrets for now; the column leaves room for certificates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 #[sqlx(type_name = "TEXT", rename_all = "snake_case")]
 pub enum Credential {
@@ -82,6 +84,7 @@ pub struct VerifyResult {
 
 /// What the UI may offer now (derived from the step, the verify result and the clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RotationActions {
     /// A step is queued or in flight, or the value can be shown again:
     /// [`crate::Console::resume_rotation`].

@@ -19,6 +19,10 @@ function Evidence({ f, now }: { f: Finding; now: number }) {
     lines.push(
       `since ${new Date(e.since).toLocaleString()} (${relativeTime(Date.parse(e.since), now)})`,
     );
+  if (e.until)
+    lines.push(
+      `until ${new Date(e.until).toLocaleString()} (${relativeTime(Date.parse(e.until), now)})`,
+    );
   if (e.last_error) lines.push(`last error: ${e.last_error}`);
   if (e.expected != null && e.actual != null)
     lines.push(`counted ${e.actual}, rows say ${e.expected}`);

@@ -10,8 +10,8 @@ use super::{PostgresStore, PostgresTx};
 use crate::delivery::http::AttemptResult;
 use crate::store::rows::hop_from;
 use crate::store::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, RecoveryTx, Requeue, StoreError,
-    StuckRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, OverlapRow, RecoveryTx, Requeue,
+    StoreError, StuckRow,
 };
 
 /// The counter groups of a tenant whose figure is not the number of their dead rows: both
@@ -310,6 +310,27 @@ impl DiagnosticsStore for PostgresStore {
             row.dead_in_run = i64::try_from(n).unwrap_or(i64::MAX);
         }
         Ok(rows)
+    }
+
+    async fn open_overlaps(
+        &self,
+        tenant: &str,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<OverlapRow>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        Ok(sqlx::query_as(
+            "SELECT s.target, MAX(s.expires_at) AS ends_at, COUNT(*) AS expiring \
+             FROM signing_secrets s \
+             JOIN resources r ON r.tenant = s.tenant AND r.kind = 'target' AND r.name = s.target \
+             WHERE s.tenant = $1 AND s.expires_at > $2 \
+             GROUP BY s.target ORDER BY ends_at, s.target LIMIT $3",
+        )
+        .bind(tenant)
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *conn)
+        .await?)
     }
 
     async fn dlq_drift(&self, tenant: &str, limit: u32) -> Result<Vec<DriftRow>, StoreError> {

@@ -10,8 +10,8 @@ use super::{SqliteStore, SqliteTx};
 use crate::delivery::http::AttemptResult;
 use crate::store::rows::{hop_from, state_from};
 use crate::store::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, RecoveryTx, Requeue, StoreError,
-    StuckRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, OverlapRow, RecoveryTx, Requeue,
+    StoreError, StuckRow,
 };
 
 /// The counter groups of a tenant whose figure is not the number of their dead rows: both
@@ -303,6 +303,27 @@ impl DiagnosticsStore for SqliteStore {
             row.dead_in_run = i64::try_from(n).unwrap_or(i64::MAX);
         }
         Ok(rows)
+    }
+
+    async fn open_overlaps(
+        &self,
+        tenant: &str,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<OverlapRow>, StoreError> {
+        let mut conn = self.read().await?;
+        Ok(sqlx::query_as(
+            "SELECT s.target, MAX(s.expires_at) AS ends_at, COUNT(*) AS expiring \
+             FROM signing_secrets s \
+             JOIN resources r ON r.tenant = s.tenant AND r.kind = 'target' AND r.name = s.target \
+             WHERE s.tenant = ? AND s.expires_at > ? \
+             GROUP BY s.target ORDER BY ends_at, s.target LIMIT ?",
+        )
+        .bind(tenant)
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&mut *conn)
+        .await?)
     }
 
     async fn dlq_drift(&self, tenant: &str, limit: u32) -> Result<Vec<DriftRow>, StoreError> {

@@ -1,0 +1,198 @@
+//! The rotation wizard against a receiver that verifies Standard Webhooks signatures with the
+//! secrets its owner gave it: a new secret is staged and shown once, the overview flags the
+//! open overlap, the wizard is closed and resumed from the target's drawer, the verify fails
+//! while the receiver only knows the old secret and passes once it has the new one, and the
+//! promote leaves the new secret signing alone. The value is then nowhere in the app's files.
+//! Screenshots: each step.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::json;
+use switchyard_control_plane::delivery::signing::verify;
+
+use crate::harness::{App, ONE_AT_A_TIME};
+use crate::plane::Plane;
+
+/// A receiver on loopback accepting a webhook when a signature verifies with a secret it holds.
+struct Receiver {
+    url: String,
+    secrets: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Receiver {
+    async fn start() -> Result<Self> {
+        let secrets: Arc<Mutex<Vec<String>>> = Arc::default();
+        let held = secrets.clone();
+        let app = axum::Router::new().route(
+            "/hook",
+            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+                let held = held.clone();
+                async move {
+                    let h = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).unwrap_or("");
+                    let ts = h("webhook-timestamp").parse::<i64>().unwrap_or(0);
+                    let ok = held
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .any(|s| verify(s, h("webhook-id"), ts, &body, h("webhook-signature")));
+                    if ok {
+                        StatusCode::NO_CONTENT
+                    } else {
+                        StatusCode::UNAUTHORIZED
+                    }
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}/hook", listener.local_addr()?);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Self { url, secrets, task })
+    }
+
+    fn hold(&self, secret: &str) {
+        self.secrets.lock().unwrap().push(secret.to_owned());
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Every file under `dir` that contains `needle` (the SQLite files with their WAL, the logs).
+fn files_containing(dir: &std::path::Path, needle: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .is_ok_and(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+#[ignore = "needs a display and the built app: run with `make test-e2e`"]
+async fn a_signing_secret_is_staged_verified_and_promoted_through_the_wizard() -> Result<()> {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir()?;
+    let plane = Plane::start(work.path()).await?;
+    let receiver = Receiver::start().await?;
+    let created = plane
+        .call(
+            "POST",
+            "/v1/targets",
+            Some(json!({"name": "billing", "spec": {"url": receiver.url, "timeout_ms": 2000}})),
+        )
+        .await?;
+    let old = created["status"]["signing_secret"]
+        .as_str()
+        .context("the new target's secret")?;
+    receiver.hold(old);
+
+    let app = App::launch().await?;
+    app.wait_online().await?;
+    app.add_profile("acme", &plane.url(), true).await?;
+    app.click("nav-target").await?;
+    app.click("row-billing").await?;
+    app.click("rotate").await?;
+    app.el("rotation-choose-secret").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-choose").await?;
+    app.click("rotation-next").await?;
+    app.click("rotation-stage").await?;
+    let value = app
+        .wait_text("rotation-secret-value", "the new secret shown once", |t| {
+            t.starts_with("whsec_")
+        })
+        .await?;
+    ensure!(value != old, "a new secret");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-stage").await?;
+    app.click("rotation-stored").await?;
+    app.el("rotation-verify").await?;
+
+    // Closed mid-procedure: the overview flags the open overlap; the drawer resumes it.
+    app.click("rotation-close").await?;
+    app.close_drawer().await.ok();
+    app.click("nav-overview").await?;
+    app.wait_text("overview-credentials", "the overlap on the overview", |t| {
+        t.contains("billing")
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-overview").await?;
+    app.click("overview-credential-billing").await?;
+    app.click("rotate").await?;
+
+    // The receiver knows only the old secret: the test signed with the new one alone fails.
+    app.click("rotation-verify").await?;
+    let failed = app
+        .wait_text("rotation-verify-result", "the failed verify", |t| {
+            t.contains("did not accept")
+        })
+        .await?;
+    ensure!(failed.contains("401"), "{failed}");
+    ensure!(
+        app.count("rotation-promote").await? == 0,
+        "no promote after a failed verify"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-verify-failed").await?;
+
+    // Its owner adds the new secret beside the old one; the verify passes.
+    receiver.hold(&value);
+    app.click("rotation-verify").await?;
+    app.wait_text("rotation-verify-result", "the passed verify", |t| {
+        t.contains("accepted the new secret")
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-verify").await?;
+    app.click("rotation-promote").await?;
+    app.wait_text("rotation-final-step", "the rotation done", |t| t == "Done")
+        .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-done").await?;
+
+    // The control plane made one new secret, and only it signs.
+    let listed = plane
+        .call("GET", "/v1/targets/billing/secrets", None)
+        .await?;
+    let items = listed["items"].as_array().cloned().unwrap_or_default();
+    ensure!(items.len() == 2, "one rotation, one new secret: {listed}");
+    let now = chrono::Utc::now();
+    let valid: Vec<_> = items
+        .iter()
+        .filter(|s| {
+            s["expires_at"]
+                .as_str()
+                .is_none_or(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok_and(|t| t > now))
+        })
+        .collect();
+    ensure!(valid.len() == 1, "only the new secret is valid: {listed}");
+    ensure!(valid[0]["id"] == items[1]["id"], "{listed}");
+
+    // The value was shown, never kept: no file of the app holds it.
+    let on_disk = files_containing(app.dirs(), value.as_bytes());
+    ensure!(on_disk.is_empty(), "the new secret is on disk: {on_disk:?}");
+    app.quit().await
+}

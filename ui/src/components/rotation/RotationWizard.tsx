@@ -1,0 +1,298 @@
+// "Rotate credentials…" of a target: choose → stage (the new secret shown once) → verify (a
+// test signed with the new secret only) → promote, with roll back while the old secret is
+// valid. The procedure is a row of console.db (crates/core/src/rotation/): opening the wizard
+// on a target with an unfinished rotation resumes it where it was, and a step whose answer has
+// not arrived is sent again under the same derived key, so no second secret is ever made. The
+// new value lives in this component's state only, never in the query cache or on disk.
+import { Alert, Button, Code, Group, Modal, Stack, Stepper, Text } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { IpcError, RotationProgressView, RotationView } from "../../ipc/bindings";
+import { call } from "../../ipc/client";
+import { scope, useActiveProfile } from "../../ipc/queries";
+import { rotationKeys, useRotations } from "../../ipc/rotationQueries";
+import { inFlight, isFinished, overlaps, wizardStep } from "../../lib/rotation";
+import { ErrorAlert } from "../ErrorAlert";
+import {
+  ChooseBody,
+  DoneBody,
+  PromoteBody,
+  StagedBody,
+  StageOptions,
+  VerifyBody,
+} from "./RotationSteps";
+
+/** A step in flight is sent again this long after its last answer. */
+const RESUME_MS = 1_500;
+/** A rotation waiting for its overlap to end is looked at this often. */
+const WAITING_MS = 15_000;
+
+export function RotationWizard({ target, onClose }: { target: string; onClose: () => void }) {
+  const profile = useActiveProfile();
+  const client = useQueryClient();
+  const existing = useRotations();
+  const [chosen, setChosen] = useState(false);
+  const [overlap, setOverlap] = useState("24h");
+  const [force, setForce] = useState(false);
+  const [rotation, setRotation] = useState<RotationView | null>(null);
+  const [value, setValue] = useState<string | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<IpcError | null>(null);
+  const [confirm, setConfirm] = useState<"rollback" | "skip" | null>(null);
+  const picked = useRef(false);
+
+  const run = useCallback(
+    async (what: string, step: () => Promise<RotationView | RotationProgressView>) => {
+      setBusy(what);
+      setError(null);
+      setConfirm(null);
+      try {
+        const out = await step();
+        if ("rotation" in out) {
+          setRotation(out.rotation);
+          if (out.value) setValue(out.value);
+        } else {
+          setRotation(out);
+        }
+      } catch (e) {
+        setError(e as IpcError);
+      } finally {
+        setBusy(null);
+        if (profile !== undefined) {
+          client.invalidateQueries({ queryKey: rotationKeys(profile).all });
+          // The target's status (signing secrets, the open overlap) changed with the step.
+          client.invalidateQueries({ queryKey: scope(profile).allResources });
+          client.invalidateQueries({ queryKey: scope(profile).allResource });
+        }
+      }
+    },
+    [client, profile],
+  );
+
+  // Opening the wizard on a target with an unfinished rotation resumes that one.
+  useEffect(() => {
+    if (picked.current || !existing.data) return;
+    picked.current = true;
+    const open = existing.data.find((r) => r.target === target && !isFinished(r.step));
+    if (open) {
+      setChosen(true);
+      setRotation(open);
+      run("resume", () => call("resume_rotation", { id: open.id }));
+    }
+  }, [existing.data, target, run]);
+
+  // A step in flight is resent (same key) until answered; a rotation waiting for its overlap
+  // to end is looked at now and then (the end makes it done).
+  const id = rotation?.id;
+  const step = rotation?.step;
+  useEffect(() => {
+    if (!id || !step || busy || error) return;
+    if (inFlight(step)) {
+      const t = setTimeout(() => run("resume", () => call("resume_rotation", { id })), RESUME_MS);
+      return () => clearTimeout(t);
+    }
+    if (step === "staged" || step === "verified") {
+      const t = setInterval(() => run("refresh", () => call("get_rotation", { id })), WAITING_MS);
+      return () => clearInterval(t);
+    }
+  }, [id, step, busy, error, run]);
+
+  // Once the person said it is stored, the value is dropped from memory too.
+  const acknowledged = rotation?.acknowledged ?? false;
+  useEffect(() => {
+    if (acknowledged) setValue(null);
+  }, [acknowledged]);
+  const shown = acknowledged ? null : value;
+
+  const active = !chosen ? 0 : rotation ? wizardStep(rotation) : 1;
+  const actions = rotation?.actions;
+  const stage = () => {
+    if (profile === undefined) return;
+    const seconds = force ? null : (overlaps.find((o) => o.value === overlap)?.seconds ?? null);
+    run("stage", () =>
+      call("start_rotation", {
+        profile,
+        input: { target, overlap_seconds: seconds, force },
+      }),
+    );
+  };
+  const rid = rotation?.id ?? "";
+
+  return (
+    <Modal
+      opened
+      onClose={onClose}
+      title={`Rotate credentials of ${target}`}
+      size="lg"
+      closeOnClickOutside={false}
+      data-testid="rotation-wizard"
+    >
+      <Stepper active={active} size="sm">
+        <Stepper.Step label="Choose">
+          <ChooseBody />
+        </Stepper.Step>
+        <Stepper.Step label="Stage">
+          {rotation ? (
+            <StagedBody rotation={rotation} value={shown} target={target} />
+          ) : (
+            <StageOptions
+              overlap={overlap}
+              onOverlap={setOverlap}
+              force={force}
+              onForce={setForce}
+            />
+          )}
+        </Stepper.Step>
+        <Stepper.Step label="Verify">{rotation && <VerifyBody rotation={rotation} />}</Stepper.Step>
+        <Stepper.Step label="Promote">
+          {rotation && <PromoteBody rotation={rotation} />}
+        </Stepper.Step>
+        <Stepper.Completed>{rotation && <DoneBody rotation={rotation} />}</Stepper.Completed>
+      </Stepper>
+      <Stack gap="xs" mt="md">
+        {rotation?.step === "needs_attention" &&
+          (rotation.problem ? (
+            <ErrorAlert
+              error={rotation.problem}
+              title={`Stopped at ${rotation.stopped_step ?? "a step"}`}
+            />
+          ) : (
+            <Alert color="red" title="Stopped">
+              The rotation stopped at {rotation.stopped_step ?? "a step"}.
+            </Alert>
+          ))}
+        <ErrorAlert error={error} title="Not done" />
+        {error && rotation && (
+          <Text size="sm" c="dimmed">
+            Nothing was lost: the step is stored and is sent again with its key when you retry.
+          </Text>
+        )}
+        {rotation && (
+          <Text size="xs" c="dimmed" data-testid="rotation-id">
+            Rotation <Code>{rotation.id}</Code> · resume from the terminal with{" "}
+            <Code>switchyard rotation resume {rotation.id}</Code>
+          </Text>
+        )}
+        {confirm === "rollback" && (
+          <Alert color="orange" title="Roll back?">
+            The new secret is expired now and the old one keeps signing without an expiry. A
+            receiver that already dropped the old secret fails.
+          </Alert>
+        )}
+        {confirm === "skip" && (
+          <Alert color="orange" title="Promote without a successful verify?">
+            The older secrets stop signing now. If the receiver does not accept the new secret,
+            every delivery to {target} fails until it does.
+          </Alert>
+        )}
+      </Stack>
+      <Group justify="space-between" mt="md">
+        <Group gap="xs">
+          {actions?.roll_back &&
+            (confirm === "rollback" ? (
+              <Button
+                color="orange"
+                loading={busy === "rollback"}
+                onClick={() => run("rollback", () => call("rollback_rotation", { id: rid }))}
+                data-testid="rotation-rollback-confirm"
+              >
+                Roll back now
+              </Button>
+            ) : (
+              <Button
+                variant="subtle"
+                color="orange"
+                onClick={() => setConfirm("rollback")}
+                data-testid="rotation-rollback"
+              >
+                Roll back…
+              </Button>
+            ))}
+        </Group>
+        <Group gap="xs">
+          {error && rotation && (
+            <Button
+              variant="light"
+              loading={busy === "resume"}
+              onClick={() => run("resume", () => call("resume_rotation", { id: rid }))}
+              data-testid="rotation-retry"
+            >
+              Retry
+            </Button>
+          )}
+          {active === 0 && (
+            <Button onClick={() => setChosen(true)} data-testid="rotation-next">
+              Next
+            </Button>
+          )}
+          {active === 1 && !rotation && (
+            <Button
+              color={force ? "red" : undefined}
+              loading={busy === "stage"}
+              disabled={profile === undefined}
+              onClick={stage}
+              data-testid="rotation-stage"
+            >
+              Stage new secret
+            </Button>
+          )}
+          {active === 1 && rotation?.step === "staged" && (
+            <Button
+              loading={busy === "acknowledge"}
+              onClick={() => run("acknowledge", () => call("acknowledge_secret", { id: rid }))}
+              data-testid="rotation-stored"
+            >
+              I have stored it — verify next
+            </Button>
+          )}
+          {active === 2 &&
+            actions?.promote_skipping_verify &&
+            (confirm === "skip" ? (
+              <Button
+                color="orange"
+                variant="light"
+                loading={busy === "promote"}
+                onClick={() =>
+                  run("promote", () => call("promote_rotation", { id: rid, skipVerify: true }))
+                }
+                data-testid="rotation-skip-confirm"
+              >
+                Promote anyway
+              </Button>
+            ) : (
+              <Button
+                variant="subtle"
+                onClick={() => setConfirm("skip")}
+                data-testid="rotation-skip"
+              >
+                Promote without verifying…
+              </Button>
+            ))}
+          {active === 2 && actions?.verify && (
+            <Button
+              loading={busy === "verify"}
+              onClick={() => run("verify", () => call("verify_rotation", { id: rid }))}
+              data-testid="rotation-verify"
+            >
+              {rotation?.verify_attempts ? "Send the test again" : "Send test webhook"}
+            </Button>
+          )}
+          {active === 3 && actions?.promote && (
+            <Button
+              loading={busy === "promote"}
+              onClick={() =>
+                run("promote", () => call("promote_rotation", { id: rid, skipVerify: false }))
+              }
+              data-testid="rotation-promote"
+            >
+              Promote now
+            </Button>
+          )}
+          <Button variant="default" onClick={onClose} data-testid="rotation-close">
+            {active === 4 ? "Close" : "Close (resume later)"}
+          </Button>
+        </Group>
+      </Group>
+    </Modal>
+  );
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { resource } from "../test/render";
+import { rotation } from "../test/rotation";
+import { credentialWarnings, verifyWords, wizardStep } from "./rotation";
+
+describe("wizardStep", () => {
+  it("keeps a staged rotation on the stage step until the value is stored", () => {
+    expect(wizardStep(rotation({ step: "staging" }))).toBe(1);
+    expect(wizardStep(rotation({ step: "staged" }))).toBe(1);
+    expect(wizardStep(rotation({ step: "staged", acknowledged: true }))).toBe(2);
+    expect(wizardStep(rotation({ step: "verifying", acknowledged: true }))).toBe(2);
+    expect(wizardStep(rotation({ step: "verified", acknowledged: true }))).toBe(3);
+    expect(wizardStep(rotation({ step: "promoting" }))).toBe(3);
+    expect(wizardStep(rotation({ step: "done" }))).toBe(4);
+    expect(wizardStep(rotation({ step: "rolled_back" }))).toBe(4);
+  });
+
+  it("shows a rotation that needs attention at the step it stopped at", () => {
+    expect(wizardStep(rotation({ step: "needs_attention", stopped_step: "staging" }))).toBe(1);
+    expect(wizardStep(rotation({ step: "needs_attention", stopped_step: "promoting" }))).toBe(3);
+  });
+});
+
+describe("verifyWords", () => {
+  it("says what the receiver answered, with the error when it refused", () => {
+    const base = { webhook_id: "msg_1", tested_at: null, attempt: 1 };
+    expect(verifyWords({ ...base, ok: true, status: 204, latency_ms: 7, error: null })).toBe(
+      "The receiver accepted the new secret alone: HTTP 204 in 7 ms.",
+    );
+    expect(verifyWords({ ...base, ok: false, status: 401, latency_ms: 3, error: "http_4xx" })).toBe(
+      "The receiver did not accept it: HTTP 401 in 3 ms (http_4xx).",
+    );
+    expect(
+      verifyWords({ ...base, ok: false, status: null, latency_ms: null, error: "connect" }),
+    ).toBe("The receiver did not accept it: no answer (connect).");
+  });
+});
+
+describe("credentialWarnings", () => {
+  const now = Date.parse("2026-12-01T12:00:00Z");
+  const day = 86_400_000;
+  const target = (status: Record<string, unknown>) =>
+    resource({ kind: "target", name: "billing", status: status as never });
+
+  it("flags an open overlap with its end", () => {
+    const w = credentialWarnings(
+      target({ rotation: { open: true, ends_at: "2026-12-02T12:00:00Z" } }),
+      now,
+    );
+    expect(w.map((x) => [x.label, x.color])).toEqual([["Overlap open", "yellow"]]);
+    expect(w[0].at).toBe(now + day);
+  });
+
+  it("warns 30, 7 and 1 days before a certificate expires, and after", () => {
+    const cert = (ms: number) =>
+      credentialWarnings(
+        target({ client_certificate: { not_after: new Date(ms).toISOString() } }),
+        now,
+      );
+    expect(cert(now + 40 * day)).toEqual([]);
+    expect(cert(now + 20 * day).map((x) => [x.label, x.color])).toEqual([
+      ["Certificate: 20 d left", "yellow"],
+    ]);
+    expect(cert(now + 5 * day)[0].color).toBe("orange");
+    expect(cert(now + day / 2)[0].color).toBe("red");
+    expect(cert(now - 1000)[0].label).toBe("Certificate expired");
+  });
+
+  it("says nothing for other kinds or a target without either", () => {
+    expect(credentialWarnings(resource(), now)).toEqual([]);
+    expect(credentialWarnings(target({ signing_secrets: [] }), now)).toEqual([]);
+    expect(credentialWarnings(target({ rotation: { open: false } }), now)).toEqual([]);
+  });
+});

@@ -1,0 +1,116 @@
+// What the rotation wizard shows for a rotation's stored step, and the credential warnings of
+// a target (an open overlap, a client certificate near its expiry) for the target list and
+// the overview. Pure: the wizard and the tests share it.
+import type { JsonValue, ResourceView, RotationStep, RotationView } from "../ipc/bindings";
+
+/** The wizard's steps: 0 choose, 1 stage, 2 verify, 3 promote, 4 done (the Stepper's completed). */
+export type WizardStep = 0 | 1 | 2 | 3 | 4;
+
+/** A step whose request is queued or in flight: the wizard resumes it until it is answered. */
+export const inFlight = (step: RotationStep) =>
+  step === "staging" || step === "verifying" || step === "promoting" || step === "rolling_back";
+
+export const isFinished = (step: RotationStep) =>
+  step === "done" || step === "rolled_back" || step === "needs_attention";
+
+/** Where the wizard stands for a rotation. A staged rotation stays on the stage step until the
+ * person said the new value is stored. */
+export function wizardStep(r: RotationView): WizardStep {
+  const at = r.step === "needs_attention" ? (r.stopped_step ?? "staging") : r.step;
+  switch (at) {
+    case "staging":
+      return 1;
+    case "staged":
+      return r.acknowledged ? 2 : 1;
+    case "verifying":
+      return 2;
+    case "verified":
+    case "promoting":
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+export const stepWords: Record<RotationStep, { label: string; color: string }> = {
+  staging: { label: "Staging", color: "blue" },
+  staged: { label: "Staged (overlap open)", color: "yellow" },
+  verifying: { label: "Verifying", color: "blue" },
+  verified: { label: "Verified", color: "teal" },
+  promoting: { label: "Promoting", color: "blue" },
+  done: { label: "Done", color: "green" },
+  rolling_back: { label: "Rolling back", color: "orange" },
+  rolled_back: { label: "Rolled back", color: "gray" },
+  needs_attention: { label: "Needs attention", color: "red" },
+};
+
+/** Overlap choices of the stage step, in seconds (`null`: the server's default day). */
+export const overlaps: { value: string; label: string; seconds: number | null }[] = [
+  { value: "1h", label: "1 hour", seconds: 3600 },
+  { value: "24h", label: "24 hours", seconds: null },
+  { value: "3d", label: "3 days", seconds: 3 * 86400 },
+  { value: "7d", label: "7 days", seconds: 7 * 86400 },
+];
+
+/** The verify result in one sentence. */
+export function verifyWords(v: RotationView["verify_result"]): string {
+  if (!v) return "";
+  const answer = v.status !== null ? `HTTP ${v.status}` : "no answer";
+  const latency = v.latency_ms !== null ? ` in ${v.latency_ms} ms` : "";
+  return v.ok
+    ? `The receiver accepted the new secret alone: ${answer}${latency}.`
+    : `The receiver did not accept it: ${answer}${latency}${v.error ? ` (${v.error})` : ""}.`;
+}
+
+export type CredentialWarning = {
+  /** What the badge says. */
+  label: string;
+  /** A sentence for the tooltip and the overview. */
+  detail: string;
+  color: "yellow" | "orange" | "red";
+  /** When the warning's deadline is (ms). */
+  at: number;
+};
+
+const DAY = 86_400_000;
+
+function field(value: JsonValue, key: string): JsonValue | undefined {
+  return value && typeof value === "object" && !Array.isArray(value) ? value[key] : undefined;
+}
+
+/** The warnings of a target from its status as the control plane reported it: an open
+ * signing-secret overlap (older secrets still sign until `ends_at`), and an active client
+ * certificate expiring within 30 days (orange within 7, red within 1 or expired). */
+export function credentialWarnings(r: ResourceView, now: number): CredentialWarning[] {
+  if (r.kind !== "target") return [];
+  const out: CredentialWarning[] = [];
+  const rotation = field(r.status, "rotation");
+  const endsAt = field(rotation ?? null, "ends_at");
+  if (field(rotation ?? null, "open") === true && typeof endsAt === "string") {
+    const at = Date.parse(endsAt);
+    out.push({
+      label: "Overlap open",
+      detail: `Two signing secrets sign until ${new Date(at).toLocaleString()}: verify the receiver accepts the new one, then promote it or roll back.`,
+      color: "yellow",
+      at,
+    });
+  }
+  const notAfter = field(field(r.status, "client_certificate") ?? null, "not_after");
+  if (typeof notAfter === "string") {
+    const at = Date.parse(notAfter);
+    const left = at - now;
+    if (left < 30 * DAY) {
+      const days = Math.max(0, Math.ceil(left / DAY));
+      out.push({
+        label: left <= 0 ? "Certificate expired" : `Certificate: ${days} d left`,
+        detail:
+          left <= 0
+            ? `The client certificate expired ${new Date(at).toLocaleString()}: deliveries fail the TLS handshake. Upload and activate a new one.`
+            : `The client certificate expires ${new Date(at).toLocaleString()}: upload a new one and activate it before then.`,
+        color: left <= DAY ? "red" : left <= 7 * DAY ? "orange" : "yellow",
+        at,
+      });
+    }
+  }
+  return out;
+}

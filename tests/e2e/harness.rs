@@ -157,12 +157,18 @@ impl App {
 
     /// Clicks like a person; while an overlay is still fading in or out (modal, drawer,
     /// palette) the click is intercepted or the element not yet interactable, so it is tried
-    /// again for a while.
+    /// again for a while. A disabled button is waited for, as a person waits for it: a click
+    /// on it does nothing, and the test would go on as if it had (seen on a slow machine:
+    /// Next still disabled while a dry run reloads, so the next step never came).
     pub async fn click(&self, testid: &str) -> Result<()> {
         self.wait_still(testid).await;
         let started = Instant::now();
         loop {
             let el = self.el(testid).await?;
+            if self.is_disabled(&el).await && started.elapsed() < Duration::from_secs(15) {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
             match el.click().await {
                 Ok(()) => return Ok(()),
                 Err(e) if started.elapsed() < Duration::from_secs(15) => {
@@ -172,6 +178,12 @@ impl App {
                 Err(e) => return Err(e).with_context(|| format!("clicking {testid}")),
             }
         }
+    }
+
+    /// A `disabled` control, or a Mantine one marked `data-disabled`.
+    async fn is_disabled(&self, el: &WebElement) -> bool {
+        let marked = el.attr("data-disabled").await.ok().flatten().is_some();
+        marked || !el.is_enabled().await.unwrap_or(true)
     }
 
     /// Waits (at most 3 s) until the element stops moving: a click is aimed at coordinates, so
@@ -359,7 +371,8 @@ impl App {
     }
 
     pub async fn quit(mut self) -> Result<()> {
-        let _ = self.driver.clone().quit().await;
+        let quit = self.driver.clone().quit();
+        let _ = tokio::time::timeout(Duration::from_secs(10), quit).await;
         stop(&mut self.tauri_driver);
         Ok(())
     }
@@ -368,6 +381,11 @@ impl App {
 impl Drop for App {
     fn drop(&mut self) {
         stop(&mut self.tauri_driver);
+        // The session died with tauri-driver. Left as it is, dropping the WebDriver sends
+        // DELETE /session from a blocking thread while the test's runtime shuts down, which
+        // panics there ("a Tokio context … is being shutdown") and buries a failed test's
+        // error under that backtrace.
+        let _ = self.driver.clone().leak();
     }
 }
 

@@ -1,6 +1,7 @@
 //! The Recovery centre on a control plane with a real problem: an endpoint disabled while its
 //! deliveries are still open is found, its guided fix (enable) runs through the outbox and is
-//! confirmed, and the finding is gone; then a target is retired from its drawer (impact, the
+//! confirmed, and the finding is no longer reported (its card stays, marked so, with the
+//! outcome); then a target is retired from its drawer (impact, the
 //! flows retired first, typed confirmation) and its progress followed to deleted, after which
 //! the control plane no longer knows it. Screenshots: the finding, the fixed page, the
 //! retirement's impact and its completed progress.
@@ -92,8 +93,9 @@ async fn a_finding_is_fixed_and_a_target_is_retired_with_its_flow() -> Result<()
     app.shot("recovery-finding").await?;
 
     app.click(&format!("fix-{FINDING}-0")).await?;
-    // The fix is a keyed write of the outbox: it is confirmed, then the next check has no
-    // finding left for the endpoint.
+    // The fix is a keyed write of the outbox: it is confirmed, and the next check has no
+    // finding left for the endpoint. The card stays, marked no longer reported, with the
+    // fix's outcome (it may move there before the outcome is read: the badge is in both).
     app.wait_text(
         &format!("fix-{FINDING}-0-state"),
         "the fix confirmed",
@@ -111,6 +113,12 @@ async fn a_finding_is_fixed_and_a_target_is_retired_with_its_flow() -> Result<()
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    let resolved = app
+        .wait_text(&format!("resolved-{FINDING}"), "the fixed card", |t| {
+            t.contains("No longer reported")
+        })
+        .await?;
+    ensure!(resolved.contains("Confirmed"), "{resolved}");
     tokio::time::sleep(Duration::from_millis(400)).await;
     app.shot("recovery-fixed").await?;
 

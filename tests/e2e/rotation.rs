@@ -130,9 +130,16 @@ async fn a_signing_secret_is_staged_verified_and_promoted_through_the_wizard() -
     app.click("rotation-stored").await?;
     app.el("rotation-verify").await?;
 
-    // Closed mid-procedure: the overview flags the open overlap; the drawer resumes it.
+    // Closed mid-procedure: the target list and the overview flag the open overlap; the
+    // drawer resumes it.
     app.click("rotation-close").await?;
     app.close_drawer().await.ok();
+    app.wait_text("credential-warning-billing", "the list's badge", |t| {
+        t.contains("Overlap open")
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-target-list").await?;
     app.click("nav-overview").await?;
     app.wait_text("overview-credentials", "the overlap on the overview", |t| {
         t.contains("billing")

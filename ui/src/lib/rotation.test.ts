@@ -33,6 +33,15 @@ describe("verifyWords", () => {
     expect(
       verifyWords({ ...base, ok: false, status: null, latency_ms: null, error: "connect" }),
     ).toBe("The receiver did not accept it: no answer (connect).");
+    expect(
+      verifyWords({
+        ...base,
+        ok: false,
+        status: 401,
+        latency_ms: 3,
+        error: "receiver answered HTTP 401",
+      }),
+    ).toBe("The receiver did not accept it: HTTP 401 in 3 ms.");
   });
 });
 

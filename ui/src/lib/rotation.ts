@@ -57,9 +57,12 @@ export function verifyWords(v: RotationView["verify_result"]): string {
   if (!v) return "";
   const answer = v.status !== null ? `HTTP ${v.status}` : "no answer";
   const latency = v.latency_ms !== null ? ` in ${v.latency_ms} ms` : "";
+  // The error often restates the status ("receiver answered HTTP 401"): say it once.
+  const restates = v.error !== null && v.status !== null && v.error.includes(String(v.status));
+  const why = v.error && !restates ? ` (${v.error})` : "";
   return v.ok
     ? `The receiver accepted the new secret alone: ${answer}${latency}.`
-    : `The receiver did not accept it: ${answer}${latency}${v.error ? ` (${v.error})` : ""}.`;
+    : `The receiver did not accept it: ${answer}${latency}${why}.`;
 }
 
 export type CredentialWarning = {

@@ -98,6 +98,41 @@ describe("RecoveryPage", () => {
     expect(screen.getByTestId("recovery-group-warning")).toBeInTheDocument();
   });
 
+  it("keeps a fixed finding on screen with its outcome once the next check no longer reports it", async () => {
+    let fixed = false;
+    const write: RecoveryWriteView = {
+      id: 1,
+      subject: stuck.id,
+      action: "fix",
+      label: stuck.actions[0].label,
+      method: "POST",
+      path: stuck.actions[0].path,
+      idempotency_key: "k1",
+      state: "confirmed",
+      attempts: 1,
+      error: null,
+      created_at: Date.now(),
+    };
+    mockCommands({
+      recovery_findings: () => view(fixed ? [stalled] : [stalled, stuck]),
+      list_retirements: () => [],
+      list_recovery_writes: () => (fixed ? [write] : []),
+      run_fix: () => {
+        fixed = true;
+        return { message: "the control plane confirmed it", write };
+      },
+    });
+    renderUi(<RecoveryPage />);
+    await userEvent.click(await screen.findByTestId(`fix-${stuck.id}-0`));
+    const card = await screen.findByTestId(`resolved-${stuck.id}`);
+    expect(screen.queryByTestId(`finding-${stuck.id}`)).not.toBeInTheDocument();
+    expect(card).toHaveTextContent("No longer reported");
+    expect(within(card).getByTestId(`fix-${stuck.id}-0-state`)).toHaveTextContent("Confirmed");
+    expect(within(card).getByTestId(`fix-${stuck.id}-0`)).toBeDisabled();
+    // A finding without a fix of this console that goes away is simply gone.
+    expect(screen.queryByTestId(`resolved-${stalled.id}`)).not.toBeInTheDocument();
+  });
+
   it("asks before a destructive fix and sends nothing when the person keeps it", async () => {
     const calls = mockCommands({
       recovery_findings: () => view([stalled]),

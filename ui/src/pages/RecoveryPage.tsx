@@ -15,11 +15,12 @@ import {
   Title,
 } from "@mantine/core";
 import { IconRefresh, IconSearch } from "@tabler/icons-react";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { stateWords } from "../components/dlq/ReplayDialog";
 import { FindingCard } from "../components/recovery/FindingCard";
 import { RetirementProgress } from "../components/recovery/RetirementProgress";
-import type { Severity } from "../ipc/bindings";
+import type { Finding, Severity } from "../ipc/bindings";
+import { useActiveProfile } from "../ipc/queries";
 import { useFindings, useRecoveryWrites, useRetirements } from "../ipc/recoveryQueries";
 import { relativeTime } from "../lib/format";
 import {
@@ -40,6 +41,10 @@ export function RecoveryPage() {
   const groups = data ? groupBySeverity(data.findings, filter) : [];
   const total = data?.findings.length ?? 0;
   const shown = groups.reduce((n, g) => n + g.findings.length, 0);
+  const fixes = (writes.data ?? []).filter((w) => w.action === "fix");
+  const resolved = useResolved(data?.findings, !!data && !data.server_unavailable).filter((f) =>
+    fixes.some((w) => w.subject === f.id),
+  );
   return (
     <Box style={{ flex: 1, minHeight: 0, overflow: "auto" }} data-testid="recovery">
       <Stack gap="md">
@@ -125,6 +130,22 @@ export function RecoveryPage() {
             ))}
           </Stack>
         ))}
+        {resolved.length > 0 && (
+          <Stack gap="xs" data-testid="recovery-resolved">
+            <Title order={5} c="green">
+              Fixed since this page opened ({resolved.length})
+            </Title>
+            {resolved.map((f) => (
+              <FindingCard
+                key={f.id}
+                f={f}
+                now={now}
+                resolved
+                writes={fixes.filter((w) => w.subject === f.id)}
+              />
+            ))}
+          </Stack>
+        )}
         <Title order={4} mt="md">
           Retirements
         </Title>
@@ -150,4 +171,23 @@ export function RecoveryPage() {
       </Stack>
     </Box>
   );
+}
+
+/**
+ * The findings seen while the page is open that the latest check no longer reports: a fixed
+ * finding stays on screen with its fix's outcome instead of vanishing at the next check. Only
+ * a complete check (the control plane answered) says a finding is gone; a profile switch
+ * forgets them (another control plane's findings are not shown under this one's name).
+ */
+function useResolved(findings: Finding[] | undefined, complete: boolean): Finding[] {
+  const profile = useActiveProfile();
+  const seen = useRef<{ profile: string | undefined; all: Map<string, Finding> }>({
+    profile,
+    all: new Map(),
+  });
+  if (seen.current.profile !== profile) seen.current = { profile, all: new Map() };
+  const current = new Set((findings ?? []).map((f) => f.id));
+  for (const f of findings ?? []) seen.current.all.set(f.id, f);
+  if (!findings || !complete) return [];
+  return [...seen.current.all.values()].filter((f) => !current.has(f.id));
 }

@@ -135,6 +135,9 @@ fn print_finding(f: &DoctorFinding) {
     if let Some(since) = e.since {
         println!("    since: {}", since.format("%Y-%m-%d %H:%M:%S UTC"));
     }
+    if let Some(until) = e.until {
+        println!("    until: {}", until.format("%Y-%m-%d %H:%M:%S UTC"));
+    }
     if !e.delivery_ids.is_empty() {
         println!("    deliveries: {}", e.delivery_ids.join(", "));
     }

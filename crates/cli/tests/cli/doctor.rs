@@ -271,3 +271,46 @@ fn doctor_without_a_reachable_control_plane_exits_4_and_says_it_was_not_checked(
     assert_eq!(report["server"]["status"], "unreachable");
     assert!(!report["unchecked"].as_array().unwrap().is_empty());
 }
+
+/// An open signing-secret overlap is shown (info, with its end) but needs nobody: exit 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_overlap_is_shown_with_its_end_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let server = server(&db).await;
+    let data = dir.path().join("console");
+    add_profile(&data, &server.url());
+    let out = run(
+        &data,
+        &[
+            "targets",
+            "create",
+            "billing",
+            "--spec",
+            r#"{"url":"http://127.0.0.1:9/hook"}"#,
+            "--wait",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let out = run(
+        &data,
+        &["targets", "rotate-secret", "billing", "--overlap", "2h"],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+
+    let out = run(&data, &["--json", "doctor"], None);
+    assert_eq!(out.status.code(), Some(0), "info only: {}", text(&out));
+    let report = json(&out);
+    let finding = &report["findings"][0];
+    assert_eq!(finding["id"], "signing_overlap_open:target:billing");
+    assert_eq!(finding["severity"], "info");
+    assert!(finding["evidence"]["until"].is_string(), "{finding}");
+    let human = String::from_utf8_lossy(&run(&data, &["doctor"], None).stdout).to_string();
+    assert!(
+        human.contains("signing_overlap_open:target:billing"),
+        "{human}"
+    );
+    assert!(human.contains("until: "), "{human}");
+}

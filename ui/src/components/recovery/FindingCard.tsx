@@ -48,11 +48,13 @@ function FixButton({
   action,
   index,
   write,
+  resolved,
 }: {
   f: Finding;
   action: FixAction;
   index: number;
   write: RecoveryWriteView | undefined;
+  resolved: boolean;
 }) {
   const run = useRunFix();
   const message = run.data?.message;
@@ -76,7 +78,7 @@ function FixButton({
           color={action.destructive ? "red" : undefined}
           variant={index === 0 ? "filled" : "light"}
           loading={run.isPending}
-          disabled={!!busy}
+          disabled={!!busy || resolved}
           onClick={() => (action.destructive ? setConfirming(true) : go())}
           data-testid={testid}
         >
@@ -138,15 +140,23 @@ export function FindingCard({
   f,
   writes,
   now,
+  resolved = false,
 }: {
   f: Finding;
   /** The fixes queued for this finding, newest first. */
   writes: RecoveryWriteView[];
   now: number;
+  /** No longer reported since a fix ran: shown with the fix's outcome, not to run again. */
+  resolved?: boolean;
 }) {
-  const s = severityWords[f.severity];
+  const s = resolved ? { color: "green", label: "No longer reported" } : severityWords[f.severity];
   return (
-    <Card withBorder padding="sm" data-testid={`finding-${f.id}`}>
+    <Card
+      withBorder
+      padding="sm"
+      data-testid={resolved ? `resolved-${f.id}` : `finding-${f.id}`}
+      opacity={resolved ? 0.85 : 1}
+    >
       <Stack gap="xs">
         <Group justify="space-between" wrap="nowrap">
           <Group gap="xs" wrap="nowrap">
@@ -174,6 +184,7 @@ export function FindingCard({
                   f={f}
                   action={a}
                   index={i}
+                  resolved={resolved}
                   write={writes.find(
                     (w) => w.method === a.method && w.path === a.path && w.label === a.label,
                   )}

@@ -45,7 +45,8 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
     async (what: string, step: () => Promise<RotationView | RotationProgressView>) => {
       setBusy(what);
       setError(null);
-      setConfirm(null);
+      // A background look leaves a confirmation the person is reading alone.
+      if (what !== "refresh") setConfirm(null);
       try {
         const out = await step();
         if ("rotation" in out) {
@@ -167,7 +168,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
             Nothing was lost: the step is stored and is sent again with its key when you retry.
           </Text>
         )}
-        {rotation && (
+        {rotation && !isFinished(rotation.step) && (
           <Text size="xs" c="dimmed" data-testid="rotation-id">
             Rotation <Code>{rotation.id}</Code> · resume from the terminal with{" "}
             <Code>switchyard rotation resume {rotation.id}</Code>
@@ -179,6 +180,33 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
             receiver that already dropped the old secret fails.
           </Alert>
         )}
+        {active === 2 && actions?.promote_skipping_verify && (
+          <Group justify="flex-end">
+            {confirm === "skip" ? (
+              <Button
+                size="xs"
+                color="orange"
+                variant="light"
+                loading={busy === "promote"}
+                onClick={() =>
+                  run("promote", () => call("promote_rotation", { id: rid, skipVerify: true }))
+                }
+                data-testid="rotation-skip-confirm"
+              >
+                Promote anyway
+              </Button>
+            ) : (
+              <Button
+                size="xs"
+                variant="subtle"
+                onClick={() => setConfirm("skip")}
+                data-testid="rotation-skip"
+              >
+                Promote without verifying…
+              </Button>
+            )}
+          </Group>
+        )}
         {confirm === "skip" && (
           <Alert color="orange" title="Promote without a successful verify?">
             The older secrets stop signing now. If the receiver does not accept the new secret,
@@ -186,7 +214,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
           </Alert>
         )}
       </Stack>
-      <Group justify="space-between" mt="md">
+      <Group justify="space-between" mt="md" wrap="nowrap">
         <Group gap="xs">
           {actions?.roll_back &&
             (confirm === "rollback" ? (
@@ -209,7 +237,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
               </Button>
             ))}
         </Group>
-        <Group gap="xs">
+        <Group gap="xs" wrap="nowrap">
           {error && rotation && (
             <Button
               variant="light"
@@ -245,29 +273,6 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
               I have stored it — verify next
             </Button>
           )}
-          {active === 2 &&
-            actions?.promote_skipping_verify &&
-            (confirm === "skip" ? (
-              <Button
-                color="orange"
-                variant="light"
-                loading={busy === "promote"}
-                onClick={() =>
-                  run("promote", () => call("promote_rotation", { id: rid, skipVerify: true }))
-                }
-                data-testid="rotation-skip-confirm"
-              >
-                Promote anyway
-              </Button>
-            ) : (
-              <Button
-                variant="subtle"
-                onClick={() => setConfirm("skip")}
-                data-testid="rotation-skip"
-              >
-                Promote without verifying…
-              </Button>
-            ))}
           {active === 2 && actions?.verify && (
             <Button
               loading={busy === "verify"}

@@ -97,6 +97,10 @@ struct EdgeArgs {
     /// by default (forbidden_address). For receivers on this host or its private network.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Trust the CA certificates of this PEM file for HTTPS receivers' server certificates,
+    /// besides the web PKI's roots (receivers with a private CA). May be given more than once.
+    #[arg(long, value_name = "FILE")]
+    target_ca_file: Vec<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -341,6 +345,11 @@ async fn main() -> anyhow::Result<()> {
         tracing::warn!(
             "private targets allowed: webhooks may go to loopback, private and link-local addresses"
         );
+    }
+    for file in &args.target_ca_file {
+        let pem = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("--target-ca-file {}: {e}", file.display()))?;
+        config.delivery.target_roots_pem.push(pem);
     }
     if let Some(worker_id) = &args.worker_id {
         config.delivery.worker_id = worker_id.clone();

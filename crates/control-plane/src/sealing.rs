@@ -229,6 +229,11 @@ pub fn secret_aad(tenant: &str, target: &str, id: &str) -> Vec<u8> {
     format!("signing_secret\0{tenant}\0{target}\0{id}").into_bytes()
 }
 
+/// The associated data of a target's client-certificate private key.
+pub fn client_key_aad(tenant: &str, target: &str, id: &str) -> Vec<u8> {
+    format!("client_certificate_key\0{tenant}\0{target}\0{id}").into_bytes()
+}
+
 /// The associated data of a stored idempotent response.
 pub fn response_aad(tenant: &str, key: &str) -> Vec<u8> {
     format!("stored_response\0{tenant}\0{key}").into_bytes()

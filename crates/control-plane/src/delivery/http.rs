@@ -1,13 +1,15 @@
 //! One webhook attempt over HTTP, and the classification of its failure.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use switchyard_protocol::ErrorClass;
 
 use super::addresses;
+use crate::store::ClientIdentity;
 
 /// What one attempt observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,11 +40,22 @@ impl AttemptResult {
 /// an edge plane): no redirects (a 3xx is a failure the receiver must fix, and following one
 /// could lead anywhere), no proxies (deliveries go where the target says), connection reuse,
 /// and the address policy of [`super::addresses`] enforced on the address it connects to.
+///
+/// A target with an active client certificate (mTLS) is sent to by a client of its own that
+/// presents it: one per certificate, built on first use and cached by the certificate's
+/// fingerprint, so its connections are reused too and never shared with another identity.
 #[derive(Clone)]
 pub struct WebhookClient {
     client: reqwest::Client,
     allow_private: bool,
+    resolver: Arc<GuardedResolver>,
+    /// CA certificates (PEM) trusted for receivers besides the web PKI's roots.
+    roots: Arc<Vec<reqwest::Certificate>>,
+    identities: Arc<Mutex<HashMap<String, reqwest::Client>>>,
 }
+
+/// The most client-certificate clients kept at once; past it the cache starts over.
+const MAX_IDENTITY_CLIENTS: usize = 256;
 
 /// Resolves host names for [`WebhookClient`]; the system resolver unless a test injects
 /// one (a name that resolves to loopback, say).
@@ -52,21 +65,34 @@ impl WebhookClient {
     /// A client that refuses forbidden addresses unless `allow_private`, looking names up
     /// with `lookup` (`None`: the system resolver).
     pub fn new(allow_private: bool, lookup: Option<Lookup>) -> Self {
-        let resolver = GuardedResolver {
+        Self::with_roots(allow_private, lookup, &[])
+    }
+
+    /// [`Self::new`], also trusting the CA certificates `roots_pem` (PEM, each may hold
+    /// several) for receivers' server certificates. A certificate that does not parse is
+    /// skipped with a warning.
+    pub fn with_roots(allow_private: bool, lookup: Option<Lookup>, roots_pem: &[String]) -> Self {
+        let resolver = Arc::new(GuardedResolver {
             lookup,
             allow_private,
-        };
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(resolver))
-            .pool_max_idle_per_host(32)
-            .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .expect("the HTTP client builds");
+        });
+        let roots: Vec<reqwest::Certificate> = roots_pem
+            .iter()
+            .flat_map(|pem| match reqwest::Certificate::from_pem_bundle(pem.as_bytes()) {
+                Ok(certs) => certs,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a trusted receiver CA certificate does not parse; skipped");
+                    Vec::new()
+                }
+            })
+            .collect();
+        let client = build(&resolver, &roots, None).expect("the HTTP client builds");
         Self {
             client,
             allow_private,
+            resolver,
+            roots: Arc::new(roots),
+            identities: Arc::default(),
         }
     }
 
@@ -74,6 +100,56 @@ impl WebhookClient {
     pub fn allows_private(&self) -> bool {
         self.allow_private
     }
+
+    /// The client that presents `identity` (the shared one for `None`).
+    fn client_for(&self, identity: Option<&ClientIdentity>) -> Result<reqwest::Client, String> {
+        let Some(identity) = identity else {
+            return Ok(self.client.clone());
+        };
+        let mut cache = self.identities.lock().expect("identity cache lock");
+        if let Some(client) = cache.get(&identity.fingerprint) {
+            return Ok(client.clone());
+        }
+        let mut pem = identity.private_key_pem.clone();
+        pem.push('\n');
+        pem.push_str(&identity.certificate_pem);
+        // The error says nothing of the key: it is reqwest's parse failure of the PEM.
+        let tls = reqwest::Identity::from_pem(pem.as_bytes())
+            .map_err(|_| format!("client certificate {} cannot be presented", identity.id))?;
+        let client = build(&self.resolver, &self.roots, Some(tls))
+            .map_err(|_| format!("client certificate {} cannot be presented", identity.id))?;
+        if cache.len() >= MAX_IDENTITY_CLIENTS {
+            cache.clear();
+        }
+        cache.insert(identity.fingerprint.clone(), client.clone());
+        Ok(client)
+    }
+
+    /// How many client-certificate clients are cached (tests).
+    pub fn identity_clients(&self) -> usize {
+        self.identities.lock().expect("identity cache lock").len()
+    }
+}
+
+fn build(
+    resolver: &Arc<GuardedResolver>,
+    roots: &[reqwest::Certificate],
+    identity: Option<reqwest::Identity>,
+) -> reqwest::Result<reqwest::Client> {
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(resolver.clone())
+        .pool_max_idle_per_host(32)
+        .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")));
+    for root in roots {
+        builder = builder.add_root_certificate(root.clone());
+    }
+    if let Some(identity) = identity {
+        builder = builder.identity(identity);
+    }
+    builder.build()
 }
 
 /// The refusal to connect to a forbidden address. The resolver returns it, so it reaches
@@ -135,6 +211,18 @@ pub async fn send(
     headers: &[(String, String)],
     body: String,
 ) -> AttemptResult {
+    send_as(client, None, url, timeout, headers, body).await
+}
+
+/// [`send`], presenting the client certificate `identity` in the TLS handshake (mTLS).
+pub async fn send_as(
+    client: &WebhookClient,
+    identity: Option<&ClientIdentity>,
+    url: &str,
+    timeout: Duration,
+    headers: &[(String, String)],
+    body: String,
+) -> AttemptResult {
     if !client.allow_private
         && let Some(why) = addresses::url_forbidden(url)
     {
@@ -143,8 +231,12 @@ pub async fn send(
             format!("refused to connect: {why}"),
         );
     }
+    let http = match client.client_for(identity) {
+        Ok(http) => http,
+        Err(error) => return AttemptResult::failed(ErrorClass::Tls, error),
+    };
     let started = Instant::now();
-    let mut request = client.client.post(url).timeout(timeout).body(body);
+    let mut request = http.post(url).timeout(timeout).body(body);
     for (name, value) in headers {
         request = request.header(name, value);
     }
@@ -200,11 +292,11 @@ fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
             format!("no answer within {} ms", timeout.as_millis()),
         );
     }
-    let tls = ["certificate", "tls", "handshake", "rustls", "x509"]
+    let tls = ["certificate", "tls", "handshake", "rustls", "x509", "alert"]
         .iter()
         .any(|w| chain.contains(w));
     if tls {
-        return (ErrorClass::Tls, "TLS handshake failed".into());
+        return (ErrorClass::Tls, tls_error(&chain));
     }
     if error.is_connect() {
         let why = if chain.contains("refused") {
@@ -221,6 +313,25 @@ fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
         ErrorClass::Connect,
         "the connection closed before a complete answer".into(),
     )
+}
+
+/// What a failed TLS handshake tells: the alert the receiver sent (it refused the client
+/// certificate, or required one) or why this side gave up.
+fn tls_error(chain: &str) -> String {
+    if let Some(at) = chain.find("received fatal alert: ") {
+        let alert: String = chain[at + "received fatal alert: ".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        return format!(
+            "TLS handshake failed: the receiver sent alert {alert} (it did not accept the \
+             client certificate presented, or requires one)"
+        );
+    }
+    if chain.contains("invalid peer certificate") {
+        return "TLS handshake failed: the receiver's server certificate is not trusted".into();
+    }
+    "TLS handshake failed".into()
 }
 
 #[cfg(test)]

@@ -97,10 +97,6 @@ struct EdgeArgs {
     /// by default (forbidden_address). For receivers on this host or its private network.
     #[arg(long)]
     allow_private_targets: bool,
-    /// Trust the CA certificates of this PEM file for HTTPS receivers' server certificates,
-    /// besides the web PKI's roots (receivers with a private CA). May be given more than once.
-    #[arg(long, value_name = "FILE")]
-    target_ca_file: Vec<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -166,6 +162,10 @@ struct ServeArgs {
     /// name resolves to one fails (forbidden_address). --demo implies it.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Trust the CA certificates of this PEM file for HTTPS receivers' server certificates,
+    /// besides the web PKI's roots (receivers with a private CA). May be given more than once.
+    #[arg(long, value_name = "FILE")]
+    target_ca_file: Vec<std::path::PathBuf>,
     /// Largest request body in bytes (413 payload_too_large).
     #[arg(long, value_name = "BYTES", default_value_t = MAX_BODY_BYTES)]
     max_body_bytes: usize,

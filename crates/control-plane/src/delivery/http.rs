@@ -277,10 +277,14 @@ pub async fn send_as(
 
 fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
     let mut chain = String::new();
+    let mut raw = String::new();
     let mut source: Option<&dyn std::error::Error> = Some(error);
     while let Some(e) = source {
-        chain.push_str(&e.to_string().to_ascii_lowercase());
+        let text = e.to_string();
+        chain.push_str(&text.to_ascii_lowercase());
         chain.push(' ');
+        raw.push_str(&text);
+        raw.push(' ');
         if let Some(refusal) = e.downcast_ref::<ForbiddenAddress>() {
             return (ErrorClass::ForbiddenAddress, refusal.0.clone());
         }
@@ -296,7 +300,7 @@ fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
         .iter()
         .any(|w| chain.contains(w));
     if tls {
-        return (ErrorClass::Tls, tls_error(&chain));
+        return (ErrorClass::Tls, tls_error(&raw));
     }
     if error.is_connect() {
         let why = if chain.contains("refused") {
@@ -328,7 +332,10 @@ fn tls_error(chain: &str) -> String {
              client certificate presented, or requires one)"
         );
     }
-    if chain.contains("invalid peer certificate") {
+    if chain
+        .to_ascii_lowercase()
+        .contains("invalid peer certificate")
+    {
         return "TLS handshake failed: the receiver's server certificate is not trusted".into();
     }
     "TLS handshake failed".into()

@@ -170,6 +170,9 @@ pub(crate) const META_COLUMNS: &str = "id, fingerprint, subject, not_after, stat
 
 pub(crate) type MetaTuple = (String, String, String, i64, String, i64);
 
+/// [`MetaTuple`] and the row's `request_sha256`.
+pub(crate) type MetaShaTuple = (String, String, String, i64, String, i64, Vec<u8>);
+
 pub(crate) fn meta(row: MetaTuple) -> Result<CertMeta, StoreError> {
     let (id, fingerprint, subject, not_after, st, created_at) = row;
     Ok(CertMeta {

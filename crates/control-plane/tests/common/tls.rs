@@ -27,6 +27,8 @@ pub struct Issued {
     pub chain_pem: String,
     pub key_pem: String,
     pub der: Vec<u8>,
+    /// The key's PKCS#8 DER.
+    pub key_der: Vec<u8>,
 }
 
 impl Issued {
@@ -35,12 +37,17 @@ impl Issued {
         hex::encode(Sha256::digest(&self.der))
     }
 
-    /// The base64 body of the key PEM (what would show up if it leaked anywhere).
+    /// The first base64 line of the key PEM: what would show up, verbatim, in any PEM text
+    /// of the key (JSON-escaped or not) if it leaked anywhere.
     pub fn key_body(&self) -> String {
-        self.key_pem
+        let line = self
+            .key_pem
             .lines()
-            .filter(|l| !l.starts_with("-----"))
-            .collect()
+            .find(|l| !l.starts_with("-----"))
+            .unwrap()
+            .to_owned();
+        assert!(line.len() >= 40, "a key line: {line}");
+        line
     }
 
     /// The upload body of this certificate.
@@ -97,6 +104,7 @@ impl Ca {
             chain_pem: format!("{}{}", cert.pem(), self.cert.pem()),
             key_pem: key.serialize_pem(),
             der: cert.der().to_vec(),
+            key_der: key.serialize_der(),
         }
     }
 
@@ -104,7 +112,9 @@ impl Ca {
     fn server(&self) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
         let key = KeyPair::generate().unwrap();
         let mut params = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
-        params.distinguished_name.push(DnType::CommonName, "receiver");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "receiver");
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         validity(&mut params, -1, 30);
         let cert = params.signed_by(&key, &self.cert, &self.key).unwrap();
@@ -176,8 +186,7 @@ impl TlsReceiver {
                     let Ok((tcp, _)) = listener.accept().await else {
                         return;
                     };
-                    let acceptor =
-                        tokio_rustls::TlsAcceptor::from(config.lock().unwrap().clone());
+                    let acceptor = tokio_rustls::TlsAcceptor::from(config.lock().unwrap().clone());
                     let seen = seen.clone();
                     tokio::spawn(async move {
                         let Ok(mut tls) = acceptor.accept(tcp).await else {

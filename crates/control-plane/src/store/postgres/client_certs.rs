@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 
 use super::{PostgresStore, PostgresTx};
 use crate::sealing::{Sealer, client_key_aad};
-use crate::store::client_certs::{META_COLUMNS, MetaTuple, meta};
+use crate::store::client_certs::{META_COLUMNS, MetaShaTuple, MetaTuple, meta};
 use crate::store::{
     Activation, CertMeta, ClientCertRow, ClientCertStore, ClientCertTx, ClientIdentity, StoreError,
     Upload, sealed_error,
@@ -58,16 +58,15 @@ async fn one(
     target: &str,
     id: &str,
 ) -> Result<Option<(CertMeta, Vec<u8>)>, StoreError> {
-    let row: Option<(String, String, String, i64, String, i64, Vec<u8>)> =
-        sqlx::query_as(&format!(
-            "SELECT {META_COLUMNS}, request_sha256 FROM client_certificates \
+    let row: Option<MetaShaTuple> = sqlx::query_as(&format!(
+        "SELECT {META_COLUMNS}, request_sha256 FROM client_certificates \
              WHERE tenant = $1 AND target = $2 AND id = $3"
-        ))
-        .bind(tenant)
-        .bind(target)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
+    ))
+    .bind(tenant)
+    .bind(target)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
     row.map(|(a, b, c, d, e, f, sha)| Ok((meta((a, b, c, d, e, f))?, sha)))
         .transpose()
 }
@@ -164,7 +163,7 @@ impl ClientCertStore for PostgresStore {
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        let found = one(&mut *tx, tenant, target, &row.id).await?;
+        let found = one(&mut tx, tenant, target, &row.id).await?;
         let outcome = match found {
             Some((meta, _)) if inserted == 1 => Upload::Created(meta),
             Some((meta, sha)) => Upload::Exists {

@@ -6,7 +6,7 @@ use sqlx::SqliteConnection;
 
 use super::{SqliteStore, SqliteTx};
 use crate::sealing::{Sealer, client_key_aad};
-use crate::store::client_certs::{META_COLUMNS, MetaTuple, meta};
+use crate::store::client_certs::{META_COLUMNS, MetaShaTuple, MetaTuple, meta};
 use crate::store::{
     Activation, CertMeta, ClientCertRow, ClientCertStore, ClientCertTx, ClientIdentity, StoreError,
     Upload, sealed_error,
@@ -57,16 +57,15 @@ async fn one(
     target: &str,
     id: &str,
 ) -> Result<Option<(CertMeta, Vec<u8>)>, StoreError> {
-    let row: Option<(String, String, String, i64, String, i64, Vec<u8>)> =
-        sqlx::query_as(&format!(
-            "SELECT {META_COLUMNS}, request_sha256 FROM client_certificates \
+    let row: Option<MetaShaTuple> = sqlx::query_as(&format!(
+        "SELECT {META_COLUMNS}, request_sha256 FROM client_certificates \
              WHERE tenant = ? AND target = ? AND id = ?"
-        ))
-        .bind(tenant)
-        .bind(target)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
+    ))
+    .bind(tenant)
+    .bind(target)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
     row.map(|(a, b, c, d, e, f, sha)| Ok((meta((a, b, c, d, e, f))?, sha)))
         .transpose()
 }
@@ -163,7 +162,7 @@ impl ClientCertStore for SqliteStore {
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        let found = one(&mut *tx, tenant, target, &row.id).await?;
+        let found = one(&mut tx, tenant, target, &row.id).await?;
         let outcome = match found {
             Some((meta, _)) if inserted == 1 => Upload::Created(meta),
             Some((meta, sha)) => Upload::Exists {

@@ -1,11 +1,11 @@
-//! Secrets at rest: signing secrets and stored responses are sealed with
-//! XChaCha20-Poly1305 under a main key before they reach the database.
+//! Secrets at rest: signing secrets, client-certificate keys and stored responses are sealed
+//! with XChaCha20-Poly1305 under a main key before they reach the database.
 //!
 //! A sealed value is text: `sy1:<key id>:<base64 of nonce ‖ ciphertext>`. The key id names
 //! the main key that sealed it, so a main key can be rotated: every key of the key file can
 //! open, the last one seals. The associated data binds a value to its row (tenant, target and
-//! secret id; tenant and idempotency key), so a ciphertext copied into another row does not
-//! open. A value without the prefix was written before sealing existed and is returned as it
+//! secret or certificate id; tenant and idempotency key), so a ciphertext copied into another
+//! row does not open. A value without the prefix was written before sealing existed and is returned as it
 //! is (start-up seals such rows).
 
 use std::io::Write as _;

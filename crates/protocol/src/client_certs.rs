@@ -14,13 +14,14 @@ use utoipa::ToSchema;
 pub const CERTIFICATE_WARN_DAYS: [i64; 3] = [30, 7, 1];
 
 /// Whether `id` is a client-certificate id: 1-128 characters of letters, digits and `. _ : -`
-/// (chosen by the client; the upload is idempotent by it).
+/// (chosen by the client; the upload is idempotent by it), the form of a replay session id
+/// ([`CERTIFICATE_ID_PATTERN`]).
 pub fn is_certificate_id(id: &str) -> bool {
-    (1..=128).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+    crate::replay::is_session_id(id)
 }
+
+/// [`is_certificate_id`] as a pattern (the OpenAPI document's).
+pub const CERTIFICATE_ID_PATTERN: &str = crate::replay::SESSION_ID_PATTERN;
 
 /// The body of `PUT /v1/targets/{name}/client-certificates/{id}`.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

@@ -370,3 +370,48 @@ async fn a_retired_certificate_can_be_activated_again_until_it_expires() {
     );
     server.stop().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_main_key_rotation_reseals_client_certificate_keys() {
+    use switchyard_control_plane::sealing::{Sealer, default_key_path};
+    use switchyard_control_plane::store::{ClientCertStore, SealStore, open_with};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cp.db");
+    let url = format!("sqlite://{}", db.display());
+    let server = Server::start(config(&db, FAST)).await.unwrap();
+    let api = Api::new(server.url());
+    api.route("http://127.0.0.1:9/hook", json!({})).await;
+    let cert = Ca::new("test CA").client("client", 30);
+    assert_eq!(upload(&api, "c1", cert.upload()).await.0, 201);
+    server.stop().await.unwrap();
+
+    let rotated = dir.path().join("rotated-key");
+    Sealer::from_file(&default_key_path(&url).unwrap())
+        .unwrap()
+        .with_new_key()
+        .write_file(&rotated)
+        .unwrap();
+    let store = open_with(&url, 2, Arc::new(Sealer::from_file(&rotated).unwrap()))
+        .await
+        .unwrap();
+    let mut resealed = 0;
+    loop {
+        let n = store.reseal_batch(100).await.unwrap();
+        if n == 0 {
+            break;
+        }
+        resealed += n;
+    }
+    assert!(resealed >= 2, "the signing secret and the key: {resealed}");
+    // Only the new main key now: the key still opens.
+    let only_new = Arc::new(Sealer::from_file(&rotated).unwrap().only_current());
+    let store = open_with(&url, 2, only_new).await.unwrap();
+    store.check_sealed().await.unwrap();
+    let identity = store
+        .client_identity("acme", "tg", "c1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(identity.private_key_pem.contains(&cert.key_body()));
+}

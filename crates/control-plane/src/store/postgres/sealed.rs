@@ -123,6 +123,17 @@ impl SealStore for PostgresStore {
                 .open(stored.as_bytes(), &secret_aad(&tenant, &target, &id))
                 .map_err(sealed_error)?;
         }
+        let key: Option<(String, String, String, String)> = sqlx::query_as(
+            "SELECT tenant, target, id, private_key FROM client_certificates \
+             WHERE substring(private_key from 1 for 4) = 'sy1:' LIMIT 1",
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some((tenant, target, id, stored)) = key {
+            self.sealer
+                .open(stored.as_bytes(), &client_key_aad(&tenant, &target, &id))
+                .map_err(sealed_error)?;
+        }
         let response: Option<(String, String, Vec<u8>)> = sqlx::query_as(
             "SELECT tenant, key, response_body FROM idempotency_keys \
              WHERE response_body IS NOT NULL AND substring(response_body from 1 for 4) = $1 LIMIT 1",

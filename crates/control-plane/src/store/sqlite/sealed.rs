@@ -123,6 +123,17 @@ impl SealStore for SqliteStore {
                 .open(stored.as_bytes(), &secret_aad(&tenant, &target, &id))
                 .map_err(sealed_error)?;
         }
+        let key: Option<(String, String, String, String)> = sqlx::query_as(
+            "SELECT tenant, target, id, private_key FROM client_certificates \
+             WHERE substr(private_key, 1, 4) = 'sy1:' LIMIT 1",
+        )
+        .fetch_optional(&mut *self.read().await?)
+        .await?;
+        if let Some((tenant, target, id, stored)) = key {
+            self.sealer
+                .open(stored.as_bytes(), &client_key_aad(&tenant, &target, &id))
+                .map_err(sealed_error)?;
+        }
         let response: Option<(String, String, Vec<u8>)> = sqlx::query_as(
             "SELECT tenant, key, response_body FROM idempotency_keys \
              WHERE response_body IS NOT NULL AND substr(response_body, 1, 4) = ? LIMIT 1",

@@ -374,7 +374,7 @@ async fn a_retired_certificate_can_be_activated_again_until_it_expires() {
 #[tokio::test]
 async fn a_main_key_rotation_reseals_client_certificate_keys() {
     use switchyard_control_plane::sealing::{Sealer, default_key_path};
-    use switchyard_control_plane::store::{ClientCertStore, SealStore, open_with};
+    use switchyard_control_plane::store::open_with;
 
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cp.db");

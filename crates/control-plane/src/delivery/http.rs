@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use sha2::{Digest, Sha256};
 use switchyard_protocol::ErrorClass;
 
 use super::addresses;
@@ -43,7 +44,8 @@ impl AttemptResult {
 ///
 /// A target with an active client certificate (mTLS) is sent to by a client of its own that
 /// presents it: one per certificate, built on first use and cached by the certificate's
-/// fingerprint, so its connections are reused too and never shared with another identity.
+/// fingerprint (and chain), so its connections are reused too and never shared with another
+/// identity.
 #[derive(Clone)]
 pub struct WebhookClient {
     client: reqwest::Client,
@@ -106,8 +108,15 @@ impl WebhookClient {
         let Some(identity) = identity else {
             return Ok(self.client.clone());
         };
+        // By the whole chain, not the leaf only: the same leaf re-uploaded with a corrected
+        // chain (a missing intermediate) must be presented with it.
+        let cache_key = format!(
+            "{}:{}",
+            identity.fingerprint,
+            hex::encode(Sha256::digest(identity.certificate_pem.as_bytes()))
+        );
         let mut cache = self.identities.lock().expect("identity cache lock");
-        if let Some(client) = cache.get(&identity.fingerprint) {
+        if let Some(client) = cache.get(&cache_key) {
             return Ok(client.clone());
         }
         let mut pem = identity.private_key_pem.clone();
@@ -121,7 +130,7 @@ impl WebhookClient {
         if cache.len() >= MAX_IDENTITY_CLIENTS {
             cache.clear();
         }
-        cache.insert(identity.fingerprint.clone(), client.clone());
+        cache.insert(cache_key, client.clone());
         Ok(client)
     }
 
@@ -464,5 +473,56 @@ mod tests {
         let sent = send(&allowing, &url, Duration::from_secs(2), &[], "{}".into()).await;
         assert!(sent.succeeded(), "{sent:?}");
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    fn identity(cn: &str) -> ClientIdentity {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params = rcgen::CertificateParams::new(vec![cn.to_owned()]).unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        ClientIdentity {
+            id: cn.to_owned(),
+            fingerprint: hex::encode(Sha256::digest(cert.der())),
+            certificate_pem: cert.pem(),
+            private_key_pem: key.serialize_pem(),
+            not_after: i64::MAX,
+        }
+    }
+
+    #[test]
+    fn one_client_per_presented_chain_and_no_key_in_its_errors() {
+        let client = WebhookClient::new(true, None);
+        let a = identity("a.example");
+        client.client_for(None).unwrap();
+        assert_eq!(
+            client.identity_clients(),
+            0,
+            "no identity, the shared client"
+        );
+        client.client_for(Some(&a)).unwrap();
+        client.client_for(Some(&a)).unwrap();
+        assert_eq!(client.identity_clients(), 1, "cached");
+        let mut longer = a.clone();
+        longer
+            .certificate_pem
+            .push_str(&identity("ca.example").certificate_pem);
+        client.client_for(Some(&longer)).unwrap();
+        assert_eq!(
+            client.identity_clients(),
+            2,
+            "the same leaf with another chain"
+        );
+        client
+            .clone()
+            .client_for(Some(&identity("b.example")))
+            .unwrap();
+        assert_eq!(client.identity_clients(), 3, "clones share the cache");
+        let mut broken = identity("c.example");
+        broken.private_key_pem =
+            "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n".into();
+        let error = client.client_for(Some(&broken)).unwrap_err();
+        assert!(
+            error.contains("c.example") && !error.contains("c2VjcmV0"),
+            "{error}"
+        );
     }
 }

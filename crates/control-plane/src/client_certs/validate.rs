@@ -180,3 +180,139 @@ pub fn check(request: &UploadCertificateRequest, now_ms: i64) -> Result<Checked,
         not_after,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, SignatureAlgorithm};
+
+    use super::*;
+
+    fn ca_params(cn: &str) -> CertificateParams {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params
+    }
+
+    fn leaf_params(cn: &str) -> CertificateParams {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        params
+    }
+
+    fn now_ms() -> i64 {
+        chrono::Utc::now().timestamp_millis()
+    }
+
+    fn request(chain: &[&rcgen::Certificate], key: &KeyPair) -> UploadCertificateRequest {
+        UploadCertificateRequest {
+            certificate_pem: chain.iter().map(|c| c.pem()).collect(),
+            private_key_pem: key.serialize_pem(),
+        }
+    }
+
+    #[test]
+    fn every_key_type_rustls_signs_with_is_matched_to_its_leaf() {
+        let ca_key = KeyPair::generate().unwrap();
+        let ca = ca_params("CA").self_signed(&ca_key).unwrap();
+        let algorithms: [&'static SignatureAlgorithm; 3] = [
+            &rcgen::PKCS_ECDSA_P256_SHA256,
+            &rcgen::PKCS_ECDSA_P384_SHA384,
+            &rcgen::PKCS_ED25519,
+        ];
+        for alg in algorithms {
+            let key = KeyPair::generate_for(alg).unwrap();
+            let leaf = leaf_params("leaf").signed_by(&key, &ca, &ca_key).unwrap();
+            let checked = check(&request(&[&leaf, &ca], &key), now_ms())
+                .unwrap_or_else(|e| panic!("{alg:?}: {e}"));
+            assert_eq!(checked.subject, "CN=leaf");
+            assert_eq!(checked.fingerprint, hex::encode(Sha256::digest(leaf.der())));
+            assert!(checked.certificate_pem.matches("BEGIN CERTIFICATE").count() == 2);
+            let other = KeyPair::generate_for(alg).unwrap();
+            let refused = check(&request(&[&leaf, &ca], &other), now_ms())
+                .err()
+                .unwrap();
+            assert_eq!(refused.field, KEY_FIELD);
+        }
+    }
+
+    #[test]
+    fn a_chain_goes_leaf_first_each_followed_by_its_issuer() {
+        let root_key = KeyPair::generate().unwrap();
+        let root = ca_params("root").self_signed(&root_key).unwrap();
+        let mid_key = KeyPair::generate().unwrap();
+        let mid = ca_params("intermediate")
+            .signed_by(&mid_key, &root, &root_key)
+            .unwrap();
+        let key = KeyPair::generate().unwrap();
+        let leaf = leaf_params("leaf").signed_by(&key, &mid, &mid_key).unwrap();
+        let at = now_ms();
+        assert!(
+            check(&request(&[&leaf], &key), at).is_ok(),
+            "the leaf alone"
+        );
+        assert!(check(&request(&[&leaf, &mid], &key), at).is_ok());
+        assert!(check(&request(&[&leaf, &mid, &root], &key), at).is_ok());
+        for wrong in [
+            vec![&leaf, &root],
+            vec![&leaf, &root, &mid],
+            vec![&mid, &leaf],
+        ] {
+            let refused = check(&request(&wrong, &key), at).err().unwrap();
+            assert_eq!(refused.field, CERT_FIELD);
+            assert!(
+                refused.message.contains("was not issued by"),
+                "{}",
+                refused.message
+            );
+        }
+        // A subject that names the issuer is not enough: the signature must verify too.
+        let impostor_key = KeyPair::generate().unwrap();
+        let impostor = ca_params("intermediate")
+            .self_signed(&impostor_key)
+            .unwrap();
+        let refused = check(&request(&[&leaf, &impostor], &key), at)
+            .err()
+            .unwrap();
+        assert!(
+            refused.message.contains("was not issued by"),
+            "{}",
+            refused.message
+        );
+    }
+
+    #[test]
+    fn expiry_and_start_are_judged_by_the_given_clock() {
+        let key = KeyPair::generate().unwrap();
+        let mut params = leaf_params("leaf");
+        params.not_before = rcgen::date_time_ymd(2026, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2027, 1, 1);
+        let leaf = params.self_signed(&key).unwrap();
+        let at = |y: i32| {
+            chrono::NaiveDate::from_ymd_opt(y, 6, 1)
+                .unwrap()
+                .and_hms_opt(0, 0, 0)
+                .unwrap()
+                .and_utc()
+                .timestamp_millis()
+        };
+        let ok = check(&request(&[&leaf], &key), at(2026)).unwrap();
+        assert_eq!(ok.not_after, at(2027) - 151 * 86_400_000);
+        let expired = check(&request(&[&leaf], &key), at(2027)).err().unwrap();
+        assert!(
+            expired.message.contains("expired at 2027-01-01"),
+            "{}",
+            expired.message
+        );
+        let early = check(&request(&[&leaf], &key), at(2025)).err().unwrap();
+        assert!(
+            early.message.contains("not valid before"),
+            "{}",
+            early.message
+        );
+    }
+}

@@ -188,6 +188,42 @@ pub enum TargetCmd {
     RotateSecret(RotateSecretArgs),
     /// End one signing secret now: the old one to promote the new, the new one to roll back.
     ExpireSecret(ExpireSecretArgs),
+    /// List a target's client certificates (mTLS): id, fingerprint, subject, expiry and state
+    /// (staged, active, retired), live; never a key.
+    Certs { name: String },
+    /// Upload a client certificate chain (PEM, leaf first) and its key, staged: checked by the
+    /// control plane, the key stored sealed there and never written by the console. Idempotent
+    /// by --id: run it again after a timeout.
+    UploadCert(UploadCertArgs),
+    /// Make a client certificate the one every delivery presents; the previous one is retired
+    /// (activate it again to roll back until it expires).
+    ActivateCert(ActivateCertArgs),
+}
+
+#[derive(Args)]
+pub struct UploadCertArgs {
+    pub name: String,
+    /// The certificate's id on the target (letters, digits and . _ : -; e.g. `billing-2027`).
+    #[arg(long, value_name = "ID")]
+    pub id: String,
+    /// The certificate chain, PEM: the leaf first, then each issuer.
+    #[arg(long, value_name = "FILE")]
+    pub cert: std::path::PathBuf,
+    /// The leaf's private key, PEM. Read into memory and sent; never stored by the console.
+    #[arg(long, value_name = "FILE")]
+    pub key: std::path::PathBuf,
+    /// Give up resending after this long.
+    #[arg(long, value_name = "DUR", default_value = "60s")]
+    pub timeout: String,
+}
+
+#[derive(Args)]
+pub struct ActivateCertArgs {
+    pub name: String,
+    /// The certificate to activate (see `targets certs NAME`).
+    pub id: String,
+    #[command(flatten)]
+    pub keyed: KeyedArgs,
 }
 
 #[derive(Args)]
@@ -238,6 +274,10 @@ pub struct TargetTestArgs {
     /// verify step of a rotation, proving the receiver accepts the new secret.
     #[arg(long, value_name = "ID")]
     pub secret: Option<String>,
+    /// Present this client certificate (e.g. a staged one, see `targets certs NAME`) in the TLS
+    /// handshake instead of the active one: the verify step of a certificate rotation.
+    #[arg(long, value_name = "ID")]
+    pub cert: Option<String>,
     /// The test's idempotency key (default: a new one). The same key again resumes that test.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,

@@ -16,8 +16,8 @@ use switchyard_core::*;
 use args::*;
 use commands::profile::pick_profile;
 use commands::{
-    audit, dlq, doctor, events, gitops, mcp, outbox, profile, resources, retire, rotation, secrets,
-    status, sync, targets,
+    audit, certs, dlq, doctor, events, gitops, mcp, outbox, profile, resources, retire, rotation,
+    secrets, status, sync, targets,
 };
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
@@ -129,6 +129,18 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Targets(TargetCmd::ExpireSecret(args)) => {
             let profile = pick_profile(&console, &cli.profile).await?;
             secrets::expire(&console, &profile, json, args).await
+        }
+        Command::Targets(TargetCmd::Certs { name }) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            certs::list(&console, &profile, json, &name).await
+        }
+        Command::Targets(TargetCmd::UploadCert(args)) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            certs::upload(&console, &profile, json, args).await
+        }
+        Command::Targets(TargetCmd::ActivateCert(args)) => {
+            let profile = pick_profile(&console, &cli.profile).await?;
+            certs::activate(&console, &profile, json, args).await
         }
         Command::Flows(cmd) => {
             resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Flow, cmd).await

@@ -98,6 +98,10 @@ pub enum ApiError {
     LastSecret { target: String, id: String },
     #[error("signing secret {id:?} has expired")]
     SecretExpired { id: String },
+    #[error("client certificate {id:?} has expired; upload a new one")]
+    CertificateExpired { id: String },
+    #[error("client certificate {id:?} exists with another certificate or key; choose a new id")]
+    CertificateReused { id: String },
     /// A requeue of a delivery that is not stuck on the attempt it names.
     #[error(
         "delivery {id:?} is not stuck on attempt {attempt}: it is not in flight on that attempt, or its lease has not expired"
@@ -133,7 +137,9 @@ impl ApiError {
             | Self::SecretLimitReached { .. }
             | Self::LastSecret { .. }
             | Self::SecretExpired { .. }
+            | Self::CertificateExpired { .. }
             | Self::DeliveryNotStuck { .. } => StatusCode::CONFLICT,
+            Self::CertificateReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::ReplaySessionReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
@@ -170,6 +176,8 @@ impl ApiError {
             Self::SecretLimitReached { .. } => ErrorCode::SecretLimitReached,
             Self::LastSecret { .. } => ErrorCode::LastSecret,
             Self::SecretExpired { .. } => ErrorCode::SecretExpired,
+            Self::CertificateExpired { .. } => ErrorCode::CertificateExpired,
+            Self::CertificateReused { .. } => ErrorCode::CertificateReused,
             Self::DeliveryNotStuck { .. } => ErrorCode::DeliveryNotStuck,
             Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
@@ -211,6 +219,8 @@ impl ApiError {
             Self::SecretLimitReached { .. } => "Too many signing secrets",
             Self::LastSecret { .. } => "Last valid signing secret",
             Self::SecretExpired { .. } => "Signing secret expired",
+            Self::CertificateExpired { .. } => "Client certificate expired",
+            Self::CertificateReused { .. } => "Client certificate id reused",
             Self::DeliveryNotStuck { .. } => "Delivery not stuck",
             Self::VersionMismatch { .. } => "Version mismatch",
             Self::PayloadTooLarge { .. } => "Payload too large",

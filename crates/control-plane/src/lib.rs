@@ -4,6 +4,7 @@
 //! the `switchyard-control-plane` binary wraps the same thing in a CLI.
 
 pub mod canonical_json;
+pub mod client_certs;
 pub mod clock;
 pub mod delivery;
 pub mod demo;

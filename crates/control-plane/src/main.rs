@@ -162,6 +162,10 @@ struct ServeArgs {
     /// name resolves to one fails (forbidden_address). --demo implies it.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Trust the CA certificates of this PEM file for HTTPS receivers' server certificates,
+    /// besides the web PKI's roots (receivers with a private CA). May be given more than once.
+    #[arg(long, value_name = "FILE")]
+    target_ca_file: Vec<std::path::PathBuf>,
     /// Largest request body in bytes (413 payload_too_large).
     #[arg(long, value_name = "BYTES", default_value_t = MAX_BODY_BYTES)]
     max_body_bytes: usize,
@@ -341,6 +345,11 @@ async fn main() -> anyhow::Result<()> {
         tracing::warn!(
             "private targets allowed: webhooks may go to loopback, private and link-local addresses"
         );
+    }
+    for file in &args.target_ca_file {
+        let pem = std::fs::read_to_string(file)
+            .map_err(|e| anyhow::anyhow!("--target-ca-file {}: {e}", file.display()))?;
+        config.delivery.target_roots_pem.push(pem);
     }
     if let Some(worker_id) = &args.worker_id {
         config.delivery.worker_id = worker_id.clone();

@@ -17,6 +17,7 @@ use utoipa::openapi::{
 };
 use utoipa::{PartialSchema, ToSchema};
 
+mod client_certs;
 mod constraints;
 mod delivery;
 mod diagnostics;
@@ -340,7 +341,9 @@ fn operations() -> OpenApi {
             operation(Op {
                 summary: "Send one signed test webhook to a target (an external effect: \
                           the webhook-id is derived from the Idempotency-Key); with secret_id, \
-                          signed with that secret only (a rotation's verify step)"
+                          signed with that secret only (a rotation's verify step); with \
+                          client_certificate_id, presenting that client certificate in the TLS \
+                          handshake instead of the active one"
                     .into(),
                 tag: "targets",
                 keyed: true,
@@ -353,8 +356,15 @@ fn operations() -> OpenApi {
                     Some("TargetTestResult".into()),
                 ),
                 errors: &[
-                    ("404", "not_found: the target, or the secret_id it names"),
-                    ("409", "secret_expired: secret_id names an expired secret"),
+                    (
+                        "404",
+                        "not_found: the target, or the secret_id or client_certificate_id it names",
+                    ),
+                    (
+                        "409",
+                        "secret_expired or certificate_expired: the secret or certificate it \
+                         names has expired",
+                    ),
                 ],
             }),
         ),
@@ -429,6 +439,7 @@ fn operations() -> OpenApi {
 
     paths = delivery::paths(paths);
     paths = secrets::paths(paths);
+    paths = client_certs::paths(paths);
     paths = diagnostics::paths(paths);
     paths = retirements::paths(paths);
 
@@ -468,6 +479,7 @@ fn operations() -> OpenApi {
 
     components = delivery::components(components);
     components = secrets::components(components);
+    components = client_certs::components(components);
     components = diagnostics::components(components);
     components =
         retirements::components(components).schema(ResourceKind::name(), ResourceKind::schema());

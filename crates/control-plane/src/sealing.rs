@@ -1,11 +1,11 @@
-//! Secrets at rest: signing secrets and stored responses are sealed with
-//! XChaCha20-Poly1305 under a main key before they reach the database.
+//! Secrets at rest: signing secrets, client-certificate keys and stored responses are sealed
+//! with XChaCha20-Poly1305 under a main key before they reach the database.
 //!
 //! A sealed value is text: `sy1:<key id>:<base64 of nonce ‖ ciphertext>`. The key id names
 //! the main key that sealed it, so a main key can be rotated: every key of the key file can
 //! open, the last one seals. The associated data binds a value to its row (tenant, target and
-//! secret id; tenant and idempotency key), so a ciphertext copied into another row does not
-//! open. A value without the prefix was written before sealing existed and is returned as it
+//! secret or certificate id; tenant and idempotency key), so a ciphertext copied into another
+//! row does not open. A value without the prefix was written before sealing existed and is returned as it
 //! is (start-up seals such rows).
 
 use std::io::Write as _;
@@ -227,6 +227,11 @@ impl Sealer {
 /// The associated data of a target's signing secret.
 pub fn secret_aad(tenant: &str, target: &str, id: &str) -> Vec<u8> {
     format!("signing_secret\0{tenant}\0{target}\0{id}").into_bytes()
+}
+
+/// The associated data of a target's client-certificate private key.
+pub fn client_key_aad(tenant: &str, target: &str, id: &str) -> Vec<u8> {
+    format!("client_certificate_key\0{tenant}\0{target}\0{id}").into_bytes()
 }
 
 /// The associated data of a stored idempotent response.

@@ -60,6 +60,9 @@ pub const FEATURES: &[&str] = &[
     // GET /v1/targets/{name}/secrets, …/secrets/rotate, …/secrets/{id}/expire, and the
     // target test's secret_id: a console checks for it before offering a rotation.
     "signing-secret-rotation",
+    // PUT/GET /v1/targets/{name}/client-certificates, …/{id}/activate, and the target test's
+    // client_certificate_id: deliveries present the target's active certificate (mTLS).
+    "client-certificates",
     "dlq",
     "replay-sessions",
     // PUT/GET /v1/retirements and their cancel: a console checks for it before offering

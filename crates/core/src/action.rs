@@ -1,6 +1,6 @@
 //! What the keyed action outboxes share (replay writes in `replay`, test webhooks in
-//! `target_test`, signing-secret writes in `secret_ops`, fixes and retirements in
-//! `recovery::ops`): the state of a queued action, how one answer of the server moves it, and
+//! `target_test`, signing-secret writes in `secret_ops`, certificate activations in
+//! `cert_ops`, fixes and retirements in `recovery::ops`): the state of a queued action, how one answer of the server moves it, and
 //! the loop that sends a profile's pending actions until each is settled or time runs out.
 //! Each action is a row committed locally before it is sent, with a key minted once, so every
 //! resend is the same request and the server's stored answer settles it exactly once.
@@ -194,6 +194,7 @@ pub(crate) async fn key_used_elsewhere(
          UNION ALL SELECT 1 FROM replay_outbox WHERE (idempotency_key = ?1 OR session_id = ?1) AND ?2 <> 'replay_outbox' \
          UNION ALL SELECT 1 FROM target_tests WHERE idempotency_key = ?1 AND ?2 <> 'target_tests' \
          UNION ALL SELECT 1 FROM secret_ops WHERE idempotency_key = ?1 AND ?2 <> 'secret_ops' \
+         UNION ALL SELECT 1 FROM cert_ops WHERE idempotency_key = ?1 AND ?2 <> 'cert_ops' \
          UNION ALL SELECT 1 FROM recovery_ops WHERE idempotency_key = ?1 AND ?2 <> 'recovery_ops' LIMIT 1",
     )
     .bind(key)

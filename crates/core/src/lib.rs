@@ -27,6 +27,7 @@
 mod action;
 mod audit;
 mod cache;
+pub mod cert_ops;
 pub mod client;
 pub mod clock;
 mod console;
@@ -67,6 +68,7 @@ pub use recovery::{
 pub use replay::{ReplayAction, ReplayEnqueued, ReplayOp, ReplayOpState, ReplayStart};
 pub use retry::RetryPolicy;
 pub use rotation::{Rotation, RotationProgress, RotationStep, SecretValue};
+pub use switchyard_protocol::client_certs as protocol_client_certs;
 pub use switchyard_protocol::diagnostics as protocol_diagnostics;
 pub use switchyard_protocol::dlq as protocol_dlq;
 pub use switchyard_protocol::events as protocol_events;

@@ -5,6 +5,7 @@
 //! names, specs) lives here too: the server is authoritative, clients use it to fail early.
 
 pub mod canonical_json;
+pub mod client_certs;
 pub mod diagnostics;
 pub mod dlq;
 pub mod duration;
@@ -22,6 +23,10 @@ pub mod retirement;
 pub mod secrets;
 pub mod target_test;
 
+pub use client_certs::{
+    ActivateCertificateResponse, CertificateExpiry, CertificateState, ClientCertificateInfo,
+    ClientCertificateList, UploadCertificateRequest,
+};
 pub use diagnostics::{
     Diagnostics, DlqRecount, Finding, FindingClass, FindingEvidence, FindingSubject, FixAction,
     RequeueRequest, Requeued, Severity,

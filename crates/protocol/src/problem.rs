@@ -52,6 +52,10 @@ pub enum ErrorCode {
     /// A requeue named a delivery that is not stuck: not in flight, its lease has not
     /// expired, or it is on another attempt than the one named.
     DeliveryNotStuck,
+    /// The client certificate has expired: it can no longer be activated or tested.
+    CertificateExpired,
+    /// A client-certificate id was reused with a different certificate or key.
+    CertificateReused,
     /// A code this client does not know (a newer server).
     #[serde(other)]
     Unknown,
@@ -89,6 +93,8 @@ impl ErrorCode {
             Self::LastSecret => "last_secret",
             Self::SecretExpired => "secret_expired",
             Self::DeliveryNotStuck => "delivery_not_stuck",
+            Self::CertificateExpired => "certificate_expired",
+            Self::CertificateReused => "certificate_reused",
             Self::Unknown => "unknown",
         }
     }

@@ -322,6 +322,12 @@ pub struct TargetStatus {
     /// `ends_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotation: Option<crate::secrets::RotationStatus>,
+    /// The target's client certificates (mTLS), oldest first; never a key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_certificates: Vec<crate::client_certs::ClientCertificateInfo>,
+    /// The active client certificate's expiry, when the target has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_certificate: Option<crate::client_certs::CertificateExpiry>,
     /// The id of the retirement that holds the target (no new flow may name it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retirement: Option<String>,

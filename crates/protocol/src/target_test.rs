@@ -23,6 +23,11 @@ pub struct TargetTestRequest {
     /// 404, an expired one 409 `secret_expired`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_id: Option<String>,
+    /// Present this client certificate (any state, usually a `staged` one) in the TLS
+    /// handshake instead of the active one: the verify step of a certificate rotation. An
+    /// unknown id answers 404, an expired one 409 `certificate_expired`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_certificate_id: Option<String>,
 }
 
 /// What the test webhook observed. A receiver that failed is still a completed test

@@ -1,6 +1,7 @@
 //! One module per command group; each returns the [`crate::Exit`] the process ends with.
 
 pub mod audit;
+pub mod certs;
 pub mod dlq;
 pub mod doctor;
 pub mod events;

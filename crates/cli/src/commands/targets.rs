@@ -24,6 +24,7 @@ pub async fn test(
             .map(|p| read_json(p, "--payload"))
             .transpose()?,
         secret_id: args.secret,
+        client_certificate_id: args.cert,
     };
     let op = console
         .enqueue_target_test(profile, &args.name, request, args.key)

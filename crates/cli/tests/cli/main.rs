@@ -1,6 +1,11 @@
 //! The `switchyard` binary against a real control plane on loopback: the walkthrough of
 //! docs/cli.md, with its exit codes and `--json` output.
 
+#[path = "../../../control-plane/tests/common/tls.rs"]
+#[allow(dead_code)]
+mod tls;
+
+mod certs;
 mod dlq;
 mod doctor;
 mod gitops;

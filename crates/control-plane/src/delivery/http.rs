@@ -1,13 +1,16 @@
 //! One webhook attempt over HTTP, and the classification of its failure.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use sha2::{Digest, Sha256};
 use switchyard_protocol::ErrorClass;
 
 use super::addresses;
+use crate::store::ClientIdentity;
 
 /// What one attempt observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,11 +41,23 @@ impl AttemptResult {
 /// an edge plane): no redirects (a 3xx is a failure the receiver must fix, and following one
 /// could lead anywhere), no proxies (deliveries go where the target says), connection reuse,
 /// and the address policy of [`super::addresses`] enforced on the address it connects to.
+///
+/// A target with an active client certificate (mTLS) is sent to by a client of its own that
+/// presents it: one per certificate, built on first use and cached by the certificate's
+/// fingerprint (and chain), so its connections are reused too and never shared with another
+/// identity.
 #[derive(Clone)]
 pub struct WebhookClient {
     client: reqwest::Client,
     allow_private: bool,
+    resolver: Arc<GuardedResolver>,
+    /// CA certificates (PEM) trusted for receivers besides the web PKI's roots.
+    roots: Arc<Vec<reqwest::Certificate>>,
+    identities: Arc<Mutex<HashMap<String, reqwest::Client>>>,
 }
+
+/// The most client-certificate clients kept at once; past it the cache starts over.
+const MAX_IDENTITY_CLIENTS: usize = 256;
 
 /// Resolves host names for [`WebhookClient`]; the system resolver unless a test injects
 /// one (a name that resolves to loopback, say).
@@ -52,21 +67,34 @@ impl WebhookClient {
     /// A client that refuses forbidden addresses unless `allow_private`, looking names up
     /// with `lookup` (`None`: the system resolver).
     pub fn new(allow_private: bool, lookup: Option<Lookup>) -> Self {
-        let resolver = GuardedResolver {
+        Self::with_roots(allow_private, lookup, &[])
+    }
+
+    /// [`Self::new`], also trusting the CA certificates `roots_pem` (PEM, each may hold
+    /// several) for receivers' server certificates. A certificate that does not parse is
+    /// skipped with a warning.
+    pub fn with_roots(allow_private: bool, lookup: Option<Lookup>, roots_pem: &[String]) -> Self {
+        let resolver = Arc::new(GuardedResolver {
             lookup,
             allow_private,
-        };
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(resolver))
-            .pool_max_idle_per_host(32)
-            .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .expect("the HTTP client builds");
+        });
+        let roots: Vec<reqwest::Certificate> = roots_pem
+            .iter()
+            .flat_map(|pem| match reqwest::Certificate::from_pem_bundle(pem.as_bytes()) {
+                Ok(certs) => certs,
+                Err(e) => {
+                    tracing::warn!(error = %e, "a trusted receiver CA certificate does not parse; skipped");
+                    Vec::new()
+                }
+            })
+            .collect();
+        let client = build(&resolver, &roots, None).expect("the HTTP client builds");
         Self {
             client,
             allow_private,
+            resolver,
+            roots: Arc::new(roots),
+            identities: Arc::default(),
         }
     }
 
@@ -74,6 +102,63 @@ impl WebhookClient {
     pub fn allows_private(&self) -> bool {
         self.allow_private
     }
+
+    /// The client that presents `identity` (the shared one for `None`).
+    fn client_for(&self, identity: Option<&ClientIdentity>) -> Result<reqwest::Client, String> {
+        let Some(identity) = identity else {
+            return Ok(self.client.clone());
+        };
+        // By the whole chain, not the leaf only: the same leaf re-uploaded with a corrected
+        // chain (a missing intermediate) must be presented with it.
+        let cache_key = format!(
+            "{}:{}",
+            identity.fingerprint,
+            hex::encode(Sha256::digest(identity.certificate_pem.as_bytes()))
+        );
+        let mut cache = self.identities.lock().expect("identity cache lock");
+        if let Some(client) = cache.get(&cache_key) {
+            return Ok(client.clone());
+        }
+        let mut pem = identity.private_key_pem.clone();
+        pem.push('\n');
+        pem.push_str(&identity.certificate_pem);
+        // The error says nothing of the key: it is reqwest's parse failure of the PEM.
+        let tls = reqwest::Identity::from_pem(pem.as_bytes())
+            .map_err(|_| format!("client certificate {} cannot be presented", identity.id))?;
+        let client = build(&self.resolver, &self.roots, Some(tls))
+            .map_err(|_| format!("client certificate {} cannot be presented", identity.id))?;
+        if cache.len() >= MAX_IDENTITY_CLIENTS {
+            cache.clear();
+        }
+        cache.insert(cache_key, client.clone());
+        Ok(client)
+    }
+
+    /// How many client-certificate clients are cached (tests).
+    pub fn identity_clients(&self) -> usize {
+        self.identities.lock().expect("identity cache lock").len()
+    }
+}
+
+fn build(
+    resolver: &Arc<GuardedResolver>,
+    roots: &[reqwest::Certificate],
+    identity: Option<reqwest::Identity>,
+) -> reqwest::Result<reqwest::Client> {
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(resolver.clone())
+        .pool_max_idle_per_host(32)
+        .user_agent(concat!("switchyard/", env!("CARGO_PKG_VERSION")));
+    for root in roots {
+        builder = builder.add_root_certificate(root.clone());
+    }
+    if let Some(identity) = identity {
+        builder = builder.identity(identity);
+    }
+    builder.build()
 }
 
 /// The refusal to connect to a forbidden address. The resolver returns it, so it reaches
@@ -135,6 +220,18 @@ pub async fn send(
     headers: &[(String, String)],
     body: String,
 ) -> AttemptResult {
+    send_as(client, None, url, timeout, headers, body).await
+}
+
+/// [`send`], presenting the client certificate `identity` in the TLS handshake (mTLS).
+pub async fn send_as(
+    client: &WebhookClient,
+    identity: Option<&ClientIdentity>,
+    url: &str,
+    timeout: Duration,
+    headers: &[(String, String)],
+    body: String,
+) -> AttemptResult {
     if !client.allow_private
         && let Some(why) = addresses::url_forbidden(url)
     {
@@ -143,8 +240,12 @@ pub async fn send(
             format!("refused to connect: {why}"),
         );
     }
+    let http = match client.client_for(identity) {
+        Ok(http) => http,
+        Err(error) => return AttemptResult::failed(ErrorClass::Tls, error),
+    };
     let started = Instant::now();
-    let mut request = client.client.post(url).timeout(timeout).body(body);
+    let mut request = http.post(url).timeout(timeout).body(body);
     for (name, value) in headers {
         request = request.header(name, value);
     }
@@ -185,10 +286,14 @@ pub async fn send(
 
 fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
     let mut chain = String::new();
+    let mut raw = String::new();
     let mut source: Option<&dyn std::error::Error> = Some(error);
     while let Some(e) = source {
-        chain.push_str(&e.to_string().to_ascii_lowercase());
+        let text = e.to_string();
+        chain.push_str(&text.to_ascii_lowercase());
         chain.push(' ');
+        raw.push_str(&text);
+        raw.push(' ');
         if let Some(refusal) = e.downcast_ref::<ForbiddenAddress>() {
             return (ErrorClass::ForbiddenAddress, refusal.0.clone());
         }
@@ -200,11 +305,11 @@ fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
             format!("no answer within {} ms", timeout.as_millis()),
         );
     }
-    let tls = ["certificate", "tls", "handshake", "rustls", "x509"]
+    let tls = ["certificate", "tls", "handshake", "rustls", "x509", "alert"]
         .iter()
         .any(|w| chain.contains(w));
     if tls {
-        return (ErrorClass::Tls, "TLS handshake failed".into());
+        return (ErrorClass::Tls, tls_error(&raw));
     }
     if error.is_connect() {
         let why = if chain.contains("refused") {
@@ -221,6 +326,28 @@ fn classify(error: &reqwest::Error, timeout: Duration) -> (ErrorClass, String) {
         ErrorClass::Connect,
         "the connection closed before a complete answer".into(),
     )
+}
+
+/// What a failed TLS handshake tells: the alert the receiver sent (it refused the client
+/// certificate, or required one) or why this side gave up.
+fn tls_error(chain: &str) -> String {
+    if let Some(at) = chain.find("received fatal alert: ") {
+        let alert: String = chain[at + "received fatal alert: ".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        return format!(
+            "TLS handshake failed: the receiver sent alert {alert} (it did not accept the \
+             client certificate presented, or requires one)"
+        );
+    }
+    if chain
+        .to_ascii_lowercase()
+        .contains("invalid peer certificate")
+    {
+        return "TLS handshake failed: the receiver's server certificate is not trusted".into();
+    }
+    "TLS handshake failed".into()
 }
 
 #[cfg(test)]
@@ -346,5 +473,56 @@ mod tests {
         let sent = send(&allowing, &url, Duration::from_secs(2), &[], "{}".into()).await;
         assert!(sent.succeeded(), "{sent:?}");
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    fn identity(cn: &str) -> ClientIdentity {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let params = rcgen::CertificateParams::new(vec![cn.to_owned()]).unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        ClientIdentity {
+            id: cn.to_owned(),
+            fingerprint: hex::encode(Sha256::digest(cert.der())),
+            certificate_pem: cert.pem(),
+            private_key_pem: key.serialize_pem(),
+            not_after: i64::MAX,
+        }
+    }
+
+    #[test]
+    fn one_client_per_presented_chain_and_no_key_in_its_errors() {
+        let client = WebhookClient::new(true, None);
+        let a = identity("a.example");
+        client.client_for(None).unwrap();
+        assert_eq!(
+            client.identity_clients(),
+            0,
+            "no identity, the shared client"
+        );
+        client.client_for(Some(&a)).unwrap();
+        client.client_for(Some(&a)).unwrap();
+        assert_eq!(client.identity_clients(), 1, "cached");
+        let mut longer = a.clone();
+        longer
+            .certificate_pem
+            .push_str(&identity("ca.example").certificate_pem);
+        client.client_for(Some(&longer)).unwrap();
+        assert_eq!(
+            client.identity_clients(),
+            2,
+            "the same leaf with another chain"
+        );
+        client
+            .clone()
+            .client_for(Some(&identity("b.example")))
+            .unwrap();
+        assert_eq!(client.identity_clients(), 3, "clones share the cache");
+        let mut broken = identity("c.example");
+        broken.private_key_pem =
+            "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----\n".into();
+        let error = client.client_for(Some(&broken)).unwrap_err();
+        assert!(
+            error.contains("c.example") && !error.contains("c2VjcmV0"),
+            "{error}"
+        );
     }
 }

@@ -52,6 +52,9 @@ pub struct DeliveryConfig {
     /// The name lookup under the address check (`None`: the system resolver). Tests map a
     /// name to loopback to show the check judges the address a name resolves to.
     pub resolver: Option<http::Lookup>,
+    /// CA certificates (PEM) trusted for receivers' server certificates besides the web PKI's
+    /// roots: a private CA of HTTPS receivers (`serve --target-ca-file`; tests).
+    pub target_roots_pem: Vec<String>,
     /// Negative control for tests only: decide what to claim from a read outside the write
     /// transaction and claim it unconditionally (the race the real claim prevents).
     #[cfg(feature = "fault-injection")]
@@ -98,6 +101,7 @@ impl Default for DeliveryConfig {
             dedup_retention: Duration::from_secs(86_400),
             allow_private_targets: true,
             resolver: None,
+            target_roots_pem: Vec::new(),
             #[cfg(feature = "fault-injection")]
             unsafe_stale_claim: false,
             #[cfg(feature = "fault-injection")]
@@ -149,7 +153,11 @@ impl DeliveryContext {
             config.random.clone(),
             DELIVERY_JITTER,
         );
-        let http = http::WebhookClient::new(config.allow_private_targets, config.resolver.clone());
+        let http = http::WebhookClient::with_roots(
+            config.allow_private_targets,
+            config.resolver.clone(),
+            &config.target_roots_pem,
+        );
         Self {
             config,
             policy,

@@ -28,9 +28,16 @@ pub async fn perform(
             false,
         ),
         Some(target) => {
+            // The target's active client certificate (mTLS), read at send time: an
+            // activation takes effect on the next attempt, retries and replays included.
+            let identity = ctx
+                .store
+                .active_client_identity(&claimed.tenant, &claimed.target_name)
+                .await?;
             let headers = claimed.signed_headers(ctx.clock.now_ms());
-            let result = http::send(
+            let result = http::send_as(
                 &ctx.http,
+                identity.as_ref(),
                 &target.url,
                 Duration::from_millis(u64::from(target.timeout_ms)),
                 &headers,

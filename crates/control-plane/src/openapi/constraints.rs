@@ -9,6 +9,7 @@
 //! failure of the document, not of the client.
 
 use serde_json::{Value, json};
+use switchyard_protocol::client_certs::CERTIFICATE_ID_PATTERN;
 use switchyard_protocol::events::{EVENT_KEY_PATTERN, EVENT_TYPE_PATTERN};
 use switchyard_protocol::headers::{IDEMPOTENCY_KEY_MAX_LEN, IDEMPOTENCY_KEY_PATTERN};
 use switchyard_protocol::name::{NAME_MAX_LEN, NAME_PATTERN};
@@ -284,6 +285,9 @@ fn parameter_schema(path: &str, location: &str, param: &str) -> Option<(Value, b
         {
             json!({"type": "string", "pattern": SESSION_ID_PATTERN})
         }
+        ("path", "id") if path.starts_with("/v1/targets/{name}/client-certificates/") => {
+            json!({"type": "string", "pattern": CERTIFICATE_ID_PATTERN})
+        }
         ("query", "state") if path == "/v1/retirements" => schema_ref("RetirementState"),
         ("header", "Idempotency-Key") => json!({"type": "string",
             "maxLength": IDEMPOTENCY_KEY_MAX_LEN, "pattern": IDEMPOTENCY_KEY_PATTERN}),
@@ -385,6 +389,12 @@ fn responses(doc: &mut Value) {
                         schema_ref("Retirement"), schema_ref("RetirementDryRun")]}}},
                 });
             }
+            if method == "put" && path == "/v1/targets/{name}/client-certificates/{id}" {
+                let mut again = responses["201"].clone();
+                again["description"] =
+                    json!("The same certificate and key again (nothing new is stored)");
+                responses["200"] = again;
+            }
             if method == "put" && path == "/v1/replays/{id}" {
                 responses["200"] = json!({
                     "description": "The same session again (nothing new happens), or a dry run's count",
@@ -404,6 +414,7 @@ fn op_has_body(method: &str, path: &str) -> bool {
             !path.ends_with("/disable")
                 && !path.ends_with("/enable")
                 && !path.ends_with("/cancel")
+                && !path.ends_with("/activate")
                 && path != "/v1/dlq/recount"
         }
         "put" | "patch" => true,

@@ -56,10 +56,11 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/v1/targets/{name}/test", post(test_target))
         .merge(secrets::routes())
+        .merge(crate::client_certs::routes())
 }
 
 /// Parses a request body into `T`, naming the offending field on failure.
-fn parse<T: serde::de::DeserializeOwned>(body: &Value) -> Result<T, ApiError> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &Value) -> Result<T, ApiError> {
     serde_json::from_value(body.clone()).map_err(|e| ApiError::validation("body", e.to_string()))
 }
 
@@ -91,7 +92,7 @@ fn check_target_url(state: &AppState, kind: ResourceKind, spec: &Value) -> Resul
     }
 }
 
-async fn keyed(
+pub(crate) async fn keyed(
     state: &AppState,
     tenant: &str,
     method: Method,
@@ -110,7 +111,7 @@ async fn keyed(
 }
 
 /// Validation runs before the key is looked at: a 400 is never stored (contract rule 7).
-fn precheck_key(headers: &HeaderMap, state: &AppState) -> Result<(), ApiError> {
+pub(crate) fn precheck_key(headers: &HeaderMap, state: &AppState) -> Result<(), ApiError> {
     match idempotency::key_from_headers(headers)? {
         None if state.idempotency.require_key => Err(ApiError::KeyMissing),
         _ => Ok(()),
@@ -391,6 +392,7 @@ async fn test_target(
             target_test::TestTarget {
                 name,
                 secret_id: request.secret_id,
+                client_certificate_id: request.client_certificate_id,
                 event_type,
                 payload: request.payload.unwrap_or_else(|| serde_json::json!({})),
             },

@@ -288,6 +288,8 @@ impl Operation for Delete {
             .await?;
         if self.kind == ResourceKind::Target {
             tx.delete_signing_secrets(ctx.tenant, &self.name).await?;
+            tx.delete_client_certificates(ctx.tenant, &self.name)
+                .await?;
         }
         Ok(no_content())
     }

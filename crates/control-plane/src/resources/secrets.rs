@@ -67,6 +67,7 @@ pub async fn live_status(
         })
         .expect("statuses serialize");
     }
+    crate::client_certs::add_live_status(state, tenant, name, &mut status).await?;
     Ok(status)
 }
 

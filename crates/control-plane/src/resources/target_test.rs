@@ -22,6 +22,8 @@ pub struct TestTarget {
     pub name: String,
     /// Sign with this secret only (a rotation's verify step); every valid one otherwise.
     pub secret_id: Option<String>,
+    /// Present this client certificate (a rotation's verify step); the active one otherwise.
+    pub client_certificate_id: Option<String>,
     pub event_type: String,
     pub payload: Value,
 }
@@ -72,6 +74,14 @@ impl Operation for TestTarget {
             }
         };
         let secrets: Vec<&str> = secrets.iter().map(|k| k.value.as_str()).collect();
+        let identity = crate::client_certs::test_identity(
+            state,
+            ctx.tenant,
+            &self.name,
+            self.client_certificate_id.as_deref(),
+            ctx.now,
+        )
+        .await?;
 
         let body = json!({
             "id": downstream_key,
@@ -91,7 +101,15 @@ impl Operation for TestTarget {
         headers.push(("switchyard-test".into(), "true".into()));
 
         let timeout = std::time::Duration::from_millis(u64::from(spec.timeout_ms));
-        let outcome = http::send(&state.delivery.http, &spec.url, timeout, &headers, body).await;
+        let outcome = http::send_as(
+            &state.delivery.http,
+            identity.as_ref(),
+            &spec.url,
+            timeout,
+            &headers,
+            body,
+        )
+        .await;
         let result = TargetTestResult {
             target: self.name.clone(),
             webhook_id: downstream_key.to_owned(),

@@ -213,6 +213,7 @@ async fn remove(
     tx.delete_resource(tenant, kind, name).await?;
     if kind == ResourceKind::Target {
         tx.delete_signing_secrets(tenant, name).await?;
+        tx.delete_client_certificates(tenant, name).await?;
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The control plane's store: every SQL statement lives behind these traits.
 //!
-//! One trait per aggregate (one file each): resources, signing secrets, idempotency keys,
-//! events, deliveries and their attempts, the DLQ, replay sessions, retirement sessions, the
+//! One trait per aggregate (one file each): resources, signing secrets, client certificates,
+//! idempotency keys, events, deliveries and their attempts, the DLQ, replay sessions, retirement sessions, the
 //! edge protocol, diagnostics and their fixes (requeue, DLQ recount),
 //! delivery health (`GET /v1/metrics/deliveries`) and the gauges `GET /metrics` reads.
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
@@ -20,6 +20,7 @@
 //! - decisions (retry or dead, when the next attempt is due) are made by the caller with
 //!   pure functions and handed in; the store only applies them.
 
+pub mod client_certs;
 pub mod deliveries;
 pub mod diagnostics;
 pub mod dlq;
@@ -43,6 +44,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use client_certs::{
+    Activation, CertMeta, ClientCertRow, ClientCertStore, ClientCertTx, ClientIdentity, Upload,
+};
 pub use deliveries::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, Transition,
 };
@@ -106,6 +110,7 @@ pub fn new_id(prefix: &str) -> String {
 pub trait Store:
     ResourceStore
     + SecretStore
+    + ClientCertStore
     + SealStore
     + KeyStore
     + EventStore
@@ -143,7 +148,7 @@ pub trait Store:
 /// One unit of work: what an idempotent operation may do inside it.
 #[async_trait]
 pub trait StoreTx:
-    ResourceTx + SecretTx + KeyTx + ReplayTx + RecoveryTx + RetirementTx + Send
+    ResourceTx + SecretTx + ClientCertTx + KeyTx + ReplayTx + RecoveryTx + RetirementTx + Send
 {
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
 }

@@ -1,4 +1,4 @@
-//! Sealed values at rest (signing secrets, stored responses): re-sealing under the current
+//! Sealed values at rest (signing secrets, client-certificate keys, stored responses): re-sealing under the current
 //! main key, and the start-up check that the key opens what the database holds.
 
 use async_trait::async_trait;
@@ -13,7 +13,7 @@ pub trait SealStore {
     /// it re-sealed: 0 when every value is under the current key.
     async fn reseal_batch(&self, limit: u32) -> Result<u64, StoreError>;
 
-    /// Opens one sealed signing secret and one stored response, if there are any: an error
-    /// when the main key does not match the database.
+    /// Opens one sealed signing secret, one client-certificate key and one stored response, if
+    /// there are any: an error when the main key does not match the database.
     async fn check_sealed(&self) -> Result<(), StoreError>;
 }

@@ -10,7 +10,12 @@ mod support;
 #[path = "../common/postgres.rs"]
 mod postgres;
 
+#[path = "../common/tls.rs"]
+mod tls;
+
 mod api;
+mod cert_keys;
+mod certs;
 mod logs;
 mod races;
 mod signatures;

@@ -74,3 +74,62 @@ async fn racing_rotations_on_two_postgres_replicas_make_one_secret() {
     a.stop().await.unwrap();
     b.stop().await.unwrap();
 }
+
+/// Activations of different client certificates of one target, raced through two replicas
+/// on PostgreSQL: each answers 200 (they serialise on the target's row, none fails on the
+/// one-active index), and one certificate is active afterwards, the others retired.
+#[tokio::test]
+async fn racing_certificate_activations_on_two_postgres_replicas_leave_one_active() {
+    let pg = crate::postgres::TestDatabase::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("main-key");
+    switchyard_control_plane::sealing::Sealer::ephemeral()
+        .write_file(&key_file)
+        .unwrap();
+    let replica = || {
+        let mut config = config(&dir.path().join("unused.db"), FAST);
+        config.db_url = pg.url.clone();
+        config.main_key_file = Some(key_file.clone());
+        config
+    };
+    let servers = [
+        Server::start(replica()).await.unwrap(),
+        Server::start(replica()).await.unwrap(),
+    ];
+    let apis = [Api::new(servers[0].url()), Api::new(servers[1].url())];
+    apis[0].route("http://127.0.0.1:9/hook", json!({})).await;
+    let ca = crate::tls::Ca::new("race CA");
+    for n in 0..4 {
+        let cert = ca.client(&format!("client-{n}"), 30);
+        let (code, body) = crate::certs::upload(&apis[0], &format!("c{n}"), cert.upload()).await;
+        assert_eq!(code, 201, "{body}");
+    }
+    for round in 0..3 {
+        let racers = (0..8).map(|n| {
+            let api = apis[n % 2].clone();
+            let id = format!("c{}", n % 4);
+            tokio::spawn(async move {
+                crate::certs::activate(&api, &format!("race-{round}-{n}"), &id).await
+            })
+        });
+        let answers: Vec<(u16, Value)> = futures::future::join_all(racers)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        for (code, body) in &answers {
+            assert_eq!(*code, 200, "{body}");
+        }
+        let listed = apis[1].get("/v1/targets/tg/client-certificates").await;
+        let active = listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["state"] == "active")
+            .count();
+        assert_eq!(active, 1, "{listed}");
+    }
+    for server in servers {
+        server.stop().await.unwrap();
+    }
+}

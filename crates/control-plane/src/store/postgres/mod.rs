@@ -4,6 +4,7 @@
 //! early (their poll stays the backstop). Migrations (`migrations/postgres`) are embedded;
 //! replicas starting together apply them once (sqlx holds an advisory lock meanwhile).
 
+mod client_certs;
 mod deliveries;
 mod diagnostics;
 mod dlq;

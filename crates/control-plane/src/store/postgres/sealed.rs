@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use super::PostgresStore;
-use crate::sealing::{response_aad, secret_aad};
+use crate::sealing::{client_key_aad, response_aad, secret_aad};
 use crate::store::{SealStore, StoreError, sealed_error};
 
 /// The sealed prefix of a value under the store's current key.
@@ -37,6 +37,39 @@ impl SealStore for PostgresStore {
             done += sqlx::query(
                 "UPDATE signing_secrets SET secret = $1 \
                  WHERE tenant = $2 AND target = $3 AND id = $4 AND secret = $5",
+            )
+            .bind(resealed)
+            .bind(&tenant)
+            .bind(&target)
+            .bind(&id)
+            .bind(&stored)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        }
+        let room = i64::from(limit) - done as i64;
+        if room <= 0 {
+            return Ok(done);
+        }
+        let keys: Vec<(String, String, String, String)> = sqlx::query_as(
+            "SELECT tenant, target, id, private_key FROM client_certificates \
+             WHERE substring(private_key from 1 for $1::int) <> $2 LIMIT $3",
+        )
+        .bind(len)
+        .bind(&prefix)
+        .bind(room)
+        .fetch_all(&self.pool)
+        .await?;
+        for (tenant, target, id, stored) in keys {
+            let aad = client_key_aad(&tenant, &target, &id);
+            let plain = self
+                .sealer
+                .open(stored.as_bytes(), &aad)
+                .map_err(sealed_error)?;
+            let resealed = self.sealer.seal(&plain, &aad);
+            done += sqlx::query(
+                "UPDATE client_certificates SET private_key = $1 \
+                 WHERE tenant = $2 AND target = $3 AND id = $4 AND private_key = $5",
             )
             .bind(resealed)
             .bind(&tenant)
@@ -88,6 +121,17 @@ impl SealStore for PostgresStore {
         if let Some((tenant, target, id, stored)) = secret {
             self.sealer
                 .open(stored.as_bytes(), &secret_aad(&tenant, &target, &id))
+                .map_err(sealed_error)?;
+        }
+        let key: Option<(String, String, String, String)> = sqlx::query_as(
+            "SELECT tenant, target, id, private_key FROM client_certificates \
+             WHERE substring(private_key from 1 for 4) = 'sy1:' LIMIT 1",
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some((tenant, target, id, stored)) = key {
+            self.sealer
+                .open(stored.as_bytes(), &client_key_aad(&tenant, &target, &id))
                 .map_err(sealed_error)?;
         }
         let response: Option<(String, String, Vec<u8>)> = sqlx::query_as(

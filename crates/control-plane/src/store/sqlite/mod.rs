@@ -5,6 +5,7 @@
 //! over the database lock), not what makes it correct: every claim and fence is a guarded
 //! statement that would hold with several writers too.
 
+mod client_certs;
 mod deliveries;
 mod diagnostics;
 mod dlq;

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use super::SqliteStore;
-use crate::sealing::{response_aad, secret_aad};
+use crate::sealing::{client_key_aad, response_aad, secret_aad};
 use crate::store::{SealStore, StoreError, sealed_error};
 
 /// The sealed prefix of a value under the store's current key.
@@ -37,6 +37,39 @@ impl SealStore for SqliteStore {
             done += sqlx::query(
                 "UPDATE signing_secrets SET secret = ? \
                  WHERE tenant = ? AND target = ? AND id = ? AND secret = ?",
+            )
+            .bind(resealed)
+            .bind(&tenant)
+            .bind(&target)
+            .bind(&id)
+            .bind(&stored)
+            .execute(&self.writer)
+            .await?
+            .rows_affected();
+        }
+        let room = i64::from(limit) - done as i64;
+        if room <= 0 {
+            return Ok(done);
+        }
+        let keys: Vec<(String, String, String, String)> = sqlx::query_as(
+            "SELECT tenant, target, id, private_key FROM client_certificates \
+             WHERE substr(private_key, 1, ?) <> ? LIMIT ?",
+        )
+        .bind(len)
+        .bind(&prefix)
+        .bind(room)
+        .fetch_all(&mut *self.read().await?)
+        .await?;
+        for (tenant, target, id, stored) in keys {
+            let aad = client_key_aad(&tenant, &target, &id);
+            let plain = self
+                .sealer
+                .open(stored.as_bytes(), &aad)
+                .map_err(sealed_error)?;
+            let resealed = self.sealer.seal(&plain, &aad);
+            done += sqlx::query(
+                "UPDATE client_certificates SET private_key = ? \
+                 WHERE tenant = ? AND target = ? AND id = ? AND private_key = ?",
             )
             .bind(resealed)
             .bind(&tenant)
@@ -88,6 +121,17 @@ impl SealStore for SqliteStore {
         if let Some((tenant, target, id, stored)) = secret {
             self.sealer
                 .open(stored.as_bytes(), &secret_aad(&tenant, &target, &id))
+                .map_err(sealed_error)?;
+        }
+        let key: Option<(String, String, String, String)> = sqlx::query_as(
+            "SELECT tenant, target, id, private_key FROM client_certificates \
+             WHERE substr(private_key, 1, 4) = 'sy1:' LIMIT 1",
+        )
+        .fetch_optional(&mut *self.read().await?)
+        .await?;
+        if let Some((tenant, target, id, stored)) = key {
+            self.sealer
+                .open(stored.as_bytes(), &client_key_aad(&tenant, &target, &id))
                 .map_err(sealed_error)?;
         }
         let response: Option<(String, String, Vec<u8>)> = sqlx::query_as(

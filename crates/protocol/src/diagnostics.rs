@@ -34,6 +34,9 @@ pub enum FindingClass {
     /// A target's signing-secret rotation is in its overlap: older secrets still sign beside
     /// the new one until `evidence.until` (info: finish it by verifying and promoting).
     SigningOverlapOpen,
+    /// A target's active client certificate expires within 30 days (`evidence.until`):
+    /// info within 30, warning within 7, critical within 1 day or once expired.
+    CertificateExpiring,
     // Console-side classes (never sent by the server).
     NeedsAttention,
     UnknownOutcome,
@@ -55,6 +58,7 @@ impl FindingClass {
             Self::StalledReplay => "stalled_replay",
             Self::DlqCounterDrift => "dlq_counter_drift",
             Self::SigningOverlapOpen => "signing_overlap_open",
+            Self::CertificateExpiring => "certificate_expiring",
             Self::NeedsAttention => "needs_attention",
             Self::UnknownOutcome => "unknown_outcome",
             Self::StaleLease => "stale_lease",
@@ -114,7 +118,7 @@ pub struct FindingEvidence {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub actual: Option<i64>,
-    /// When the state ends by itself (an open overlap's end).
+    /// When the state ends by itself (an open overlap's end, a certificate's `not_after`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<DateTime<Utc>>,
 }

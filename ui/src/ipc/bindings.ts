@@ -240,7 +240,7 @@ detail: string, evidence: FindingEvidence,
  */
 actions: Array<FixAction>, };
 
-export type FindingClass = "stuck_delivery" | "edge_unreachable" | "failing_target" | "disabled_endpoint_backlog" | "stalled_replay" | "dlq_counter_drift" | "signing_overlap_open" | "needs_attention" | "unknown_outcome" | "stale_lease" | "orphan_reference" | "drift" | "unknown";
+export type FindingClass = "stuck_delivery" | "edge_unreachable" | "failing_target" | "disabled_endpoint_backlog" | "stalled_replay" | "dlq_counter_drift" | "signing_overlap_open" | "certificate_expiring" | "needs_attention" | "unknown_outcome" | "stale_lease" | "orphan_reference" | "drift" | "unknown";
 
 export type FindingEvidence = { 
 /**
@@ -264,7 +264,7 @@ last_error?: string | null,
  */
 expected?: number | null, actual?: number | null, 
 /**
- * When the state ends by itself (an open overlap's end).
+ * When the state ends by itself (an open overlap's end, a certificate's `not_after`).
  */
 until?: string | null, };
 

@@ -26,6 +26,7 @@ export const classLabels: Record<FindingClass, string> = {
   stalled_replay: "Stalled replay",
   dlq_counter_drift: "DLQ counters drifted",
   signing_overlap_open: "Signing-secret overlap open",
+  certificate_expiring: "Client certificate expiring",
   needs_attention: "Write needs attention",
   unknown_outcome: "Outcome unknown",
   stale_lease: "Stale lease",

@@ -8,7 +8,9 @@ use switchyard_protocol::{
 };
 
 use crate::clock::to_datetime;
-use crate::store::{Backlog, DriftRow, FailingRow, OverlapRow, StuckRow};
+use crate::store::{Backlog, DriftRow, ExpiringCertRow, FailingRow, OverlapRow, StuckRow};
+
+use super::credentials::{certificate_expiring, overlap_open};
 
 /// What the checks read, for one tenant at `now`.
 pub struct Facts<'a> {
@@ -24,6 +26,7 @@ pub struct Facts<'a> {
     pub failing: Vec<FailingRow>,
     pub drift: Vec<DriftRow>,
     pub overlaps: Vec<OverlapRow>,
+    pub certificates: Vec<ExpiringCertRow>,
 }
 
 /// Every finding, most severe first, then by class and subject (a stable order).
@@ -42,6 +45,12 @@ pub fn all(facts: Facts<'_>) -> Vec<Finding> {
     out.extend(facts.replays.iter().map(|b| stalled_replay(b, cap)));
     out.extend(dlq_drift(facts.tenant, &facts.drift));
     out.extend(facts.overlaps.iter().map(|o| overlap_open(o, facts.now)));
+    out.extend(
+        facts
+            .certificates
+            .iter()
+            .map(|c| certificate_expiring(c, facts.now)),
+    );
     out.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -51,7 +60,7 @@ pub fn all(facts: Facts<'_>) -> Vec<Finding> {
     out
 }
 
-fn finding(
+pub(super) fn finding(
     class: FindingClass,
     severity: Severity,
     kind: &str,
@@ -91,7 +100,7 @@ fn action(
     }
 }
 
-fn at(ms: i64) -> String {
+pub(super) fn at(ms: i64) -> String {
     to_datetime(ms).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
@@ -104,7 +113,7 @@ fn how_many(count: u64, cap: u64) -> String {
     }
 }
 
-fn ago(now: i64, then: i64) -> String {
+pub(super) fn ago(now: i64, then: i64) -> String {
     let s = (now - then).max(0) / 1000;
     match s {
         0..=119 => format!("{s} s"),
@@ -387,35 +396,6 @@ pub fn dlq_drift(tenant: &str, drift: &[DriftRow]) -> Option<Finding> {
     ))
 }
 
-/// An open overlap is not a fault: it is a rotation half done. Info, with no action of its
-/// own: promoting blind could stop deliveries, so the detail names the verify first.
-pub fn overlap_open(o: &OverlapRow, now: i64) -> Finding {
-    let t = &o.target;
-    let detail = format!(
-        "Target {t} is in a signing-secret rotation: {} older secret(s) still sign beside the \
-         newest until {} (in {}). Receivers must accept both meanwhile. Verify the receiver \
-         accepts the new secret alone (POST /v1/targets/{t}/test with its secret_id), then \
-         promote it by expiring the older secret(s) (POST /v1/targets/{t}/secrets/{{id}}/expire), \
-         or let the overlap end; expiring the new one instead rolls the rotation back.",
-        o.expiring,
-        at(o.ends_at),
-        ago(o.ends_at, now),
-    );
-    finding(
-        FindingClass::SigningOverlapOpen,
-        Severity::Info,
-        "target",
-        t,
-        detail,
-        FindingEvidence {
-            count: Some(u64::try_from(o.expiring).unwrap_or(0)),
-            until: Some(to_datetime(o.ends_at)),
-            ..FindingEvidence::default()
-        },
-        Vec::new(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,6 +499,7 @@ mod tests {
                 ends_at: NOW + 3_600_000,
                 expiring: 1,
             }],
+            certificates: vec![],
         };
         let findings = all(facts);
         let classes: Vec<FindingClass> = findings.iter().map(|f| f.class).collect();
@@ -539,25 +520,5 @@ mod tests {
         assert!(findings[1].detail.contains("3 or more"));
         assert_eq!(findings[2].evidence.expected, Some(2));
         assert_eq!(findings[2].evidence.actual, Some(9));
-    }
-
-    #[test]
-    fn an_open_overlap_is_info_with_its_end_and_no_blind_promote() {
-        let o = OverlapRow {
-            target: "billing".into(),
-            ends_at: NOW + 2 * 3_600_000,
-            expiring: 1,
-        };
-        let f = overlap_open(&o, NOW);
-        assert_eq!(f.id, "signing_overlap_open:target:billing");
-        assert_eq!(f.severity, Severity::Info);
-        assert_eq!(f.evidence.until, Some(to_datetime(o.ends_at)));
-        assert!(f.actions.is_empty(), "{:?}", f.actions);
-        assert!(f.detail.contains("(in 2 h)"), "{}", f.detail);
-        assert!(
-            f.detail.contains("/v1/targets/billing/test"),
-            "{}",
-            f.detail
-        );
     }
 }

@@ -7,6 +7,7 @@
 //! requeue of a stuck delivery and the DLQ recount). The other fixes are existing calls:
 //! enable an endpoint, test a target, replay its DLQ, cancel a replay.
 
+pub mod credentials;
 pub mod findings;
 pub mod fixes;
 
@@ -77,7 +78,7 @@ async fn diagnose(
     let store = &state.store;
     // Independent reads: on SQLite each takes a reader of its own, on PostgreSQL a
     // connection of the pool.
-    let (stuck, relays, disabled, replays, failing, drift, overlaps) = tokio::try_join!(
+    let (stuck, relays, disabled, replays, failing, drift, overlaps, certificates) = tokio::try_join!(
         store.stuck_deliveries(&tenant, now - millis(config.stuck_after), bounds.subjects),
         store.waiting_relays(&tenant, bounds),
         store.disabled_backlogs(&tenant, bounds),
@@ -85,6 +86,11 @@ async fn diagnose(
         store.failing_targets(&tenant, i64::from(config.failure_run.max(1)), bounds),
         store.dlq_drift(&tenant, bounds.subjects),
         store.open_overlaps(&tenant, now, bounds.subjects),
+        store.expiring_certificates(
+            &tenant,
+            now.saturating_add(credentials::CERTIFICATE_NOTICE_MS),
+            bounds.subjects
+        ),
     )?;
     let facts = findings::Facts {
         now,
@@ -98,6 +104,7 @@ async fn diagnose(
         failing,
         drift,
         overlaps,
+        certificates,
     };
     Ok(Json(Diagnostics {
         checked_at: to_datetime(now),

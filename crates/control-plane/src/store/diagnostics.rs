@@ -96,6 +96,15 @@ pub struct OverlapRow {
     pub expiring: i64,
 }
 
+/// A target's active client certificate and when it expires.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ExpiringCertRow {
+    pub target: String,
+    pub id: String,
+    pub subject: String,
+    pub not_after: i64,
+}
+
 #[async_trait]
 pub trait DiagnosticsStore {
     /// The tenant's in-flight deliveries whose lease expired at or before `expired_before`,
@@ -156,6 +165,15 @@ pub trait DiagnosticsStore {
         now: i64,
         limit: u32,
     ) -> Result<Vec<OverlapRow>, StoreError>;
+
+    /// Existing targets whose active client certificate's `not_after` is before `before`
+    /// (expired ones included), the soonest first.
+    async fn expiring_certificates(
+        &self,
+        tenant: &str,
+        before: i64,
+        limit: u32,
+    ) -> Result<Vec<ExpiringCertRow>, StoreError>;
 
     /// Notes that edge `edge` of the tenant called lease at `now` (written at most once a
     /// second per edge).

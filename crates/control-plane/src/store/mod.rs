@@ -51,8 +51,8 @@ pub use deliveries::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, Transition,
 };
 pub use diagnostics::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, OverlapRow, RecoveryTx, Requeue,
-    StuckRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow,
+    RecoveryTx, Requeue, StuckRow,
 };
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};

@@ -7,10 +7,15 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "../common/tls.rs"]
+#[allow(dead_code)]
+mod tls;
+
 mod fix;
 
 mod api;
 mod backlog;
+mod certificates;
 mod edge;
 mod overlap;
 mod stuck;

@@ -1,11 +1,16 @@
-// The overview's credential warnings: targets whose signing-secret rotation is in its overlap
-// (the control plane's `signing_overlap_open` findings), each with when it ends and a link to
-// the target, where "Rotate credentials…" resumes or finishes the rotation.
+// The overview's credential warnings, from the control plane's findings: targets whose
+// signing-secret rotation is in its overlap (`signing_overlap_open`) and targets whose active
+// client certificate expires within 30 days (`certificate_expiring`), each with its date and a
+// link to the target, where "Rotate credentials…" resumes or starts the rotation.
 import { Alert, Anchor, Group, List, Text } from "@mantine/core";
+import type { Finding } from "../../ipc/bindings";
 import { useFindings } from "../../ipc/recoveryQueries";
 import { relativeTime } from "../../lib/format";
 
-const credentialClasses = new Set(["signing_overlap_open"]);
+const what: Partial<Record<Finding["class"], string>> = {
+  signing_overlap_open: "signing-secret overlap ends",
+  certificate_expiring: "client certificate expires",
+};
 
 export function CredentialsNotice({
   now,
@@ -15,24 +20,27 @@ export function CredentialsNotice({
   onOpenTarget?: (target: string) => void;
 }) {
   const findings = useFindings();
-  const open = (findings.data?.findings ?? []).filter((f) => credentialClasses.has(f.class));
-  if (open.length === 0) return null;
+  const shown = (findings.data?.findings ?? []).filter((f) => what[f.class]);
+  if (shown.length === 0) return null;
+  const urgent = shown.some((f) => f.class === "certificate_expiring" && f.severity !== "info");
+  const targets = new Set(shown.map((f) => f.subject.id)).size;
   return (
     <Alert
-      color="yellow"
+      color={urgent ? "orange" : "yellow"}
       title={
-        open.length === 1
-          ? "1 target is in a signing-secret overlap"
-          : `${open.length} targets are in a signing-secret overlap`
+        targets === 1
+          ? "1 target's credentials need a look"
+          : `${targets} targets' credentials need a look`
       }
       data-testid="overview-credentials"
     >
       <Text size="sm" mb={4}>
-        Their receivers must accept both secrets until the overlap ends. Verify the new secret, then
-        promote it, or roll back.
+        During an overlap receivers must accept both secrets: verify the new one, then promote it or
+        roll back. An expiring certificate needs a new one uploaded, tested and activated before its
+        date.
       </Text>
       <List size="sm">
-        {open.map((f) => (
+        {shown.map((f) => (
           <List.Item key={f.id}>
             <Group gap={6} wrap="nowrap">
               <Anchor
@@ -43,8 +51,8 @@ export function CredentialsNotice({
                 {f.subject.id}
               </Anchor>
               {f.evidence.until && (
-                <Text size="sm" c="dimmed">
-                  overlap ends {new Date(f.evidence.until).toLocaleString()} (
+                <Text size="sm" c={f.severity === "info" ? "dimmed" : "orange"}>
+                  {what[f.class]} {new Date(f.evidence.until).toLocaleString()} (
                   {relativeTime(Date.parse(f.evidence.until), now)})
                 </Text>
               )}

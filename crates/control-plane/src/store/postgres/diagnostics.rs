@@ -10,8 +10,8 @@ use super::{PostgresStore, PostgresTx};
 use crate::delivery::http::AttemptResult;
 use crate::store::rows::hop_from;
 use crate::store::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, OverlapRow, RecoveryTx, Requeue,
-    StoreError, StuckRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow,
+    RecoveryTx, Requeue, StoreError, StuckRow,
 };
 
 /// The counter groups of a tenant whose figure is not the number of their dead rows: both
@@ -328,6 +328,26 @@ impl DiagnosticsStore for PostgresStore {
         )
         .bind(tenant)
         .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *conn)
+        .await?)
+    }
+
+    async fn expiring_certificates(
+        &self,
+        tenant: &str,
+        before: i64,
+        limit: u32,
+    ) -> Result<Vec<ExpiringCertRow>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        Ok(sqlx::query_as(
+            "SELECT c.target, c.id, c.subject, c.not_after FROM client_certificates c \
+             JOIN resources r ON r.tenant = c.tenant AND r.kind = 'target' AND r.name = c.target \
+             WHERE c.tenant = $1 AND c.state = 'active' AND c.not_after < $2 \
+             ORDER BY c.not_after, c.target LIMIT $3",
+        )
+        .bind(tenant)
+        .bind(before)
         .bind(i64::from(limit))
         .fetch_all(&mut *conn)
         .await?)

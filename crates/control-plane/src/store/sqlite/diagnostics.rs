@@ -10,8 +10,8 @@ use super::{SqliteStore, SqliteTx};
 use crate::delivery::http::AttemptResult;
 use crate::store::rows::{hop_from, state_from};
 use crate::store::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, FailingRow, OverlapRow, RecoveryTx, Requeue,
-    StoreError, StuckRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow,
+    RecoveryTx, Requeue, StoreError, StuckRow,
 };
 
 /// The counter groups of a tenant whose figure is not the number of their dead rows: both
@@ -321,6 +321,26 @@ impl DiagnosticsStore for SqliteStore {
         )
         .bind(tenant)
         .bind(now)
+        .bind(limit)
+        .fetch_all(&mut *conn)
+        .await?)
+    }
+
+    async fn expiring_certificates(
+        &self,
+        tenant: &str,
+        before: i64,
+        limit: u32,
+    ) -> Result<Vec<ExpiringCertRow>, StoreError> {
+        let mut conn = self.read().await?;
+        Ok(sqlx::query_as(
+            "SELECT c.target, c.id, c.subject, c.not_after FROM client_certificates c \
+             JOIN resources r ON r.tenant = c.tenant AND r.kind = 'target' AND r.name = c.target \
+             WHERE c.tenant = ? AND c.state = 'active' AND c.not_after < ? \
+             ORDER BY c.not_after, c.target LIMIT ?",
+        )
+        .bind(tenant)
+        .bind(before)
         .bind(limit)
         .fetch_all(&mut *conn)
         .await?)

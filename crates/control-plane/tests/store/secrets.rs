@@ -21,6 +21,7 @@ conformance!(
     expiring_promotes_rolls_back_and_never_leaves_none,
     racing_expiries_leave_one_valid_secret,
     another_tenants_target_is_absent,
+    an_open_overlap_is_listed_until_it_ends,
 );
 
 const OVERLAP: i64 = 60_000;
@@ -365,5 +366,41 @@ async fn another_tenants_target_is_absent(b: &Backend) {
             .unwrap()
             .len(),
         1
+    );
+}
+
+/// The diagnostics' view of an overlap (`open_overlaps`): listed with its end while an older
+/// secret still signs, not at the end itself, and never for another tenant.
+async fn an_open_overlap_is_listed_until_it_ends(b: &Backend) {
+    let store = b.open().await;
+    target(&store).await;
+    assert!(
+        store
+            .open_overlaps(TENANT, T0, 20)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    rotate(&store, TENANT, &secret("sec_1", 1, T0 + 10), T0 + 10, false).await;
+    let open = store.open_overlaps(TENANT, T0 + 11, 20).await.unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(
+        (open[0].target.as_str(), open[0].ends_at, open[0].expiring),
+        ("tg", T0 + 10 + OVERLAP, 1)
+    );
+    let end = T0 + 10 + OVERLAP;
+    assert!(
+        store
+            .open_overlaps(TENANT, end, 20)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .open_overlaps("other", T0 + 11, 20)
+            .await
+            .unwrap()
+            .is_empty()
     );
 }

@@ -4,18 +4,11 @@
 //! opened with the main key), not in clear in the database files, and not in the server's log
 //! at debug level. Runs the real binary, trusting the receiver's CA with `--target-ca-file`.
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use switchyard_control_plane::sealing::{Sealer, response_aad};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::certs::{activate, probe, upload};
-use crate::support::{Api, TOKEN};
 use crate::tls::{Ca, TlsReceiver};
-
-const BIN: &str = env!("CARGO_BIN_EXE_switchyard-control-plane");
 
 #[tokio::test]
 async fn private_keys_stay_out_of_responses_stored_responses_the_database_and_logs() {
@@ -26,37 +19,12 @@ async fn private_keys_stay_out_of_responses_stored_responses_the_database_and_lo
     std::fs::write(&ca_file, &receiver.server_ca_pem).unwrap();
     let log_path = dir.path().join("stderr.log");
     let db = dir.path().join("cp.db");
-    let mut child = tokio::process::Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow-private-targets",
-        ])
-        .arg("--tenant")
-        .arg(format!("acme:{TOKEN}"))
-        .arg("--db")
-        .arg(format!("sqlite://{}", db.display()))
-        .arg("--target-ca-file")
-        .arg(&ca_file)
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.strip_prefix("switchyard control plane listening on ") {
-                return url.to_owned();
-            }
-        }
-        panic!("control plane exited before listening");
-    })
-    .await
-    .unwrap();
-    let api = Api::new(url);
+    let (mut child, api) = crate::serve_logged(
+        &db,
+        &log_path,
+        &["--target-ca-file".as_ref(), ca_file.as_os_str()],
+    )
+    .await;
     api.route(&receiver.url, json!({"mode": "sync"})).await;
     let cert = ca.client("billing-client", 30);
     let other = ca.client("other-client", 30);

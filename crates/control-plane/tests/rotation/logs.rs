@@ -1,51 +1,17 @@
 //! A secret's value is shown once, in the rotate response: never in a listing, an error, the
 //! server's log (at debug level) or the database (stored responses are sealed too).
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
-use crate::support::{Api, Receiver, TOKEN, status};
+use crate::support::{Receiver, status};
 use crate::{expire, first_secret_id, rotate, secrets};
-
-const BIN: &str = env!("CARGO_BIN_EXE_switchyard-control-plane");
 
 #[tokio::test]
 async fn secret_values_stay_out_of_listings_errors_logs_and_the_database() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("stderr.log");
     let db = dir.path().join("cp.db");
-    let mut child = tokio::process::Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow-private-targets",
-        ])
-        .arg("--tenant")
-        .arg(format!("acme:{TOKEN}"))
-        .arg("--db")
-        .arg(format!("sqlite://{}", db.display()))
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log_path).unwrap())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.strip_prefix("switchyard control plane listening on ") {
-                return url.to_owned();
-            }
-        }
-        panic!("control plane exited before listening");
-    })
-    .await
-    .unwrap();
-    let api = Api::new(url);
+    let (mut child, api) = crate::serve_logged(&db, &log_path, &[]).await;
     let receiver = Receiver::start(|_| status(200)).await;
     let first = api.route(&receiver.url, json!({"mode": "sync"})).await;
     let first_id = first_secret_id(&api).await;

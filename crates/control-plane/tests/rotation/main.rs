@@ -28,6 +28,48 @@ use sha2::Sha256;
 
 use support::{Api, Received};
 
+const BIN: &str = env!("CARGO_BIN_EXE_switchyard-control-plane");
+
+/// The real binary serving `db` at debug level, its stderr in `log`, with `extra` arguments;
+/// the child is killed when dropped. For the tests that read what the server logged.
+pub async fn serve_logged(
+    db: &std::path::Path,
+    log: &std::path::Path,
+    extra: &[&std::ffi::OsStr],
+) -> (tokio::process::Child, Api) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow-private-targets",
+        ])
+        .arg("--tenant")
+        .arg(format!("acme:{}", support::TOKEN))
+        .arg("--db")
+        .arg(format!("sqlite://{}", db.display()))
+        .args(extra)
+        .env("RUST_LOG", "debug")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("switchyard control plane listening on ") {
+                return url.to_owned();
+            }
+        }
+        panic!("control plane exited before listening");
+    })
+    .await
+    .unwrap();
+    (child, Api::new(url))
+}
+
 /// A Standard Webhooks verifier written from the specification (not the server's signer):
 /// true when one `v1,` entry of the request's `webhook-signature` is the HMAC-SHA256, keyed
 /// with the base64 part of `secret`, of `id.timestamp.body`.

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use switchyard_protocol::ClientCertificateInfo;
 use switchyard_protocol::secrets::ExpiringSecret;
 
 use crate::error::{CoreError, Result};
@@ -56,7 +57,7 @@ impl RotationStep {
     }
 }
 
-/// What is rotated. Only signing secrets for now; the column leaves room for certificates.
+/// What is rotated: a signing secret, or a client certificate (mTLS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
@@ -94,7 +95,9 @@ pub struct RotationActions {
     pub promote: bool,
     /// Staged but not (successfully) verified: promote only with `skip_verify`.
     pub promote_skipping_verify: bool,
-    /// The old secret is still valid (by its stored expiry): roll back.
+    /// Secret: the old secret is still valid (by its stored expiry). Certificate: before
+    /// promote (nothing to undo but ending the rotation), or after it while the previously
+    /// active certificate has not expired (it is activated again).
     pub roll_back: bool,
 }
 
@@ -124,6 +127,13 @@ pub struct Rotation {
     pub old_secrets: Vec<ExpiringSecret>,
     pub verify_attempts: u32,
     pub verify_result: Option<VerifyResult>,
+    /// Certificate rotations: the uploaded certificate (as the server listed it when staged:
+    /// fingerprint, subject, not_after; never its key), and the one active before, which a
+    /// roll back activates again.
+    pub new_certificate_id: Option<String>,
+    pub old_certificate_id: Option<String>,
+    pub new_certificate: Option<ClientCertificateInfo>,
+    pub old_certificate: Option<ClientCertificateInfo>,
     /// The person said the value is stored: it is never shown again.
     pub acknowledged: bool,
     pub acknowledged_at: Option<i64>,
@@ -141,6 +151,14 @@ impl Rotation {
         self.old_secrets
             .iter()
             .any(|s| s.expires_at.timestamp_millis() > now_ms)
+    }
+
+    /// Whether the certificate active before the rotation can be activated again: there was
+    /// one, and it has not expired (by the `not_after` the server listed).
+    pub fn old_certificate_valid(&self, now_ms: i64) -> bool {
+        self.old_certificate
+            .as_ref()
+            .is_some_and(|c| c.not_after.timestamp_millis() > now_ms)
     }
 }
 
@@ -194,6 +212,10 @@ pub(crate) struct RotationRow {
     verify_result: Option<String>,
     acknowledged_at: Option<i64>,
     problem: Option<String>,
+    new_certificate_id: Option<String>,
+    old_certificate_id: Option<String>,
+    new_certificate: Option<String>,
+    old_certificate: Option<String>,
     created_at: i64,
     updated_at: i64,
     finished_at: Option<i64>,
@@ -201,7 +223,7 @@ pub(crate) struct RotationRow {
 
 pub(crate) const COLUMNS: &str = "id, profile, target, credential, step, stopped_step, overlap_seconds, force, \
     stage_op, verify_test, verify_attempts, new_secret_id, old_secrets, verify_result, acknowledged_at, problem, \
-    created_at, updated_at, finished_at";
+    new_certificate_id, old_certificate_id, new_certificate, old_certificate, created_at, updated_at, finished_at";
 
 impl RotationRow {
     pub(crate) fn rotation(self, now_ms: i64) -> Result<Rotation> {
@@ -219,10 +241,16 @@ impl RotationRow {
         let verify_result: Option<VerifyResult> =
             parse(&self.id, "verify result", self.verify_result.as_deref())?;
         let problem = parse(&self.id, "problem", self.problem.as_deref())?;
+        let new_certificate: Option<ClientCertificateInfo> =
+            parse(&self.id, "new certificate", self.new_certificate.as_deref())?;
+        let old_certificate: Option<ClientCertificateInfo> =
+            parse(&self.id, "old certificate", self.old_certificate.as_deref())?;
         let attempts = self.verify_attempts as u32;
+        let certificate = self.credential == Credential::Certificate;
         let steps: Vec<String> = match self.step {
             RotationStep::Staging => vec!["stage".to_owned()],
             RotationStep::Verifying => vec![format!("verify:{attempts}")],
+            RotationStep::Promoting if certificate => vec!["promote".to_owned()],
             RotationStep::Promoting => old_secrets
                 .iter()
                 .map(|s| format!("promote:{}", s.id))
@@ -251,6 +279,10 @@ impl RotationRow {
             old_secrets,
             verify_attempts: attempts,
             verify_result,
+            new_certificate_id: self.new_certificate_id,
+            old_certificate_id: self.old_certificate_id,
+            new_certificate,
+            old_certificate,
             acknowledged: self.acknowledged_at.is_some(),
             acknowledged_at: self.acknowledged_at,
             problem,
@@ -267,6 +299,16 @@ impl RotationRow {
 fn actions(r: &Rotation, now_ms: i64) -> RotationActions {
     use RotationStep::*;
     let in_flight = matches!(r.step, Staging | Verifying | Promoting | RollingBack);
+    if r.credential == Credential::Certificate {
+        return RotationActions {
+            resume: in_flight,
+            verify: r.step == Staged,
+            promote: r.step == Verified,
+            promote_skipping_verify: r.step == Staged,
+            roll_back: matches!(r.step, Staged | Verified)
+                || (r.step == Done && r.old_certificate_valid(now_ms)),
+        };
+    }
     RotationActions {
         resume: in_flight || (r.step == Staged && !r.acknowledged),
         verify: r.step == Staged,

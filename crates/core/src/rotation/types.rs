@@ -336,6 +336,69 @@ mod tests {
         assert_eq!(serde_json::to_string(&v).unwrap(), "\"whsec_c2VjcmV0\"");
     }
 
+    fn certificate_row(step: RotationStep, old_not_after: &str) -> RotationRow {
+        let cert = |id: &str, not_after: &str, state: &str| {
+            format!(
+                r#"{{"id":"{id}","fingerprint_sha256":"ab","subject":"CN=c","not_after":"{not_after}","state":"{state}","created_at":"2026-01-01T00:00:00Z"}}"#
+            )
+        };
+        RotationRow {
+            id: "rot_1".into(),
+            profile: "p".into(),
+            target: "billing".into(),
+            credential: Credential::Certificate,
+            step,
+            stopped_step: None,
+            overlap_seconds: None,
+            force: false,
+            stage_op: None,
+            verify_test: None,
+            verify_attempts: 1,
+            new_secret_id: None,
+            old_secrets: None,
+            verify_result: None,
+            acknowledged_at: None,
+            problem: None,
+            new_certificate_id: Some("new".into()),
+            old_certificate_id: Some("old".into()),
+            new_certificate: Some(cert("new", "2028-01-01T00:00:00Z", "staged")),
+            old_certificate: Some(cert("old", old_not_after, "active")),
+            created_at: 0,
+            updated_at: 0,
+            finished_at: None,
+        }
+    }
+
+    #[test]
+    fn a_certificate_rotation_rolls_back_after_promote_only_while_the_old_one_is_valid() {
+        let now = chrono::DateTime::parse_from_rfc3339("2027-01-01T00:00:00Z")
+            .unwrap()
+            .timestamp_millis();
+        let valid = "2027-06-01T00:00:00Z";
+        let expired = "2026-12-01T00:00:00Z";
+        let r = certificate_row(RotationStep::Staged, expired)
+            .rotation(now)
+            .unwrap();
+        assert!(
+            r.actions.roll_back,
+            "before promote: nothing to undo, always"
+        );
+        assert!(!r.actions.resume, "nothing to show again: no value");
+        let r = certificate_row(RotationStep::Done, valid)
+            .rotation(now)
+            .unwrap();
+        assert!(r.actions.roll_back);
+        let r = certificate_row(RotationStep::Done, expired)
+            .rotation(now)
+            .unwrap();
+        assert!(!r.actions.roll_back, "the old certificate expired");
+        let r = certificate_row(RotationStep::Promoting, valid)
+            .rotation(now)
+            .unwrap();
+        assert_eq!(r.pending_keys, ["rot_1:promote"]);
+        assert_eq!(r.new_certificate.unwrap().subject, "CN=c");
+    }
+
     #[derive(Debug)]
     #[allow(dead_code)]
     struct RotationProgressProbe {

@@ -65,6 +65,7 @@ command_map! {
     list_target_tests(profile: String, target: String) -> Vec<TargetTestView>;
     take_shown_secrets(profile: String) -> Vec<ShownSecretView>;
     start_rotation(profile: String, input: RotationStartInput) -> RotationProgressView;
+    start_certificate_rotation(profile: String, input: CertificateRotationInput) -> RotationProgressView;
     resume_rotation(id: String) -> RotationProgressView;
     get_rotation(id: String) -> RotationView;
     list_rotations(profile: String) -> Vec<RotationView>;
@@ -148,6 +149,7 @@ macro_rules! handler {
             $crate::commands::list_target_tests,
             $crate::commands::take_shown_secrets,
             $crate::commands::start_rotation,
+            $crate::commands::start_certificate_rotation,
             $crate::commands::resume_rotation,
             $crate::commands::get_rotation,
             $crate::commands::list_rotations,

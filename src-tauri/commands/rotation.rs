@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use switchyard_core::rotation::Rotation;
-use switchyard_protocol::ResourceKind;
+use switchyard_core::rotation::{Rotation, RotationProgress};
+use switchyard_protocol::{ResourceKind, UploadCertificateRequest};
 use tauri::State;
 
 use super::Result;
@@ -30,6 +30,36 @@ pub async fn start_rotation(
     let progress = state.core.resume_rotation(&r.id, STEP_WITHIN).await?;
     refresh_target(&state, &progress.rotation).await;
     Ok(progress.into())
+}
+
+/// The certificate path's stage step: the chain and key uploaded now (never stored by the
+/// console: offline it is refused and nothing is saved), then the rotation saved at `staged`.
+#[tauri::command]
+pub async fn start_certificate_rotation(
+    state: State<'_, AppState>,
+    profile: String,
+    input: CertificateRotationInput,
+) -> Result<RotationProgressView> {
+    let CertificateRotationInput {
+        target,
+        certificate_id,
+        certificate_pem,
+        private_key_pem,
+    } = input;
+    let request = UploadCertificateRequest {
+        certificate_pem,
+        private_key_pem,
+    };
+    let r = state
+        .core
+        .start_certificate_rotation(&profile, &target, &certificate_id, request, STEP_WITHIN)
+        .await?;
+    refresh_target(&state, &r).await;
+    Ok(RotationProgress {
+        rotation: r,
+        value: None,
+    }
+    .into())
 }
 
 /// Sends what the rotation has queued (same keys) and shows the value again until the person

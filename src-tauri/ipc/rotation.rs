@@ -1,11 +1,14 @@
 //! The rotation wizard's IPC types: a rotation as the core stores it (never a secret's value),
 //! and the value of a freshly staged secret, which crosses into the webview once to be shown
-//! with a copy button and is kept there only while the wizard is open.
+//! with a copy button and is kept there only while the wizard is open. A certificate
+//! rotation's key crosses the other way once, in [`CertificateRotationInput`], and is dropped
+//! by the core right after the upload.
 
 use serde::{Deserialize, Serialize};
 use switchyard_core::rotation::{
     Credential, Rotation, RotationActions, RotationProgress, RotationStep, VerifyResult,
 };
+use switchyard_protocol::ClientCertificateInfo;
 use ts_rs::TS;
 
 use super::convert::write_error;
@@ -16,6 +19,20 @@ use super::types::WriteError;
 pub struct OldSecretView {
     pub id: String,
     pub expires_at: String,
+}
+
+/// A client certificate as the control plane listed it (never its key).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct CertificateView {
+    pub id: String,
+    /// SHA-256 of the leaf's DER, lowercase hex.
+    pub fingerprint_sha256: String,
+    /// RFC 4514, e.g. `CN=billing-client`.
+    pub subject: String,
+    /// RFC 3339.
+    pub not_after: String,
+    /// `staged`, `active` or `retired` when the rotation recorded it.
+    pub state: String,
 }
 
 /// The last verify: what the receiver answered to the test signed with the new secret only.
@@ -49,6 +66,12 @@ pub struct RotationView {
     pub pending_keys: Vec<String>,
     pub new_secret_id: Option<String>,
     pub old_secrets: Vec<OldSecretView>,
+    /// Certificate rotations: the uploaded certificate and the one active before it (which a
+    /// roll back after promote activates again).
+    pub new_certificate_id: Option<String>,
+    pub old_certificate_id: Option<String>,
+    pub new_certificate: Option<CertificateView>,
+    pub old_certificate: Option<CertificateView>,
     pub verify_attempts: u32,
     pub verify_result: Option<VerifyView>,
     /// The person said the value is stored: it is never shown again.
@@ -81,6 +104,41 @@ pub struct RotationStartInput {
     pub overlap_seconds: Option<u32>,
     /// Rotate although an overlap is open and expire the older secrets now (a leaked secret).
     pub force: bool,
+}
+
+/// The certificate path's stage step: the new certificate's id, its chain and its key, read in
+/// the webview. The key is sent to the control plane and never stored by the console; `Debug`
+/// never shows it.
+#[derive(Clone, Serialize, Deserialize, TS)]
+pub struct CertificateRotationInput {
+    pub target: String,
+    pub certificate_id: String,
+    /// PEM, the leaf first.
+    pub certificate_pem: String,
+    /// PEM (PKCS#8, PKCS#1 RSA or SEC1 EC).
+    pub private_key_pem: String,
+}
+
+impl std::fmt::Debug for CertificateRotationInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CertificateRotationInput")
+            .field("target", &self.target)
+            .field("certificate_id", &self.certificate_id)
+            .field("private_key_pem", &"<redacted>")
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<ClientCertificateInfo> for CertificateView {
+    fn from(c: ClientCertificateInfo) -> Self {
+        Self {
+            id: c.id,
+            fingerprint_sha256: c.fingerprint_sha256,
+            subject: c.subject,
+            not_after: c.not_after.to_rfc3339(),
+            state: c.state.as_str().to_owned(),
+        }
+    }
 }
 
 impl From<VerifyResult> for VerifyView {
@@ -118,6 +176,10 @@ impl From<Rotation> for RotationView {
                     expires_at: s.expires_at.to_rfc3339(),
                 })
                 .collect(),
+            new_certificate_id: r.new_certificate_id,
+            old_certificate_id: r.old_certificate_id,
+            new_certificate: r.new_certificate.map(Into::into),
+            old_certificate: r.old_certificate.map(Into::into),
             verify_attempts: r.verify_attempts,
             verify_result: r.verify_result.map(Into::into),
             acknowledged: r.acknowledged,
@@ -136,5 +198,23 @@ impl From<RotationProgress> for RotationProgressView {
             rotation: p.rotation.into(),
             value: p.value.map(|v| v.expose().to_owned()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_certificate_input_never_shows_its_key_in_debug_output() {
+        let input = CertificateRotationInput {
+            target: "billing".into(),
+            certificate_id: "cert-2026-12-04".into(),
+            certificate_pem: "-----BEGIN CERTIFICATE-----".into(),
+            private_key_pem: "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG".into(),
+        };
+        let shown = format!("{input:?}");
+        assert!(!shown.contains("MIGHAgEAMBMG"), "{shown}");
+        assert!(shown.contains("cert-2026-12-04"), "{shown}");
     }
 }

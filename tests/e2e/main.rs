@@ -26,3 +26,7 @@ mod rotation;
 mod scenarios;
 mod security;
 mod update_feed;
+
+#[path = "../../crates/control-plane/tests/common/tls.rs"]
+#[allow(dead_code)]
+mod tls;

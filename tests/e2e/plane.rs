@@ -15,6 +15,8 @@ pub const TOKEN: &str = "e2e-token-acme";
 pub struct Plane {
     db: PathBuf,
     one_attempt: bool,
+    /// Extra roots trusted for HTTPS targets (a TLS receiver's CA).
+    roots: Vec<String>,
     pub port: u16,
     server: Option<Server>,
 }
@@ -28,7 +30,7 @@ pub struct DlqSeed<'a> {
     pub count: usize,
 }
 
-async fn start_on(db: &Path, port: u16, one_attempt: bool) -> Result<Server> {
+async fn start_on(db: &Path, port: u16, one_attempt: bool, roots: &[String]) -> Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
     let mut config = ServerConfig::new(
@@ -39,6 +41,7 @@ async fn start_on(db: &Path, port: u16, one_attempt: bool) -> Result<Server> {
     if one_attempt {
         config.delivery.schedule = vec![Duration::ZERO];
     }
+    config.delivery.target_roots_pem = roots.to_vec();
     Server::start(config).await
 }
 
@@ -53,12 +56,26 @@ impl Plane {
         Self::start_with(dir, true).await
     }
 
+    /// A plane that trusts `roots` for HTTPS targets besides the system's (a TLS receiver).
+    pub async fn start_trusting(dir: &std::path::Path, roots: Vec<String>) -> Result<Self> {
+        let db = dir.join("cp.db");
+        let server = start_on(&db, 0, false, &roots).await?;
+        Ok(Self {
+            db,
+            one_attempt: false,
+            roots,
+            port: server.addr.port(),
+            server: Some(server),
+        })
+    }
+
     async fn start_with(dir: &std::path::Path, one_attempt: bool) -> Result<Self> {
         let db = dir.join("cp.db");
-        let server = start_on(&db, 0, one_attempt).await?;
+        let server = start_on(&db, 0, one_attempt, &[]).await?;
         Ok(Self {
             db,
             one_attempt,
+            roots: Vec::new(),
             port: server.addr.port(),
             server: Some(server),
         })
@@ -119,14 +136,14 @@ impl Plane {
     /// Back on the same port with the same data.
     pub async fn restart(&mut self) -> Result<()> {
         self.stop().await?;
-        self.server = Some(start_on(&self.db, self.port, self.one_attempt).await?);
+        self.server = Some(start_on(&self.db, self.port, self.one_attempt, &self.roots).await?);
         Ok(())
     }
 
     /// Another client changes the data while this plane's port stays closed: a second server
     /// on the same database and another port, for the duration of `f`.
     pub async fn other_client_patch(&self, kind: &str, name: &str, patch: Value) -> Result<Value> {
-        let other = start_on(&self.db, 0, false).await?;
+        let other = start_on(&self.db, 0, false, &self.roots).await?;
         let result = request(
             &other.url(),
             "PATCH",

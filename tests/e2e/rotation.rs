@@ -4,6 +4,12 @@
 //! while the receiver only knows the old secret and passes once it has the new one, and the
 //! promote leaves the new secret signing alone. The value is then nowhere in the app's files.
 //! Screenshots: each step.
+//!
+//! The certificate path, against a TLS receiver that requires client certificates from the CAs
+//! it trusts: the new certificate is uploaded (chain and key typed into the wizard), its
+//! handshake fails while the receiver trusts only the old CA and passes once it trusts the new
+//! one, it is activated, and the key is then in no file of the app. Screenshots
+//! `rotation-cert-*`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -201,5 +207,136 @@ async fn a_signing_secret_is_staged_verified_and_promoted_through_the_wizard() -
     // The value was shown, never kept: no file of the app holds it.
     let on_disk = files_containing(app.dirs(), value.as_bytes());
     ensure!(on_disk.is_empty(), "the new secret is on disk: {on_disk:?}");
+    app.quit().await
+}
+
+/// Clicks a button of the wizard's footer after scrolling it into view (the modal scrolls
+/// once the PEMs are in; WebKitWebDriver does not scroll a modal's overflow to reach it).
+async fn click_in_view(app: &App, testid: &str) -> Result<()> {
+    app.el(testid).await?;
+    let script = format!(
+        "document.querySelector(\"[data-testid='{testid}']\").scrollIntoView({{block: 'center'}}); return true;"
+    );
+    let _: bool = app.eval(&script).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    app.click(testid).await
+}
+
+/// Types a PEM into a textarea line by line (WebKitWebDriver drops a `\n` inside the keys).
+async fn type_pem(app: &App, testid: &str, pem: &str) -> Result<()> {
+    app.click(testid).await?;
+    let el = app.el(testid).await?;
+    for line in pem.lines() {
+        el.send_keys(line).await?;
+        el.send_keys(thirtyfour::Key::Enter).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs a display and the built app: run with `make test-e2e`"]
+async fn a_client_certificate_is_uploaded_tested_and_activated_through_the_wizard() -> Result<()> {
+    use crate::tls::{Ca, TlsReceiver};
+
+    let _one = ONE_AT_A_TIME.lock().await;
+    let work = tempfile::tempdir()?;
+    let (old_ca, new_ca) = (Ca::new("old CA"), Ca::new("new CA"));
+    let receiver = TlsReceiver::start(&[&old_ca]).await;
+    let plane = Plane::start_trusting(work.path(), vec![receiver.server_ca_pem.clone()]).await?;
+    plane
+        .call(
+            "POST",
+            "/v1/targets",
+            Some(json!({"name": "billing", "spec": {"url": receiver.url, "timeout_ms": 2000}})),
+        )
+        .await?;
+    let old = old_ca.client("billing-client", 20);
+    let new = new_ca.client("billing-client-2027", 400);
+    plane
+        .call(
+            "PUT",
+            "/v1/targets/billing/client-certificates/cert-old",
+            Some(old.upload()),
+        )
+        .await?;
+    plane
+        .call(
+            "POST",
+            "/v1/targets/billing/client-certificates/cert-old/activate",
+            None,
+        )
+        .await?;
+
+    let app = App::launch().await?;
+    app.wait_online().await?;
+    app.add_profile("acme", &plane.url(), true).await?;
+    app.click("nav-target").await?;
+    app.click("row-billing").await?;
+    app.click("rotate").await?;
+    app.click("rotation-choose-certificate").await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-cert-choose").await?;
+    app.click("rotation-next").await?;
+    app.type_into("rotation-cert-id", "cert-2027").await?;
+    type_pem(&app, "rotation-cert-pem", &new.chain_pem).await?;
+    type_pem(&app, "rotation-cert-key", &new.key_pem).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-cert-upload").await?;
+    click_in_view(&app, "rotation-stage").await?;
+    let fingerprint = app
+        .wait_text("rotation-cert-fingerprint", "the staged certificate", |t| {
+            !t.is_empty()
+        })
+        .await?;
+    ensure!(fingerprint == new.fingerprint(), "{fingerprint}");
+
+    // The receiver trusts only the old CA: the handshake with the new certificate fails.
+    click_in_view(&app, "rotation-verify").await?;
+    let failed = app
+        .wait_text("rotation-verify-result", "the failed handshake", |t| {
+            t.contains("failed")
+        })
+        .await?;
+    ensure!(failed.contains("UnknownCA"), "{failed}");
+    ensure!(
+        app.count("rotation-promote").await? == 0,
+        "no Activate after a failed test"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-cert-verify-failed").await?;
+
+    // Its owner trusts the new CA too; the test passes; activate.
+    receiver.trust(&[&old_ca, &new_ca]);
+    click_in_view(&app, "rotation-verify").await?;
+    app.wait_text("rotation-verify-result", "the passed handshake", |t| {
+        t.contains("accepted the handshake")
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-cert-verify").await?;
+    click_in_view(&app, "rotation-promote").await?;
+    app.wait_text("rotation-final-step", "the rotation done", |t| t == "Done")
+        .await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.shot("rotation-cert-done").await?;
+
+    let listed = plane
+        .call("GET", "/v1/targets/billing/client-certificates", None)
+        .await?;
+    let state = |id: &str| {
+        listed["items"]
+            .as_array()
+            .and_then(|items| items.iter().find(|c| c["id"] == id))
+            .map(|c| c["state"].clone())
+    };
+    ensure!(state("cert-2027") == Some(json!("active")), "{listed}");
+    ensure!(state("cert-old") == Some(json!("retired")), "{listed}");
+
+    // The key was sent once, never kept: no file of the app holds it.
+    let on_disk = files_containing(app.dirs(), new.key_body().as_bytes());
+    ensure!(
+        on_disk.is_empty(),
+        "the private key is on disk: {on_disk:?}"
+    );
     app.quit().await
 }

@@ -219,10 +219,29 @@ impl Console {
     ) -> Result<CertOp> {
         self.profile(profile).await?;
         let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        if action::key_used_elsewhere(&mut tx, &key, &TABLE).await? {
-            return Err(CoreError::KeyReused { key });
+        let op = self
+            .insert_cert_op(&mut tx, profile, target, cert_id, &key)
+            .await?;
+        tx.commit().await?;
+        Ok(op)
+    }
+
+    /// Queues an activation inside the caller's transaction (a rotation's promote or roll
+    /// back queues it together with its step change).
+    pub(crate) async fn insert_cert_op(
+        &self,
+        tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+        profile: &str,
+        target: &str,
+        cert_id: &str,
+        key: &str,
+    ) -> Result<CertOp> {
+        let now = self.now();
+        if action::key_used_elsewhere(tx, key, &TABLE).await? {
+            return Err(CoreError::KeyReused {
+                key: key.to_owned(),
+            });
         }
         let inserted = sqlx::query(
             "INSERT INTO cert_ops (profile, target, action, cert_id, idempotency_key, next_attempt_at, \
@@ -232,30 +251,42 @@ impl Console {
         .bind(profile)
         .bind(target)
         .bind(cert_id)
-        .bind(&key)
+        .bind(key)
         .bind(now)
         .bind(now)
         .bind(now)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         let row: CertOpRow = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM cert_ops WHERE idempotency_key = ?"
         ))
-        .bind(&key)
-        .fetch_one(&mut *tx)
+        .bind(key)
+        .fetch_one(&mut **tx)
         .await?;
         if row.profile != profile || row.target != target || row.cert_id != cert_id {
-            return Err(CoreError::KeyReused { key });
+            return Err(CoreError::KeyReused {
+                key: key.to_owned(),
+            });
         }
         if inserted.rows_affected() == 1 {
             Audit::new(now, &self.inner.opts.actor, "cert.activate", "queued")
                 .profile(profile)
                 .resource(format!("target/{target}"))
-                .record(&mut tx)
+                .record(tx)
                 .await?;
         }
-        tx.commit().await?;
         Ok(row.op())
+    }
+
+    /// The activation queued under `key`, if one is.
+    pub(crate) async fn cert_op_by_key(&self, key: &str) -> Result<Option<CertOp>> {
+        let row: Option<CertOpRow> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM cert_ops WHERE idempotency_key = ?"
+        ))
+        .bind(key)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        Ok(row.map(|r| r.op()))
     }
 
     pub async fn cert_op(&self, id: i64) -> Result<CertOp> {

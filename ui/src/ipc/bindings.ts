@@ -119,6 +119,34 @@ kind: string,
  */
 name?: string | null, count?: number | null, };
 
+export type CertificateRotationInput = { target: string, certificate_id: string, 
+/**
+ * PEM, the leaf first.
+ */
+certificate_pem: string, 
+/**
+ * PEM (PKCS#8, PKCS#1 RSA or SEC1 EC).
+ */
+private_key_pem: string, };
+
+export type CertificateView = { id: string, 
+/**
+ * SHA-256 of the leaf's DER, lowercase hex.
+ */
+fingerprint_sha256: string, 
+/**
+ * RFC 4514, e.g. `CN=billing-client`.
+ */
+subject: string, 
+/**
+ * RFC 3339.
+ */
+not_after: string, 
+/**
+ * `staged`, `active` or `retired` when the rotation recorded it.
+ */
+state: string, };
+
 export type ClassCountView = { error_class: FailureClass, count: number, };
 
 export type ConflictView = { op_id: number, kind: Kind, name: string, base_version: number | null, base: JsonValue | null, 
@@ -712,7 +740,9 @@ promote: boolean,
  */
 promote_skipping_verify: boolean, 
 /**
- * The old secret is still valid (by its stored expiry): roll back.
+ * Secret: the old secret is still valid (by its stored expiry). Certificate: before
+ * promote (nothing to undo but ending the rotation), or after it while the previously
+ * active certificate has not expired (it is activated again).
  */
 roll_back: boolean, };
 
@@ -742,7 +772,12 @@ overlap_seconds: number | null, force: boolean,
 /**
  * The keys of the step in flight (what a resume sends again).
  */
-pending_keys: Array<string>, new_secret_id: string | null, old_secrets: Array<OldSecretView>, verify_attempts: number, verify_result: VerifyView | null, 
+pending_keys: Array<string>, new_secret_id: string | null, old_secrets: Array<OldSecretView>, 
+/**
+ * Certificate rotations: the uploaded certificate and the one active before it (which a
+ * roll back after promote activates again).
+ */
+new_certificate_id: string | null, old_certificate_id: string | null, new_certificate: CertificateView | null, old_certificate: CertificateView | null, verify_attempts: number, verify_result: VerifyView | null, 
 /**
  * The person said the value is stored: it is never shown again.
  */
@@ -922,6 +957,7 @@ export type Commands = {
   list_target_tests: { args: { profile: string; target: string }; result: Array<TargetTestView> };
   take_shown_secrets: { args: { profile: string }; result: Array<ShownSecretView> };
   start_rotation: { args: { profile: string; input: RotationStartInput }; result: RotationProgressView };
+  start_certificate_rotation: { args: { profile: string; input: CertificateRotationInput }; result: RotationProgressView };
   resume_rotation: { args: { id: string }; result: RotationProgressView };
   get_rotation: { args: { id: string }; result: RotationView };
   list_rotations: { args: { profile: string }; result: Array<RotationView> };

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { resource } from "../test/render";
 import { rotation } from "../test/rotation";
-import { credentialWarnings, verifyWords, wizardStep } from "./rotation";
+import {
+  certificateField,
+  credentialWarnings,
+  defaultCertificateId,
+  verifyWords,
+  wizardStep,
+} from "./rotation";
 
 describe("wizardStep", () => {
   it("keeps a staged rotation on the stage step until the value is stored", () => {
@@ -79,5 +85,20 @@ describe("credentialWarnings", () => {
     expect(credentialWarnings(resource(), now)).toEqual([]);
     expect(credentialWarnings(target({ signing_secrets: [] }), now)).toEqual([]);
     expect(credentialWarnings(target({ rotation: { open: false } }), now)).toEqual([]);
+  });
+});
+
+describe("defaultCertificateId", () => {
+  it("is cert-<yyyy-mm-dd> of the local date", () => {
+    expect(defaultCertificateId(new Date(2026, 11, 4, 23, 30))).toBe("cert-2026-12-04");
+    expect(defaultCertificateId(new Date(2027, 0, 9))).toBe("cert-2027-01-09");
+  });
+});
+
+describe("certificateField", () => {
+  it("maps the upload's fields to the form's inputs", () => {
+    expect(certificateField("id")).toBe("certificate_id");
+    expect(certificateField("private_key_pem")).toBe("private_key_pem");
+    expect(certificateField("overlap")).toBeNull();
   });
 });

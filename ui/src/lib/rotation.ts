@@ -13,15 +13,16 @@ export const inFlight = (step: RotationStep) =>
 export const isFinished = (step: RotationStep) =>
   step === "done" || step === "rolled_back" || step === "needs_attention";
 
-/** Where the wizard stands for a rotation. A staged rotation stays on the stage step until the
- * person said the new value is stored. */
+/** Where the wizard stands for a rotation. A staged secret rotation stays on the stage step
+ * until the person said the new value is stored; a staged certificate (uploaded: nothing to
+ * store) goes on to the verify step. */
 export function wizardStep(r: RotationView): WizardStep {
   const at = r.step === "needs_attention" ? (r.stopped_step ?? "staging") : r.step;
   switch (at) {
     case "staging":
       return 1;
     case "staged":
-      return r.acknowledged ? 2 : 1;
+      return r.acknowledged || r.credential === "certificate" ? 2 : 1;
     case "verifying":
       return 2;
     case "verified":
@@ -52,14 +53,44 @@ export const overlaps: { value: string; label: string; seconds: number | null }[
   { value: "7d", label: "7 days", seconds: 7 * 86400 },
 ];
 
+/** The default id of a new client certificate: `cert-<yyyy-mm-dd>` (local date). */
+export function defaultCertificateId(now: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `cert-${now.getFullYear()}-${two(now.getMonth() + 1)}-${two(now.getDate())}`;
+}
+
+/** The fields of the certificate upload a refusal can name, mapped to the form's inputs. */
+export type CertificateField = "certificate_id" | "certificate_pem" | "private_key_pem";
+
+export function certificateField(field: string | null | undefined): CertificateField | null {
+  switch (field) {
+    case "id":
+    case "certificate_id":
+      return "certificate_id";
+    case "certificate_pem":
+    case "private_key_pem":
+      return field;
+    default:
+      return null;
+  }
+}
+
 /** The verify result in one sentence. */
-export function verifyWords(v: RotationView["verify_result"]): string {
+export function verifyWords(
+  v: RotationView["verify_result"],
+  credential: RotationView["credential"] = "secret",
+): string {
   if (!v) return "";
   const answer = v.status !== null ? `HTTP ${v.status}` : "no answer";
   const latency = v.latency_ms !== null ? ` in ${v.latency_ms} ms` : "";
   // The error often restates the status ("receiver answered HTTP 401"): say it once.
   const restates = v.error !== null && v.status !== null && v.error.includes(String(v.status));
   const why = v.error && !restates ? ` (${v.error})` : "";
+  if (credential === "certificate") {
+    return v.ok
+      ? `The receiver accepted the handshake with the new certificate: ${answer}${latency}.`
+      : `The handshake with the new certificate failed: ${answer}${latency}${why}.`;
+  }
   return v.ok
     ? `The receiver accepted the new secret alone: ${answer}${latency}.`
     : `The receiver did not accept it: ${answer}${latency}${why}.`;

@@ -117,12 +117,18 @@ pub async fn rotation_cmd(
                             r.id.clone(),
                             r.target.clone(),
                             r.step.as_str().to_owned(),
-                            r.new_secret_id.clone().unwrap_or_else(|| "-".into()),
+                            r.new_secret_id
+                                .clone()
+                                .or_else(|| r.new_certificate_id.clone())
+                                .unwrap_or_else(|| "-".into()),
                             table::time(Some(r.created_at)),
                         ]
                     })
                     .collect();
-                table::print(&["ID", "TARGET", "STEP", "NEW SECRET", "STARTED"], &rows);
+                table::print(
+                    &["ID", "TARGET", "STEP", "NEW CREDENTIAL", "STARTED"],
+                    &rows,
+                );
             }
             Ok(Exit::Ok)
         }
@@ -233,6 +239,22 @@ fn describe(r: &Rotation) -> String {
             old.expires_at.to_rfc3339()
         ));
     }
+    if let Some(c) = &r.new_certificate {
+        out.push_str(&format!(
+            "; new certificate {} ({}, sha256 {}, expires {})",
+            c.id,
+            c.subject,
+            c.fingerprint_sha256,
+            c.not_after.to_rfc3339()
+        ));
+    }
+    if let Some(c) = &r.old_certificate {
+        out.push_str(&format!(
+            "\n  previously active certificate {} (expires {})",
+            c.id,
+            c.not_after.to_rfc3339()
+        ));
+    }
     if let Some(v) = &r.verify_result {
         let answer = match (v.status, &v.error) {
             (Some(s), _) => format!("HTTP {s}"),
@@ -243,10 +265,15 @@ fn describe(r: &Rotation) -> String {
             .latency_ms
             .map(|ms| format!(" in {ms} ms"))
             .unwrap_or_default();
-        let verdict = if v.ok {
-            "the receiver accepted the new secret"
+        let what = if r.new_certificate_id.is_some() {
+            "the new certificate's handshake"
         } else {
-            "the receiver did NOT accept the new secret"
+            "the new secret"
+        };
+        let verdict = if v.ok {
+            format!("the receiver accepted {what}")
+        } else {
+            format!("the receiver did NOT accept {what}")
         };
         out.push_str(&format!(
             "\n  verify #{}: {verdict}: {answer}{latency}",

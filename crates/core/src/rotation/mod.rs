@@ -11,10 +11,15 @@
 //! is one guarded `UPDATE … WHERE id = ? AND step = ?`: of two processes (CLI and app)
 //! advancing a rotation, one wins and the other is told.
 //!
+//! Client certificates take the same steps ([`Console::start_certificate_rotation`],
+//! `certificate.rs`): the stage is the upload, sent directly because it carries the key;
+//! verify, promote and roll back dispatch on [`Rotation::credential`].
+//!
 //! The new secret's value is never stored: it reaches the caller in memory
 //! ([`RotationProgress::value`]) from the stage's answer, and until the person acknowledged
 //! having stored it, a resume asks the server for its stored answer again (same key).
 
+mod certificate;
 mod steps;
 mod types;
 

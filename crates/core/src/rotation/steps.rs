@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use switchyard_protocol::TargetTestRequest;
 use switchyard_protocol::secrets::ExpiringSecret;
 
+use super::certificate::is_certificate;
 use super::types::{Rotation, RotationProgress, RotationStep, SecretValue, VerifyResult};
 use super::{Change, step_key, wrong_step};
 use crate::Console;
@@ -75,9 +76,16 @@ impl Console {
             Staged => {
                 let attempt = r.verify_attempts + 1;
                 let key = step_key(id, &format!("verify:{attempt}"));
-                let request = TargetTestRequest {
-                    secret_id: r.new_secret_id.clone(),
-                    ..TargetTestRequest::default()
+                let request = if is_certificate(&r) {
+                    TargetTestRequest {
+                        client_certificate_id: r.new_certificate_id.clone(),
+                        ..TargetTestRequest::default()
+                    }
+                } else {
+                    TargetTestRequest {
+                        secret_id: r.new_secret_id.clone(),
+                        ..TargetTestRequest::default()
+                    }
                 };
                 let now = self.now();
                 let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
@@ -115,6 +123,9 @@ impl Console {
     /// is verified, or `skip_verify` is set on a staged one. An older secret that has already
     /// expired counts as promoted. A rotation already `promoting` resends its expiries.
     ///
+    /// A certificate rotation activates the new certificate instead (key `<id>:promote`,
+    /// `cert_ops`); the same refusal without a successful verify.
+    ///
     /// UI: "Promote now" (and, behind a confirmation, "Promote without verifying").
     pub async fn promote_rotation(
         &self,
@@ -148,7 +159,10 @@ impl Console {
         if r.step != Promoting {
             let now = self.now();
             let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-            for old in &r.old_secrets {
+            if is_certificate(&r) {
+                self.queue_certificate_promote(&mut tx, &r).await?;
+            }
+            for old in r.old_secrets.iter().filter(|_| !is_certificate(&r)) {
                 let write = SecretWrite::Expire {
                     secret_id: old.id.clone(),
                 };
@@ -177,9 +191,15 @@ impl Console {
     /// ended: rolling back then would leave no valid secret. A rotation already
     /// `rolling_back` resends its expiry.
     ///
+    /// A certificate rotation: see `certificate.rs` (before promote it just ends; after it the
+    /// old certificate is activated again under `<id>:rollback` while it has not expired).
+    ///
     /// UI: "Roll back", shown while `actions.roll_back`.
     pub async fn rollback_rotation(&self, id: &str, deadline: Duration) -> Result<Rotation> {
         let r = self.stored_rotation(id).await?;
+        if is_certificate(&r) {
+            return self.rollback_certificate_rotation(r, deadline).await;
+        }
         match r.step {
             Staged | Verified => {
                 if !self.old_still_valid(&r).await? {
@@ -302,6 +322,11 @@ impl Console {
     }
 
     async fn send_promote(&self, r: &Rotation, deadline: Duration) -> Result<()> {
+        if is_certificate(r) {
+            return self
+                .send_certificate_activation(r, "promote", deadline)
+                .await;
+        }
         let started = Instant::now();
         let mut refused: Option<OpError> = None;
         for old in &r.old_secrets {
@@ -325,6 +350,11 @@ impl Console {
     }
 
     async fn send_rollback(&self, r: &Rotation, deadline: Duration) -> Result<()> {
+        if is_certificate(r) {
+            return self
+                .send_certificate_activation(r, "rollback", deadline)
+                .await;
+        }
         let op = self.step_op(r, "rollback").await?;
         let op = self.send_secret_op(op.id, deadline).await?.op;
         let change = match op.state {
@@ -362,7 +392,7 @@ impl Console {
 
     /// Applies `change` from `from` with its audit entry, in one transaction; false when
     /// another process moved the rotation first (its record stands).
-    async fn transition(
+    pub(super) async fn transition(
         &self,
         r: &Rotation,
         from: RotationStep,
@@ -387,7 +417,7 @@ impl Console {
 
     /// The refusal when another process advanced the rotation between our read and our
     /// guarded update.
-    async fn moved(&self, id: &str) -> CoreError {
+    pub(super) async fn moved(&self, id: &str) -> CoreError {
         let now = match self.stored_rotation(id).await {
             Ok(r) => r.step.as_str(),
             Err(e) => return e,

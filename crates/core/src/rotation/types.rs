@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use switchyard_protocol::ClientCertificateInfo;
 use switchyard_protocol::secrets::ExpiringSecret;
 
 use crate::error::{CoreError, Result};
@@ -56,7 +57,7 @@ impl RotationStep {
     }
 }
 
-/// What is rotated. Only signing secrets for now; the column leaves room for certificates.
+/// What is rotated: a signing secret, or a client certificate (mTLS).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, sqlx::Type)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
@@ -94,7 +95,9 @@ pub struct RotationActions {
     pub promote: bool,
     /// Staged but not (successfully) verified: promote only with `skip_verify`.
     pub promote_skipping_verify: bool,
-    /// The old secret is still valid (by its stored expiry): roll back.
+    /// Secret: the old secret is still valid (by its stored expiry). Certificate: before
+    /// promote (nothing to undo but ending the rotation), or after it while the previously
+    /// active certificate has not expired (it is activated again).
     pub roll_back: bool,
 }
 
@@ -124,6 +127,13 @@ pub struct Rotation {
     pub old_secrets: Vec<ExpiringSecret>,
     pub verify_attempts: u32,
     pub verify_result: Option<VerifyResult>,
+    /// Certificate rotations: the uploaded certificate (as the server listed it when staged:
+    /// fingerprint, subject, not_after; never its key), and the one active before, which a
+    /// roll back activates again.
+    pub new_certificate_id: Option<String>,
+    pub old_certificate_id: Option<String>,
+    pub new_certificate: Option<ClientCertificateInfo>,
+    pub old_certificate: Option<ClientCertificateInfo>,
     /// The person said the value is stored: it is never shown again.
     pub acknowledged: bool,
     pub acknowledged_at: Option<i64>,
@@ -141,6 +151,14 @@ impl Rotation {
         self.old_secrets
             .iter()
             .any(|s| s.expires_at.timestamp_millis() > now_ms)
+    }
+
+    /// Whether the certificate active before the rotation can be activated again: there was
+    /// one, and it has not expired (by the `not_after` the server listed).
+    pub fn old_certificate_valid(&self, now_ms: i64) -> bool {
+        self.old_certificate
+            .as_ref()
+            .is_some_and(|c| c.not_after.timestamp_millis() > now_ms)
     }
 }
 
@@ -194,6 +212,10 @@ pub(crate) struct RotationRow {
     verify_result: Option<String>,
     acknowledged_at: Option<i64>,
     problem: Option<String>,
+    new_certificate_id: Option<String>,
+    old_certificate_id: Option<String>,
+    new_certificate: Option<String>,
+    old_certificate: Option<String>,
     created_at: i64,
     updated_at: i64,
     finished_at: Option<i64>,
@@ -201,7 +223,7 @@ pub(crate) struct RotationRow {
 
 pub(crate) const COLUMNS: &str = "id, profile, target, credential, step, stopped_step, overlap_seconds, force, \
     stage_op, verify_test, verify_attempts, new_secret_id, old_secrets, verify_result, acknowledged_at, problem, \
-    created_at, updated_at, finished_at";
+    new_certificate_id, old_certificate_id, new_certificate, old_certificate, created_at, updated_at, finished_at";
 
 impl RotationRow {
     pub(crate) fn rotation(self, now_ms: i64) -> Result<Rotation> {
@@ -219,10 +241,16 @@ impl RotationRow {
         let verify_result: Option<VerifyResult> =
             parse(&self.id, "verify result", self.verify_result.as_deref())?;
         let problem = parse(&self.id, "problem", self.problem.as_deref())?;
+        let new_certificate: Option<ClientCertificateInfo> =
+            parse(&self.id, "new certificate", self.new_certificate.as_deref())?;
+        let old_certificate: Option<ClientCertificateInfo> =
+            parse(&self.id, "old certificate", self.old_certificate.as_deref())?;
         let attempts = self.verify_attempts as u32;
+        let certificate = self.credential == Credential::Certificate;
         let steps: Vec<String> = match self.step {
             RotationStep::Staging => vec!["stage".to_owned()],
             RotationStep::Verifying => vec![format!("verify:{attempts}")],
+            RotationStep::Promoting if certificate => vec!["promote".to_owned()],
             RotationStep::Promoting => old_secrets
                 .iter()
                 .map(|s| format!("promote:{}", s.id))
@@ -251,6 +279,10 @@ impl RotationRow {
             old_secrets,
             verify_attempts: attempts,
             verify_result,
+            new_certificate_id: self.new_certificate_id,
+            old_certificate_id: self.old_certificate_id,
+            new_certificate,
+            old_certificate,
             acknowledged: self.acknowledged_at.is_some(),
             acknowledged_at: self.acknowledged_at,
             problem,
@@ -267,6 +299,16 @@ impl RotationRow {
 fn actions(r: &Rotation, now_ms: i64) -> RotationActions {
     use RotationStep::*;
     let in_flight = matches!(r.step, Staging | Verifying | Promoting | RollingBack);
+    if r.credential == Credential::Certificate {
+        return RotationActions {
+            resume: in_flight,
+            verify: r.step == Staged,
+            promote: r.step == Verified,
+            promote_skipping_verify: r.step == Staged,
+            roll_back: matches!(r.step, Staged | Verified)
+                || (r.step == Done && r.old_certificate_valid(now_ms)),
+        };
+    }
     RotationActions {
         resume: in_flight || (r.step == Staged && !r.acknowledged),
         verify: r.step == Staged,
@@ -292,6 +334,69 @@ mod tests {
         );
         assert!(!progress.contains("whsec_"), "{progress}");
         assert_eq!(serde_json::to_string(&v).unwrap(), "\"whsec_c2VjcmV0\"");
+    }
+
+    fn certificate_row(step: RotationStep, old_not_after: &str) -> RotationRow {
+        let cert = |id: &str, not_after: &str, state: &str| {
+            format!(
+                r#"{{"id":"{id}","fingerprint_sha256":"ab","subject":"CN=c","not_after":"{not_after}","state":"{state}","created_at":"2026-01-01T00:00:00Z"}}"#
+            )
+        };
+        RotationRow {
+            id: "rot_1".into(),
+            profile: "p".into(),
+            target: "billing".into(),
+            credential: Credential::Certificate,
+            step,
+            stopped_step: None,
+            overlap_seconds: None,
+            force: false,
+            stage_op: None,
+            verify_test: None,
+            verify_attempts: 1,
+            new_secret_id: None,
+            old_secrets: None,
+            verify_result: None,
+            acknowledged_at: None,
+            problem: None,
+            new_certificate_id: Some("new".into()),
+            old_certificate_id: Some("old".into()),
+            new_certificate: Some(cert("new", "2028-01-01T00:00:00Z", "staged")),
+            old_certificate: Some(cert("old", old_not_after, "active")),
+            created_at: 0,
+            updated_at: 0,
+            finished_at: None,
+        }
+    }
+
+    #[test]
+    fn a_certificate_rotation_rolls_back_after_promote_only_while_the_old_one_is_valid() {
+        let now = chrono::DateTime::parse_from_rfc3339("2027-01-01T00:00:00Z")
+            .unwrap()
+            .timestamp_millis();
+        let valid = "2027-06-01T00:00:00Z";
+        let expired = "2026-12-01T00:00:00Z";
+        let r = certificate_row(RotationStep::Staged, expired)
+            .rotation(now)
+            .unwrap();
+        assert!(
+            r.actions.roll_back,
+            "before promote: nothing to undo, always"
+        );
+        assert!(!r.actions.resume, "nothing to show again: no value");
+        let r = certificate_row(RotationStep::Done, valid)
+            .rotation(now)
+            .unwrap();
+        assert!(r.actions.roll_back);
+        let r = certificate_row(RotationStep::Done, expired)
+            .rotation(now)
+            .unwrap();
+        assert!(!r.actions.roll_back, "the old certificate expired");
+        let r = certificate_row(RotationStep::Promoting, valid)
+            .rotation(now)
+            .unwrap();
+        assert_eq!(r.pending_keys, ["rot_1:promote"]);
+        assert_eq!(r.new_certificate.unwrap().subject, "CN=c");
     }
 
     #[derive(Debug)]

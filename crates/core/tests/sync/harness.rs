@@ -20,6 +20,8 @@ pub struct ControlPlane {
     pub retention: Duration,
     /// Pauses keyed requests at their crash points (a slow server).
     pub hooks: Option<std::sync::Arc<dyn switchyard_control_plane::hooks::Hooks>>,
+    /// Extra roots the server trusts for HTTPS targets (a TLS receiver's CA).
+    pub target_roots_pem: Vec<String>,
 }
 
 impl ControlPlane {
@@ -30,6 +32,7 @@ impl ControlPlane {
             require_key,
             retention: Duration::from_secs(86_400),
             hooks: None,
+            target_roots_pem: Vec::new(),
         };
         cp.restart().await;
         cp
@@ -49,6 +52,7 @@ impl ControlPlane {
         config.idempotency.require_key = self.require_key;
         config.idempotency.retention = self.retention;
         config.sweep_every = Duration::from_millis(200);
+        config.delivery.target_roots_pem = self.target_roots_pem.clone();
         if let Some(hooks) = &self.hooks {
             config.hooks = hooks.clone();
         }

@@ -2,6 +2,7 @@
 //! in-repo fault proxy, with sync processes killed -9 mid-flight.
 
 mod cache_queries;
+mod cert_rotation;
 mod chaos;
 mod child;
 mod concurrent_enqueue;
@@ -15,3 +16,7 @@ mod resolve;
 mod rotation;
 mod target_test;
 mod two_processes;
+
+#[path = "../../../control-plane/tests/common/tls.rs"]
+#[allow(dead_code)]
+mod tls;

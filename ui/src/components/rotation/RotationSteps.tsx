@@ -16,15 +16,25 @@ import {
   Stack,
   Text,
 } from "@mantine/core";
-import type { RotationView } from "../../ipc/bindings";
+import type { Credential, RotationView } from "../../ipc/bindings";
 import { overlaps, stepWords, verifyWords } from "../../lib/rotation";
 
 const at = (iso: string) => new Date(iso).toLocaleString();
 
-/** Step 0: what is rotated. Client certificates have no console procedure yet. */
-export function ChooseBody() {
+/** Step 0: what is rotated. */
+export function ChooseBody({
+  credential,
+  onCredential,
+}: {
+  credential: Credential;
+  onCredential: (c: Credential) => void;
+}) {
   return (
-    <Radio.Group value="secret" label="What do you rotate?">
+    <Radio.Group
+      value={credential}
+      onChange={(v) => onCredential(v === "certificate" ? "certificate" : "secret")}
+      label="What do you rotate?"
+    >
       <Stack gap="xs" mt="xs">
         <Radio
           value="secret"
@@ -34,9 +44,9 @@ export function ChooseBody() {
         />
         <Radio
           value="certificate"
-          disabled
           label="Client certificate (mTLS)"
-          description="Not available in the console: upload and activate certificates through the control plane's API (docs/rotation.md)."
+          description="Upload a new certificate staged, test the TLS handshake with it, then activate it; the old one can be activated again until it expires."
+          data-testid="rotation-choose-certificate"
         />
       </Stack>
     </Radio.Group>
@@ -180,7 +190,7 @@ export function VerifyBody({ rotation }: { rotation: RotationView }) {
 }
 
 /** The last verify's answer (also shown on the promote step: why promoting is safe). */
-function VerifyResultAlert({ rotation }: { rotation: RotationView }) {
+export function VerifyResultAlert({ rotation }: { rotation: RotationView }) {
   const v = rotation.verify_result;
   if (!v) return null;
   return (
@@ -189,8 +199,11 @@ function VerifyResultAlert({ rotation }: { rotation: RotationView }) {
       title={v.ok ? "Verified" : `Verify attempt ${v.attempt} failed`}
       data-testid="rotation-verify-result"
     >
-      {verifyWords(v)}
-      {!v.ok && " Fix the receiver and send the test again, or roll back."}
+      {verifyWords(v, rotation.credential)}
+      {!v.ok &&
+        (rotation.credential === "certificate"
+          ? " Make the receiver trust the new certificate's issuer and test again, or roll back."
+          : " Fix the receiver and send the test again, or roll back.")}
     </Alert>
   );
 }

@@ -4,15 +4,32 @@
 // on a target with an unfinished rotation resumes it where it was, and a step whose answer has
 // not arrived is sent again under the same derived key, so no second secret is ever made. The
 // new value lives in this component's state only, never in the query cache or on disk.
+// The certificate path (CertificateSteps.tsx): upload (id, chain, key) → test the handshake
+// with the new certificate → activate, with roll back to the old one; the key is in this
+// component's state only until the upload call returns.
 import { Alert, Button, Code, Group, Modal, Stack, Stepper, Text } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
-import type { IpcError, RotationProgressView, RotationView } from "../../ipc/bindings";
+import type { Credential, IpcError, RotationProgressView, RotationView } from "../../ipc/bindings";
 import { call } from "../../ipc/client";
 import { scope, useActiveProfile } from "../../ipc/queries";
 import { rotationKeys, useRotations } from "../../ipc/rotationQueries";
-import { inFlight, isFinished, overlaps, wizardStep } from "../../lib/rotation";
+import {
+  defaultCertificateId,
+  inFlight,
+  isFinished,
+  overlaps,
+  wizardStep,
+} from "../../lib/rotation";
 import { ErrorAlert } from "../ErrorAlert";
+import {
+  CertificateDoneBody,
+  type CertificateForm,
+  CertificatePromoteBody,
+  CertificateStageForm,
+  CertificateVerifyBody,
+  certificateRollbackWords,
+} from "./CertificateSteps";
 import {
   ChooseBody,
   DoneBody,
@@ -32,6 +49,12 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
   const client = useQueryClient();
   const existing = useRotations();
   const [chosen, setChosen] = useState(false);
+  const [credential, setCredential] = useState<Credential>("secret");
+  const [form, setForm] = useState<CertificateForm>(() => ({
+    id: defaultCertificateId(new Date()),
+    certificatePem: "",
+    privateKeyPem: "",
+  }));
   const [overlap, setOverlap] = useState("24h");
   const [force, setForce] = useState(false);
   const [rotation, setRotation] = useState<RotationView | null>(null);
@@ -77,6 +100,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
     const open = existing.data.find((r) => r.target === target && !isFinished(r.step));
     if (open) {
       setChosen(true);
+      setCredential(open.credential);
       setRotation(open);
       run("resume", () => call("resume_rotation", { id: open.id }));
     }
@@ -117,7 +141,25 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
       }),
     );
   };
+  const stageCertificate = () => {
+    if (profile === undefined) return;
+    const input = {
+      target,
+      certificate_id: form.id.trim(),
+      certificate_pem: form.certificatePem,
+      private_key_pem: form.privateKeyPem,
+    };
+    run("stage", async () => {
+      try {
+        return await call("start_certificate_rotation", { profile, input });
+      } finally {
+        // The key leaves the webview's state as soon as the upload call returns.
+        setForm((f) => ({ ...f, privateKeyPem: "" }));
+      }
+    });
+  };
   const rid = rotation?.id ?? "";
+  const cert = (rotation?.credential ?? credential) === "certificate";
 
   return (
     <Modal
@@ -130,10 +172,12 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
     >
       <Stepper active={active} size="sm">
         <Stepper.Step label="Choose">
-          <ChooseBody />
+          <ChooseBody credential={credential} onCredential={setCredential} />
         </Stepper.Step>
-        <Stepper.Step label="Stage">
-          {rotation ? (
+        <Stepper.Step label={cert ? "Upload" : "Stage"}>
+          {cert ? (
+            !rotation && <CertificateStageForm form={form} onForm={setForm} error={error} />
+          ) : rotation ? (
             <StagedBody rotation={rotation} value={shown} target={target} />
           ) : (
             <StageOptions
@@ -144,11 +188,26 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
             />
           )}
         </Stepper.Step>
-        <Stepper.Step label="Verify">{rotation && <VerifyBody rotation={rotation} />}</Stepper.Step>
-        <Stepper.Step label="Promote">
-          {rotation && <PromoteBody rotation={rotation} />}
+        <Stepper.Step label={cert ? "Test handshake" : "Verify"}>
+          {rotation &&
+            (cert ? (
+              <CertificateVerifyBody rotation={rotation} />
+            ) : (
+              <VerifyBody rotation={rotation} />
+            ))}
         </Stepper.Step>
-        <Stepper.Completed>{rotation && <DoneBody rotation={rotation} />}</Stepper.Completed>
+        <Stepper.Step label={cert ? "Activate" : "Promote"}>
+          {rotation &&
+            (cert ? (
+              <CertificatePromoteBody rotation={rotation} />
+            ) : (
+              <PromoteBody rotation={rotation} />
+            ))}
+        </Stepper.Step>
+        <Stepper.Completed>
+          {rotation &&
+            (cert ? <CertificateDoneBody rotation={rotation} /> : <DoneBody rotation={rotation} />)}
+        </Stepper.Completed>
       </Stepper>
       <Stack gap="xs" mt="md">
         {rotation?.step === "needs_attention" &&
@@ -176,8 +235,9 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
         )}
         {confirm === "rollback" && (
           <Alert color="orange" title="Roll back?">
-            The new secret is expired now and the old one keeps signing without an expiry. A
-            receiver that already dropped the old secret fails.
+            {cert && rotation
+              ? certificateRollbackWords(rotation)
+              : "The new secret is expired now and the old one keeps signing without an expiry. A receiver that already dropped the old secret fails."}
           </Alert>
         )}
         {active === 2 && actions?.promote_skipping_verify && (
@@ -193,7 +253,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
                 }
                 data-testid="rotation-skip-confirm"
               >
-                Promote anyway
+                {cert ? "Activate anyway" : "Promote anyway"}
               </Button>
             ) : (
               <Button
@@ -202,15 +262,21 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
                 onClick={() => setConfirm("skip")}
                 data-testid="rotation-skip"
               >
-                Promote without verifying…
+                {cert ? "Activate without a successful test…" : "Promote without verifying…"}
               </Button>
             )}
           </Group>
         )}
         {confirm === "skip" && (
-          <Alert color="orange" title="Promote without a successful verify?">
-            The older secrets stop signing now. If the receiver does not accept the new secret,
-            every delivery to {target} fails until it does.
+          <Alert
+            color="orange"
+            title={
+              cert ? "Activate without a successful test?" : "Promote without a successful verify?"
+            }
+          >
+            {cert
+              ? `Deliveries present the new certificate now. If the receiver does not trust it, every delivery to ${target} fails the TLS handshake until it does.`
+              : `The older secrets stop signing now. If the receiver does not accept the new secret, every delivery to ${target} fails until it does.`}
           </Alert>
         )}
       </Stack>
@@ -253,7 +319,22 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
               Next
             </Button>
           )}
-          {active === 1 && !rotation && (
+          {active === 1 && !rotation && cert && (
+            <Button
+              loading={busy === "stage"}
+              disabled={
+                profile === undefined ||
+                !form.id.trim() ||
+                !form.certificatePem.trim() ||
+                !form.privateKeyPem.trim()
+              }
+              onClick={stageCertificate}
+              data-testid="rotation-stage"
+            >
+              Upload new certificate
+            </Button>
+          )}
+          {active === 1 && !rotation && !cert && (
             <Button
               color={force ? "red" : undefined}
               loading={busy === "stage"}
@@ -279,7 +360,13 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
               onClick={() => run("verify", () => call("verify_rotation", { id: rid }))}
               data-testid="rotation-verify"
             >
-              {rotation?.verify_attempts ? "Send the test again" : "Send test webhook"}
+              {cert
+                ? rotation?.verify_attempts
+                  ? "Test the handshake again"
+                  : "Test the handshake with the new certificate"
+                : rotation?.verify_attempts
+                  ? "Send the test again"
+                  : "Send test webhook"}
             </Button>
           )}
           {active === 3 && actions?.promote && (
@@ -290,7 +377,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
               }
               data-testid="rotation-promote"
             >
-              Promote now
+              {cert ? "Activate" : "Promote now"}
             </Button>
           )}
           <Button variant="default" onClick={onClose} data-testid="rotation-close">

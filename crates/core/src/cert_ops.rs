@@ -311,6 +311,7 @@ impl Console {
             Err(CoreError::Offline { .. }) => return Ok(first.op()),
             Err(e) => return Err(e),
         };
+        let mut tried = false;
         loop {
             let row = self.cert_op_row(id).await?;
             if row.state != ActionState::Pending {
@@ -320,12 +321,15 @@ impl Console {
                 return self.cert_op_forgotten(row).await;
             }
             let wait = (row.next_attempt_at - self.now()).max(0) as u64;
+            // A resend due at once (full jitter can draw ~0 ms) is bound by the deadline too:
+            // only the first send goes out whatever the deadline.
+            if (tried || wait > 0) && started.elapsed() + Duration::from_millis(wait) > deadline {
+                return Ok(row.op());
+            }
             if wait > 0 {
-                if started.elapsed() + Duration::from_millis(wait) > deadline {
-                    return Ok(row.op());
-                }
                 tokio::time::sleep(Duration::from_millis(wait)).await;
             }
+            tried = true;
             if let Some(op) = self.send_cert_once(row).await? {
                 return Ok(op);
             }

@@ -256,6 +256,7 @@ impl Console {
             }
             Err(e) => return Err(e),
         };
+        let mut tried = false;
         loop {
             let row = self.secret_op_row(id).await?;
             if row.state != ActionState::Pending {
@@ -268,15 +269,18 @@ impl Console {
                 return self.forgotten(row).await;
             }
             let wait = (row.next_attempt_at - self.now()).max(0) as u64;
+            // A resend due at once (full jitter can draw ~0 ms) is bound by the deadline too:
+            // only the first send goes out whatever the deadline.
+            if (tried || wait > 0) && started.elapsed() + Duration::from_millis(wait) > deadline {
+                return Ok(SecretSent {
+                    op: row.op(),
+                    value: None,
+                });
+            }
             if wait > 0 {
-                if started.elapsed() + Duration::from_millis(wait) > deadline {
-                    return Ok(SecretSent {
-                        op: row.op(),
-                        value: None,
-                    });
-                }
                 tokio::time::sleep(Duration::from_millis(wait)).await;
             }
+            tried = true;
             if let Some(sent) = self.send_secret_once(row).await? {
                 return Ok(sent);
             }

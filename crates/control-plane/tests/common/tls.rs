@@ -189,12 +189,25 @@ impl TlsReceiver {
                     let acceptor = tokio_rustls::TlsAcceptor::from(config.lock().unwrap().clone());
                     let seen = seen.clone();
                     tokio::spawn(async move {
-                        let Ok(mut tls) = acceptor.accept(tcp).await else {
-                            seen.lock().unwrap().push(Seen {
-                                client: None,
-                                answered: false,
-                            });
-                            return;
+                        let mut tls = match acceptor.accept(tcp).into_fallible().await {
+                            Ok(tls) => tls,
+                            Err((_, mut tcp)) => {
+                                seen.lock().unwrap().push(Seen {
+                                    client: None,
+                                    answered: false,
+                                });
+                                // Closing at once with the client's request unread makes the
+                                // kernel send a reset, which can reach the client before the
+                                // alert (UnknownCA) it must see; read until it hangs up first.
+                                let drain = async {
+                                    let mut buf = [0u8; 1024];
+                                    while tcp.read(&mut buf).await.is_ok_and(|n| n > 0) {}
+                                };
+                                let _ =
+                                    tokio::time::timeout(std::time::Duration::from_secs(2), drain)
+                                        .await;
+                                return;
+                            }
                         };
                         let client = tls
                             .get_ref()

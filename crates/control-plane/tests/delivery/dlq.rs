@@ -79,8 +79,14 @@ async fn dlq_pages_newest_first_filters_and_counts() {
         8,
         "no duplicates across pages"
     );
+    // By instant, not by text: a time on a whole second is written without ".000"
+    // ("…:14Z"), which sorts after "…:14.126Z" as a string.
+    let at = |s: &(String, String)| {
+        let t = chrono::DateTime::parse_from_rfc3339(&s.0).unwrap();
+        (t, s.1.clone())
+    };
     let mut sorted = seen.clone();
-    sorted.sort_by(|a, b| b.cmp(a));
+    sorted.sort_by_key(|s| std::cmp::Reverse(at(s)));
     assert_eq!(seen, sorted, "newest first");
 
     let connect = api.get("/v1/dlq?error_class=connect").await;

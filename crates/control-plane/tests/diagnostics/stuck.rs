@@ -45,6 +45,12 @@ async fn a_delivery_left_in_flight_by_a_kill_9_is_found_and_requeued_once() {
     )
     .await;
     let held = receiver.received()[0].header("webhook-id").to_owned();
+    // The others were answered 200 at once, but their outcome may not be recorded yet: killed
+    // now, they would be in flight too (a second stuck finding, a second copy each).
+    for e in events.iter().filter(|e| **e != held) {
+        api.wait_state(e, "succeeded", Duration::from_secs(10))
+            .await;
+    }
     cp.kill9().await;
 
     // Every worker is down: this replica only serves the API.

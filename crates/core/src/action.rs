@@ -1,7 +1,7 @@
 //! What the keyed action outboxes share (replay writes in `replay`, test webhooks in
 //! `target_test`, signing-secret writes in `secret_ops`, certificate activations in
 //! `cert_ops`, fixes and retirements in `recovery::ops`): the state of a queued action, how one answer of the server moves it, and
-//! the loop that sends a profile's pending actions until each is settled or time runs out.
+//! the loops that send a profile's pending actions, or one of them, until settled or time runs out.
 //! Each action is a row committed locally before it is sent, with a key minted once, so every
 //! resend is the same request and the server's stored answer settles it exactly once.
 
@@ -16,8 +16,9 @@ use serde_json::Value;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Sqlite, SqlitePool, Transaction};
 
+use crate::Console;
 use crate::client::SendResult;
-use crate::error::Result;
+use crate::error::{CoreError, Result};
 use crate::retry::{AttemptOutcome, RetryPolicy, classify_status, parse_retry_after};
 use crate::types::OpError;
 
@@ -270,4 +271,95 @@ pub(crate) async fn drain<'a, Op: Queued + Send>(
         tokio::time::sleep(Duration::from_millis(wait)).await;
     }
     Ok(touched.into_values().collect())
+}
+
+/// A keyed action's row as [`send_one`] reads it.
+pub(crate) trait Row {
+    fn profile(&self) -> &str;
+    fn state(&self) -> ActionState;
+    fn created_at(&self) -> i64;
+    fn next_attempt_at(&self) -> i64;
+}
+
+/// How [`send_one`] ended.
+pub(crate) enum SendOne<R, T> {
+    /// A send of this call settled it.
+    Settled(T),
+    /// Left as it stands: settled before (here or by another process), the control plane
+    /// unreachable, or the deadline came before the next resend.
+    AsItIs(R),
+    /// Queued longer ago than the control plane keeps keys: a resend could act twice, so
+    /// the caller hands it to a person ([`needs_attention`]).
+    Forgotten(R),
+}
+
+/// Sends one queued action (same key every time) until a send settles it or `deadline` would
+/// pass while waiting for the next resend. `load` reads the row again before every send
+/// (another process may have settled it); `send` sends once, `Some` once settled.
+pub(crate) async fn send_one<'a, R: Row, T>(
+    console: &'a Console,
+    deadline: Duration,
+    load: impl Fn() -> Step<'a, R>,
+    send: impl Fn(R) -> Step<'a, Option<T>>,
+) -> Result<SendOne<R, T>> {
+    let started = Instant::now();
+    let first = load().await?;
+    let retention_ms = match console.client(first.profile()).await?.info().await {
+        Ok(info) => (info.idempotency_retention_seconds as i64).saturating_mul(1000),
+        // Unreachable: the row stays queued, and the caller says how to resume it.
+        Err(CoreError::Offline { .. }) => return Ok(SendOne::AsItIs(first)),
+        Err(e) => return Err(e),
+    };
+    let mut tried = false;
+    loop {
+        let row = load().await?;
+        if row.state() != ActionState::Pending {
+            return Ok(SendOne::AsItIs(row));
+        }
+        if console.now() - row.created_at() > retention_ms {
+            return Ok(SendOne::Forgotten(row));
+        }
+        let wait = (row.next_attempt_at() - console.now()).max(0) as u64;
+        // A resend due at once (full jitter can draw ~0 ms) is bound by the deadline too:
+        // only the first send goes out whatever the deadline.
+        if (tried || wait > 0) && started.elapsed() + Duration::from_millis(wait) > deadline {
+            return Ok(SendOne::AsItIs(row));
+        }
+        if wait > 0 {
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+        }
+        tried = true;
+        if let Some(settled) = send(row).await? {
+            return Ok(SendOne::Settled(settled));
+        }
+    }
+}
+
+/// Moves pending row `id` of `table` to `needs_attention` with `message` (a person decides
+/// what a blind resend could not).
+pub(crate) async fn needs_attention(
+    writer: &SqlitePool,
+    table: &Table,
+    id: i64,
+    message: &str,
+    now: i64,
+) -> Result<()> {
+    let error = OpError {
+        status: None,
+        problem: None,
+        message: message.to_owned(),
+        transient: false,
+    };
+    let sql = format!(
+        "UPDATE {} SET state = 'needs_attention', last_error = ?, updated_at = ? \
+         WHERE id = ? AND state = 'pending'",
+        table.name
+    );
+    sqlx::query(&sql)
+        .bind(serde_json::to_string(&error).expect("error serializes"))
+        .bind(now)
+        .bind(id)
+        .execute(writer)
+        .await?;
+    Ok(())
 }

@@ -20,7 +20,7 @@ use serde_json::Value;
 use switchyard_protocol::{ClientCertificateInfo, ClientCertificateList, UploadCertificateRequest};
 
 use crate::Console;
-use crate::action::{self, ActionState};
+use crate::action::{self, ActionState, SendOne, Step};
 use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
@@ -65,6 +65,21 @@ const TABLE: action::Table = action::Table {
     name: "cert_ops",
     columns: COLUMNS,
 };
+
+impl action::Row for CertOpRow {
+    fn profile(&self) -> &str {
+        &self.profile
+    }
+    fn state(&self) -> ActionState {
+        self.state
+    }
+    fn created_at(&self) -> i64 {
+        self.created_at
+    }
+    fn next_attempt_at(&self) -> i64 {
+        self.next_attempt_at
+    }
+}
 
 impl CertOpRow {
     fn op(&self) -> CertOp {
@@ -304,34 +319,18 @@ impl Console {
     /// Sends the queued activation `id` (same key every time) until it is settled or
     /// `deadline` would pass while waiting for a retry.
     pub async fn send_cert_op(&self, id: i64, deadline: Duration) -> Result<CertOp> {
-        let started = Instant::now();
-        let first = self.cert_op_row(id).await?;
-        let retention_ms = match self.client(&first.profile).await?.info().await {
-            Ok(info) => (info.idempotency_retention_seconds as i64).saturating_mul(1000),
-            Err(CoreError::Offline { .. }) => return Ok(first.op()),
-            Err(e) => return Err(e),
-        };
-        let mut tried = false;
-        loop {
-            let row = self.cert_op_row(id).await?;
-            if row.state != ActionState::Pending {
-                return Ok(row.op());
-            }
-            if self.now() - row.created_at > retention_ms {
-                return self.cert_op_forgotten(row).await;
-            }
-            let wait = (row.next_attempt_at - self.now()).max(0) as u64;
-            // A resend due at once (full jitter can draw ~0 ms) is bound by the deadline too:
-            // only the first send goes out whatever the deadline.
-            if (tried || wait > 0) && started.elapsed() + Duration::from_millis(wait) > deadline {
-                return Ok(row.op());
-            }
-            if wait > 0 {
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-            }
-            tried = true;
-            if let Some(op) = self.send_cert_once(row).await? {
-                return Ok(op);
+        let load = || -> Step<'_, CertOpRow> { Box::pin(self.cert_op_row(id)) };
+        let send = |row| -> Step<'_, Option<CertOp>> { Box::pin(self.send_cert_once(row)) };
+        match action::send_one(self, deadline, load, send).await? {
+            SendOne::Settled(op) => Ok(op),
+            SendOne::AsItIs(row) => Ok(row.op()),
+            SendOne::Forgotten(row) => {
+                let message = "queued longer ago than the control plane keeps idempotency keys: a resend could \
+                               undo a later activation; check `switchyard targets certs` and activate again if \
+                               still needed";
+                action::needs_attention(&self.inner.writer, &TABLE, row.id, message, self.now())
+                    .await?;
+                self.cert_op(row.id).await
             }
         }
     }
@@ -394,27 +393,6 @@ impl Console {
             None => self.cert_op(row.id).await?,
         };
         Ok((op.state != ActionState::Pending).then_some(op))
-    }
-
-    async fn cert_op_forgotten(&self, row: CertOpRow) -> Result<CertOp> {
-        let error = OpError {
-            status: None,
-            problem: None,
-            message: "queued longer ago than the control plane keeps idempotency keys: a resend could undo \
-                      a later activation; check `switchyard targets certs` and activate again if still needed"
-                .into(),
-            transient: false,
-        };
-        sqlx::query(
-            "UPDATE cert_ops SET state = 'needs_attention', last_error = ?, updated_at = ? \
-             WHERE id = ? AND state = 'pending'",
-        )
-        .bind(serde_json::to_string(&error).expect("error serializes"))
-        .bind(self.now())
-        .bind(row.id)
-        .execute(&self.inner.writer)
-        .await?;
-        self.cert_op(row.id).await
     }
 }
 

@@ -10,7 +10,7 @@
 //! keeps keys is not resent blindly (the server may have forgotten the key and would rotate
 //! again): it needs a person, who checks `targets secrets`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
@@ -20,7 +20,7 @@ use switchyard_protocol::SigningSecretInfo;
 use switchyard_protocol::secrets::{RotateSecretRequest, SigningSecretList};
 
 use crate::Console;
-use crate::action::{self, ActionState};
+use crate::action::{self, ActionState, SendOne, Step};
 use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
@@ -85,6 +85,21 @@ const TABLE: action::Table = action::Table {
     name: "secret_ops",
     columns: COLUMNS,
 };
+
+impl action::Row for SecretOpRow {
+    fn profile(&self) -> &str {
+        &self.profile
+    }
+    fn state(&self) -> ActionState {
+        self.state
+    }
+    fn created_at(&self) -> i64 {
+        self.created_at
+    }
+    fn next_attempt_at(&self) -> i64 {
+        self.next_attempt_at
+    }
+}
 
 impl SecretOpRow {
     fn op(&self) -> SecretOp {
@@ -243,48 +258,25 @@ impl Console {
     /// Sends the queued op `id` (same key every time) until it is settled or `deadline`
     /// would pass while waiting for a retry.
     pub async fn send_secret_op(&self, id: i64, deadline: Duration) -> Result<SecretSent> {
-        let started = Instant::now();
-        let first = self.secret_op_row(id).await?;
-        let retention_ms = match self.client(&first.profile).await?.info().await {
-            Ok(info) => (info.idempotency_retention_seconds as i64).saturating_mul(1000),
-            // Unreachable: the op stays queued, and the caller says how to resume it.
-            Err(CoreError::Offline { .. }) => {
-                return Ok(SecretSent {
-                    op: first.op(),
-                    value: None,
-                });
+        let load = || -> Step<'_, SecretOpRow> { Box::pin(self.secret_op_row(id)) };
+        let send = |row| -> Step<'_, Option<SecretSent>> { Box::pin(self.send_secret_once(row)) };
+        let row = match action::send_one(self, deadline, load, send).await? {
+            SendOne::Settled(sent) => return Ok(sent),
+            SendOne::AsItIs(row) => row,
+            // A resend could rotate a second time, so a person decides.
+            SendOne::Forgotten(row) => {
+                let message = "queued longer ago than the control plane keeps idempotency keys: a resend could \
+                               act twice; check `switchyard targets secrets` and queue it again if it is still \
+                               needed";
+                action::needs_attention(&self.inner.writer, &TABLE, row.id, message, self.now())
+                    .await?;
+                self.secret_op_row(row.id).await?
             }
-            Err(e) => return Err(e),
         };
-        let mut tried = false;
-        loop {
-            let row = self.secret_op_row(id).await?;
-            if row.state != ActionState::Pending {
-                return Ok(SecretSent {
-                    op: row.op(),
-                    value: None,
-                });
-            }
-            if self.now() - row.created_at > retention_ms {
-                return self.forgotten(row).await;
-            }
-            let wait = (row.next_attempt_at - self.now()).max(0) as u64;
-            // A resend due at once (full jitter can draw ~0 ms) is bound by the deadline too:
-            // only the first send goes out whatever the deadline.
-            if (tried || wait > 0) && started.elapsed() + Duration::from_millis(wait) > deadline {
-                return Ok(SecretSent {
-                    op: row.op(),
-                    value: None,
-                });
-            }
-            if wait > 0 {
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-            }
-            tried = true;
-            if let Some(sent) = self.send_secret_once(row).await? {
-                return Ok(sent);
-            }
-        }
+        Ok(SecretSent {
+            op: row.op(),
+            value: None,
+        })
     }
 
     /// One send; `Some` once the op is settled (by this send or another process).
@@ -363,32 +355,6 @@ impl Console {
             None => self.secret_op(row.id).await?,
         };
         Ok((op.state != ActionState::Pending).then_some(SecretSent { op, value }))
-    }
-
-    /// A pending op queued longer ago than the server keeps keys: a resend could rotate a
-    /// second time, so a person decides.
-    async fn forgotten(&self, row: SecretOpRow) -> Result<SecretSent> {
-        let error = OpError {
-            status: None,
-            problem: None,
-            message: "queued longer ago than the control plane keeps idempotency keys: a resend could act \
-                      twice; check `switchyard targets secrets` and queue it again if it is still needed"
-                .into(),
-            transient: false,
-        };
-        sqlx::query(
-            "UPDATE secret_ops SET state = 'needs_attention', last_error = ?, updated_at = ? \
-             WHERE id = ? AND state = 'pending'",
-        )
-        .bind(serde_json::to_string(&error).expect("error serializes"))
-        .bind(self.now())
-        .bind(row.id)
-        .execute(&self.inner.writer)
-        .await?;
-        Ok(SecretSent {
-            op: self.secret_op(row.id).await?,
-            value: None,
-        })
     }
 }
 

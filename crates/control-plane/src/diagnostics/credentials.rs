@@ -2,6 +2,7 @@
 //! client certificate near its expiry (docs/recovery.md, "The classes"). Pure functions of the
 //! store's rows and now, like the rest of `findings`.
 
+use switchyard_protocol::client_certs::CERTIFICATE_WARN_DAYS;
 use switchyard_protocol::{Finding, FindingClass, FindingEvidence, Severity};
 
 use super::findings::{ago, at, finding};
@@ -37,19 +38,22 @@ pub fn overlap_open(o: &OverlapRow, now: i64) -> Finding {
     )
 }
 
-/// How far ahead an active client certificate's expiry becomes a finding (the 30 of the
-/// 30/7/1 days a console warns at).
-pub const CERTIFICATE_NOTICE_MS: i64 = 30 * 86_400_000;
+const DAY_MS: i64 = 86_400_000;
+
+/// How far ahead an active client certificate's expiry becomes a finding: the first of the
+/// 30/7/1 days a console warns at (`CERTIFICATE_WARN_DAYS`, also behind the target's
+/// `status.client_certificate.warn_days`).
+pub const CERTIFICATE_NOTICE_MS: i64 = CERTIFICATE_WARN_DAYS[0] * DAY_MS;
 
 /// An active client certificate near its `not_after`: info within 30 days, warning within 7,
 /// critical within 1 or once expired (a receiver that requires it refuses every delivery).
 /// No action: the new certificate and its key come from a person.
 pub fn certificate_expiring(c: &ExpiringCertRow, now: i64) -> Finding {
-    const DAY: i64 = 86_400_000;
+    let [_, warning_days, critical_days] = CERTIFICATE_WARN_DAYS;
     let left = c.not_after - now;
     let severity = match left {
-        l if l <= DAY => Severity::Critical,
-        l if l <= 7 * DAY => Severity::Warning,
+        l if l <= critical_days * DAY_MS => Severity::Critical,
+        l if l <= warning_days * DAY_MS => Severity::Warning,
         _ => Severity::Info,
     };
     let (t, id) = (&c.target, &c.id);

@@ -55,11 +55,20 @@ pub struct SecretOp {
 }
 
 /// What a send left: the row, and the new secret's value when this send's answer carried it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SecretSent {
     pub op: SecretOp,
-    /// Shown once to the person; never stored.
+    /// Shown once to the person; never stored, never in a log line (see the `Debug` below).
     pub value: Option<String>,
+}
+
+impl std::fmt::Debug for SecretSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretSent")
+            .field("op", &self.op)
+            .field("value", &self.value.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 #[derive(sqlx::FromRow)]
@@ -439,5 +448,22 @@ mod tests {
         assert!(!kept.to_string().contains("whsec_abc"));
         assert_eq!(kept["secret"]["id"], "sec_1");
         assert_eq!(kept["previous"][0]["id"], "sec_0");
+    }
+
+    #[test]
+    fn a_sent_rotation_prints_without_its_value() {
+        let op: SecretOp = serde_json::from_value(serde_json::json!({
+            "id": 1, "profile": "p", "target": "t", "action": "rotate", "secret_id": null,
+            "idempotency_key": "k", "state": "done", "attempts": 1, "last_error": null,
+            "result": null, "created_at": 0
+        }))
+        .unwrap();
+        let sent = SecretSent {
+            op,
+            value: Some("whsec_abc".into()),
+        };
+        let printed = format!("{sent:?}");
+        assert!(!printed.contains("whsec_abc"), "{printed}");
+        assert!(printed.contains("<redacted>"), "{printed}");
     }
 }

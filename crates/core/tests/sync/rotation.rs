@@ -2,13 +2,14 @@
 //! answer is lost is resent with its derived key and makes one secret (its value shown again
 //! until acknowledged, and in no file of the data dir); a failed verify blocks promote; roll
 //! back restores the old secret and is refused once it expired; of two consoles advancing one
-//! rotation one wins; a rotation started offline is staged once the server is back.
+//! rotation one wins; a rotation started offline is staged once the server is back; a secret
+//! write queued longer ago than the server keeps keys needs a person instead of a resend.
 
 use std::path::Path;
 use std::time::Duration;
 
 use switchyard_core::rotation::step_key;
-use switchyard_core::{Console, CoreError, RotationStep};
+use switchyard_core::{ActionState, Console, CoreError, RotationStep};
 
 use crate::harness::{ControlPlane, console as open_console, console_with_profile};
 use crate::proxy::{FaultProxy, Faults};
@@ -335,4 +336,42 @@ async fn an_overlap_that_ends_on_its_own_is_done_and_an_expiry_by_hand_is_a_roll
     let back = console.rotation(&r.id).await.unwrap();
     assert_eq!(back.step, RotationStep::RolledBack, "{back:?}");
     assert_eq!(secrets(&console, "mail").await.1, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_write_queued_longer_ago_than_key_retention_is_not_resent_blindly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cp = ControlPlane::start(dir.path(), true).await;
+    cp.retention = Duration::from_secs(1);
+    cp.restart().await;
+    let proxy = FaultProxy::start(&cp.url(), 3).await;
+    let data = dir.path().join("console");
+    let console = console_with_profile(&data, &proxy.url()).await;
+    let rx = receiver(200).await;
+    create_target(&console, "audit", &rx.url).await;
+
+    proxy.set_upstream(None);
+    let write = switchyard_core::secret_ops::SecretWrite::Rotate(Default::default());
+    let op = console
+        .enqueue_secret_op("p", "audit", write, None)
+        .await
+        .unwrap();
+    let offline = console.send_secret_op(op.id, LONG).await.unwrap();
+    assert_eq!(offline.op.state, ActionState::Pending, "kept while offline");
+
+    // Back after the server's retention: it may have forgotten the key, so a resend could
+    // rotate a second time; the console hands the write to a person instead.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    proxy.set_upstream(Some(cp.url()));
+    let later = console.send_secret_op(op.id, LONG).await.unwrap();
+    assert_eq!(later.op.state, ActionState::NeedsAttention, "{later:?}");
+    let error = later.op.last_error.unwrap();
+    assert!(
+        error.message.contains("keeps idempotency keys"),
+        "{}",
+        error.message
+    );
+    assert!(later.value.is_none());
+    assert_eq!(proxy.sent().get(&op.idempotency_key), None, "never sent");
+    assert_eq!(secrets(&console, "audit").await, (1, 1), "no second secret");
 }

@@ -54,12 +54,23 @@ impl RotateSecretRequest {
 }
 
 /// The new secret, with its value: shown in this response (and its keyed replays) only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct NewSigningSecret {
     pub id: String,
     /// `whsec_<base64 of 32 bytes>` (Standard Webhooks).
     pub value: String,
     pub created_at: DateTime<Utc>,
+}
+
+/// Without the value: a `{:?}` in a log line or a failing assertion must not print it.
+impl std::fmt::Debug for NewSigningSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewSigningSecret")
+            .field("id", &self.id)
+            .field("value", &"<redacted>")
+            .field("created_at", &self.created_at)
+            .finish()
+    }
 }
 
 /// An older secret and when it stops signing.
@@ -103,6 +114,20 @@ mod tests {
             overlap_seconds,
             force,
         }
+    }
+
+    #[test]
+    fn a_new_secret_prints_without_its_value() {
+        let secret = NewSigningSecret {
+            id: "sec_1".into(),
+            value: "whsec_abc".into(),
+            created_at: DateTime::<Utc>::UNIX_EPOCH,
+        };
+        let printed = format!("{secret:?}");
+        assert!(
+            !printed.contains("whsec_abc") && printed.contains("sec_1"),
+            "{printed}"
+        );
     }
 
     #[test]

@@ -312,7 +312,7 @@ pub struct SigningSecretInfo {
     pub expires_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 pub struct TargetStatus {
     pub signing_secrets: Vec<SigningSecretInfo>,
     /// The new secret's value (`whsec_…`), present only in the response that created it.
@@ -331,6 +331,24 @@ pub struct TargetStatus {
     /// The id of the retirement that holds the target (no new flow may name it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retirement: Option<String>,
+}
+
+/// Without the new secret's value: a `{:?}` in a log line or a failing assertion must not
+/// print it.
+impl std::fmt::Debug for TargetStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TargetStatus")
+            .field("signing_secrets", &self.signing_secrets)
+            .field(
+                "signing_secret",
+                &self.signing_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("rotation", &self.rotation)
+            .field("client_certificates", &self.client_certificates)
+            .field("client_certificate", &self.client_certificate)
+            .field("retirement", &self.retirement)
+            .finish()
+    }
 }
 
 /// How a flow delivers.
@@ -410,6 +428,17 @@ pub struct FlowStatus {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_target_status_prints_without_the_new_secret() {
+        let status = TargetStatus {
+            signing_secret: Some("whsec_abc".into()),
+            ..TargetStatus::default()
+        };
+        let printed = format!("{status:?}");
+        assert!(!printed.contains("whsec_abc"), "{printed}");
+        assert!(printed.contains("<redacted>"), "{printed}");
+    }
 
     #[test]
     fn canonical_spec_fills_defaults() {

@@ -26,6 +26,8 @@ use thirtyfour::prelude::*;
 /// Not the e2e tests' 4444/4445, so a test run elsewhere on the machine does not collide.
 const DRIVER_PORT: u16 = 4454;
 const IDLE_SECONDS: u64 = 5;
+/// The app and its WebKit processes together, after scrolling the whole DLQ (docs/dlq.md).
+const PSS_TARGET_MIB: u64 = 350;
 
 fn app_binary() -> PathBuf {
     std::env::var_os("SWITCHYARD_APP")
@@ -340,7 +342,22 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let idle = stats(phase(driver, "idle", IDLE_SECONDS).await?);
-    let scrolling = stats(phase(driver, "scrolling", scroll_seconds).await?);
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let sampling = sampling.clone();
+        std::thread::spawn(move || {
+            let mut peak = 0;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(memory(&app_processes()).1);
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            peak
+        })
+    };
+    let scrolling = phase(driver, "scrolling", scroll_seconds).await;
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let pss_peak = sampler.join().unwrap_or(0);
+    let scrolling = stats(scrolling?);
     let after = driver.execute(loaded, vec![]).await?.convert::<String>()?;
     let js = driver
         .execute("return window.__bench.js.scrolling || [];", vec![])
@@ -390,6 +407,10 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         pss as f64 / 1024.0,
         pids.len()
     );
+    println!(
+        "memory while scrolling: peak PSS {:.1} MiB (sampled every 0.5 s)",
+        pss_peak as f64 / 1024.0
+    );
     for pid in &pids {
         let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         println!(
@@ -399,6 +420,11 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         );
     }
     println!("load average (1, 5, 15 min) at the end: {}", load());
+    println!(
+        "target: PSS under {PSS_TARGET_MIB} MiB after scrolling: {} (peak while scrolling: {})",
+        if pss < PSS_TARGET_MIB * 1024 { "met" } else { "MISSED" },
+        if pss_peak < PSS_TARGET_MIB * 1024 { "under" } else { "over" }
+    );
     println!(
         "target: no frame longer than 50 ms while scrolling: {}",
         if scrolling.over_50 == 0 {

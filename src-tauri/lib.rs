@@ -2,7 +2,8 @@
 //!
 //! On start the app opens the console core on its data dir (shared with the `switchyard` CLI;
 //! `SWITCHYARD_DATA_DIR` overrides it), and — when no control plane is configured, or the
-//! sandbox was the last one used — starts the embedded sandbox control plane with demo data.
+//! sandbox was the last one used — starts the embedded sandbox control plane with demo data,
+//! in the background: the window and the first screen (read from the local cache) come first.
 
 mod about;
 pub mod commands;
@@ -40,7 +41,8 @@ pub fn data_dir() -> PathBuf {
 }
 
 /// Opens the core and picks the profile to show: the remembered one if it still exists,
-/// else the first configured one, else the sandbox (started here).
+/// else the first configured one, else the sandbox (its port bound and registered here, the
+/// control plane started in the background).
 async fn open_state() -> anyhow::Result<AppState> {
     let core = Console::open(ConsoleOptions::new(data_dir(), "desktop")).await?;
     let profiles = core.list_profiles().await?;
@@ -107,7 +109,7 @@ pub fn run() {
             let state = tauri::async_runtime::block_on(open_state())
                 .map_err(|e| format!("Switchyard could not open its data: {e:#}"))?;
             tracing::info!(
-                "launch: core and sandbox ready after {} ms",
+                "launch: core ready after {} ms",
                 started().elapsed().as_millis()
             );
             app.manage(state);

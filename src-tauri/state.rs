@@ -2,8 +2,9 @@
 //! and the embedded sandbox.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use switchyard_control_plane::demo::DEMO_TOKEN;
 use switchyard_control_plane::sandbox::Sandbox;
 use switchyard_core::{Console, SANDBOX_PROFILE};
 use tokio::sync::{Notify, RwLock};
@@ -22,8 +23,9 @@ pub struct AppState {
     /// Held by the sync driver for each round; an update's restart takes it and keeps it, so
     /// it waits for the round under way and no new one starts.
     pub sync_round: tokio::sync::Mutex<()>,
-    /// The embedded control plane, once started.
-    pub sandbox: tokio::sync::Mutex<Option<Sandbox>>,
+    /// The embedded control plane, once started. Its lock is held while it starts, so a
+    /// second `ensure_sandbox` waits for the first.
+    pub sandbox: Arc<tokio::sync::Mutex<Option<Sandbox>>>,
     /// Where the active profile is remembered between launches.
     settings: PathBuf,
 }
@@ -41,7 +43,7 @@ impl AppState {
             kick: Notify::new(),
             ui_ready: Notify::new(),
             sync_round: tokio::sync::Mutex::new(()),
-            sandbox: tokio::sync::Mutex::new(None),
+            sandbox: Arc::new(tokio::sync::Mutex::new(None)),
             settings,
         }
     }
@@ -106,24 +108,46 @@ impl AppState {
     }
 
     /// Starts the embedded sandbox (once) and registers it as the `sandbox` profile.
+    ///
+    /// Only the port is bound here (the one registered last time when it is free, so the
+    /// profile's URL stays put) and registered; the control plane itself — its database,
+    /// migrations, demo data — starts in the background, so the window does not wait for it.
+    /// What the console sends it meanwhile waits in the socket's backlog and is answered once
+    /// it is up; a caller of this function during the start waits for the start.
     pub async fn ensure_sandbox(&self) -> Result<(), IpcError> {
-        let mut slot = self.sandbox.lock().await;
+        let mut slot = self.sandbox.clone().lock_owned().await;
         if slot.is_some() {
             return Ok(());
         }
+        let previous_port = match self.core.profile(SANDBOX_PROFILE).await {
+            Ok(p) => tauri::Url::parse(&p.url).ok().and_then(|u| u.port()),
+            Err(_) => None,
+        };
         let dir = self.core.data_dir().join("sandbox");
-        let sandbox = Sandbox::start(&dir).await.map_err(|e| {
+        let binding = Sandbox::bind(&dir, previous_port).map_err(|e| {
             IpcError::new(
                 IpcErrorCode::Internal,
-                format!("the embedded sandbox did not start: {e:#}"),
+                format!("the embedded sandbox could not bind a loopback port: {e}"),
             )
         })?;
         self.core
-            .register_sandbox(&sandbox.url(), &sandbox.token)
+            .register_sandbox(&binding.url(), DEMO_TOKEN)
             .await
             .map_err(IpcError::from)?;
-        tracing::info!("sandbox control plane on {}", sandbox.url());
-        *slot = Some(sandbox);
+        tauri::async_runtime::spawn(async move {
+            let url = binding.url();
+            match binding.start().await {
+                Ok(sandbox) => {
+                    tracing::info!(
+                        "sandbox control plane on {url}, started after {} ms",
+                        crate::started().elapsed().as_millis()
+                    );
+                    *slot = Some(sandbox);
+                }
+                // The slot stays empty: the next switch to the sandbox tries again.
+                Err(e) => tracing::error!("the embedded sandbox did not start: {e:#}"),
+            }
+        });
         Ok(())
     }
 

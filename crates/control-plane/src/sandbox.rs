@@ -1,8 +1,8 @@
 //! The embedded sandbox: a control plane on loopback with demo data, for the desktop app's
 //! first launch and the quickstart. Everything lives under one data directory.
 
-use std::net::{Ipv4Addr, SocketAddr};
-use std::path::Path;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
 
 use crate::demo::{DEMO_TENANT, DEMO_TOKEN};
 use crate::extract::Tenants;
@@ -20,16 +20,52 @@ impl Sandbox {
     /// Starts the sandbox with its database in `data_dir/sandbox-cp.db`, on a free loopback
     /// port, and seeds the demo resources (a restart keeps earlier data and edits).
     pub async fn start(data_dir: &Path) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(data_dir)?;
-        let db = data_dir.join("sandbox-cp.db");
+        Self::bind(data_dir, None)?.start().await
+    }
+
+    /// Binds the sandbox's loopback port without starting it: `port` when it is free (so an
+    /// app restarted keeps the URL it registered last time), else any free one. Requests sent
+    /// to [`SandboxBinding::url`] before [`SandboxBinding::start`] wait in the socket's
+    /// backlog and are answered once the control plane is up.
+    pub fn bind(data_dir: &Path, port: Option<u16>) -> std::io::Result<SandboxBinding> {
+        let listener = port
+            .and_then(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).ok())
+            .map_or_else(|| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)), Ok)?;
+        let addr = listener.local_addr()?;
+        Ok(SandboxBinding {
+            data_dir: data_dir.to_owned(),
+            listener,
+            addr,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        self.server.url()
+    }
+}
+
+/// The sandbox's port, bound; the control plane not started yet.
+pub struct SandboxBinding {
+    data_dir: PathBuf,
+    listener: TcpListener,
+    addr: SocketAddr,
+}
+
+impl SandboxBinding {
+    /// Where the sandbox will answer (the same as [`Sandbox::url`] once started).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Opens the database, starts the control plane on the bound port and seeds the demo
+    /// resources.
+    pub async fn start(self) -> anyhow::Result<Sandbox> {
+        std::fs::create_dir_all(&self.data_dir)?;
+        let db = self.data_dir.join("sandbox-cp.db");
         let mut tenants = Tenants::default();
         tenants.add(DEMO_TENANT, DEMO_TOKEN);
-        let config = ServerConfig::new(
-            SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-            format!("sqlite://{}", db.display()),
-            tenants,
-        );
-        let mut config = config;
+        let mut config = ServerConfig::new(self.addr, format!("sqlite://{}", db.display()), tenants);
+        config.listener = Some(self.listener);
         config.retry_schedule = crate::demo::DEMO_SCHEDULE
             .split(',')
             .map(str::to_owned)
@@ -41,14 +77,10 @@ impl Sandbox {
         config.delivery.allow_private_targets = true;
         let server = Server::start(config).await?;
         let demo = crate::demo::start(&server, std::time::Duration::from_secs(3)).await?;
-        Ok(Self {
+        Ok(Sandbox {
             server,
             token: DEMO_TOKEN.to_owned(),
             demo,
         })
-    }
-
-    pub fn url(&self) -> String {
-        self.server.url()
     }
 }

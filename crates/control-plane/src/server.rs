@@ -27,6 +27,10 @@ use crate::{AppState, AppStateInner, resources, system};
 /// Everything a control plane needs to start.
 pub struct ServerConfig {
     pub listen: SocketAddr,
+    /// A socket the embedder bound already (then `listen` is not used): the desktop binds
+    /// its sandbox's port before the window opens, registers that URL, and starts the
+    /// server afterwards; requests made in between wait in the socket's backlog.
+    pub listener: Option<std::net::TcpListener>,
     /// `sqlite://path/to/cp.db` or `postgres://…`; the scheme picks the store's backend.
     pub db_url: String,
     /// Most connections to PostgreSQL (ignored by SQLite).
@@ -57,6 +61,7 @@ impl ServerConfig {
     pub fn new(listen: SocketAddr, db_url: impl Into<String>, tenants: Tenants) -> Self {
         Self {
             listen,
+            listener: None,
             db_url: db_url.into(),
             db_max_connections: crate::store::POSTGRES_POOL,
             tenants,
@@ -302,7 +307,7 @@ pub fn router(state: AppState) -> Router {
 
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
-    pub async fn start(config: ServerConfig) -> anyhow::Result<Self> {
+    pub async fn start(mut config: ServerConfig) -> anyhow::Result<Self> {
         if config.metrics.tenant_labels && config.metrics.token.is_none() {
             // Contract section 8: no tenant data without auth.
             anyhow::bail!("metrics tenant labels need a metrics token (--metrics-token-file)");
@@ -333,7 +338,13 @@ impl Server {
             telemetry,
             diagnostics: config.diagnostics,
         });
-        let listener = TcpListener::bind(config.listen).await?;
+        let listener = match config.listener.take() {
+            Some(bound) => {
+                bound.set_nonblocking(true)?;
+                TcpListener::from_std(bound)?
+            }
+            None => TcpListener::bind(config.listen).await?,
+        };
         let addr = listener.local_addr()?;
         let (metrics_addr, metrics) = match config.metrics.listen {
             Some(at) => {

@@ -22,7 +22,7 @@ import { useActiveProfile } from "./queries";
 
 export const PAGE_SIZE = 200;
 
-export const dlqKeys = (profile: string) => {
+export const dlqKeys = (profile: string | null) => {
   const base = ["p", profile] as const;
   return {
     all: [...base, "dlq"] as const,
@@ -30,27 +30,30 @@ export const dlqKeys = (profile: string) => {
     stats: (g: DlqGrouping, filter: DlqFilterInput | null) =>
       [...base, "dlq", "stats", g, filter] as const,
     causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,
-    delivery: (id: string) => [...base, "delivery", id] as const,
-    event: (id: string) => [...base, "event", id] as const,
-    eventsByKey: (key: string, endpoint: string | null) =>
+    delivery: (id: string | null) => [...base, "delivery", id] as const,
+    event: (id: string | null) => [...base, "event", id] as const,
+    eventsByKey: (key: string | null, endpoint: string | null) =>
       [...base, "events", key, endpoint] as const,
     schedule: [...base, "schedule"] as const,
     replays: [...base, "replays"] as const,
-    replay: (id: string) => [...base, "replays", id] as const,
+    replay: (id: string | null) => [...base, "replays", id] as const,
     writes: [...base, "replay-writes"] as const,
   };
 };
 
 type DlqKeys = ReturnType<typeof dlqKeys>;
 
-/** Key and query function for `profile`; waits (skipToken) while the profile is unknown. */
+/**
+ * Key and query function for `profile`; waits (skipToken) while the profile is unknown or
+ * `fetch` is null (keyed by `null` for what is missing, as `scoped` in queries.ts).
+ */
 function scoped<T>(
   profile: string | undefined,
   key: (s: DlqKeys) => readonly unknown[],
   fetch: ((profile: string) => Promise<T>) | null,
 ): { queryKey: readonly unknown[]; queryFn: (() => Promise<T>) | SkipToken } {
   return {
-    queryKey: profile === undefined ? ["p", null, "unknown"] : key(dlqKeys(profile)),
+    queryKey: key(dlqKeys(profile ?? null)),
     queryFn: profile === undefined || fetch === null ? skipToken : () => fetch(profile),
   };
 }
@@ -64,10 +67,11 @@ function scoped<T>(
 export function useDlqPages(filter: DlqFilterInput) {
   const profile = useActiveProfile();
   const client = useQueryClient();
-  const queryKey =
-    profile === undefined ? (["p", null, "unknown"] as const) : dlqKeys(profile).page(filter);
+  const queryKey = dlqKeys(profile ?? null).page(filter);
   const paging = windowOptions((cursor) =>
-    call("dlq_page", { profile: profile ?? "", filter, limit: PAGE_SIZE, cursor }),
+    profile === undefined
+      ? Promise.reject(new Error("no control plane is selected"))
+      : call("dlq_page", { profile, filter, limit: PAGE_SIZE, cursor }),
   );
   const query = useInfiniteQuery({
     ...paging,
@@ -161,7 +165,7 @@ export function useDelivery(id: string | null) {
   return useQuery(
     scoped(
       profile,
-      (k) => k.delivery(id ?? ""),
+      (k) => k.delivery(id),
       id ? (p) => call("get_delivery", { profile: p, id }) : null,
     ),
   );
@@ -172,7 +176,7 @@ export function useEvent(id: string | null) {
   return useQuery({
     ...scoped(
       profile,
-      (k) => k.event(id ?? ""),
+      (k) => k.event(id),
       id ? (p) => call("get_event", { profile: p, id }) : null,
     ),
     retry: false,
@@ -185,7 +189,7 @@ export function useEventsByKey(key: string | null, endpoint: string | null) {
   return useQuery({
     ...scoped(
       profile,
-      (k) => k.eventsByKey(key ?? "", endpoint),
+      (k) => k.eventsByKey(key, endpoint),
       key ? (p) => call("find_events", { profile: p, eventKey: key, endpoint }) : null,
     ),
     retry: false,
@@ -221,7 +225,7 @@ export function useReplay(id: string | null, refetchMs: number | false = 1000) {
   return useQuery({
     ...scoped(
       profile,
-      (k) => k.replay(id ?? ""),
+      (k) => k.replay(id),
       id ? (p) => call("get_replay", { profile: p, id }) : null,
     ),
     refetchInterval: refetchMs,

@@ -7,13 +7,14 @@ import { call } from "./client";
 import { keys, scope, scoped, useActiveProfile } from "./queries";
 
 /** The GitOps keys of one profile. */
-export const gitopsKeys = (profile: string) => {
+export const gitopsKeys = (profile: string | null) => {
   const base = [...scope(profile).all, "gitops"] as const;
   return {
     all: base,
     sources: [...base, "sources"] as const,
-    status: (source: string) => [...base, "status", source] as const,
-    progress: (source: string, commit: string) => [...base, "progress", source, commit] as const,
+    status: (source: string | null) => [...base, "status", source] as const,
+    progress: (source: string | null, commit: string | null) =>
+      [...base, "progress", source, commit] as const,
     // Under the profile's "resources" too, so a cache change refreshes the badges.
     managed: [...scope(profile).allResources, "gitops-managed"] as const,
   };
@@ -36,7 +37,7 @@ export function useGitopsStatus(source: string | null) {
   return useQuery({
     ...scoped(
       profile,
-      (_, p) => gitopsKeys(p).status(source ?? ""),
+      (_, p) => gitopsKeys(p).status(source),
       source ? (p) => call("gitops_status", { profile: p, source }) : null,
     ),
     retry: false,
@@ -49,7 +50,7 @@ export function useGitopsProgress(source: string | null, commit: string | null) 
   return useQuery({
     ...scoped(
       profile,
-      (_, p) => gitopsKeys(p).progress(source ?? "", commit ?? ""),
+      (_, p) => gitopsKeys(p).progress(source, commit),
       source && commit ? (p) => call("gitops_progress", { profile: p, source, commit }) : null,
     ),
     refetchInterval: (query) => (query.state.data?.complete ? false : 1000),

@@ -9,7 +9,7 @@ import { scoped, useActiveProfile } from "./queries";
 /** How often the dashboard asks the control plane again. */
 export const HEALTH_REFRESH_MS = 15_000;
 
-export const healthKeys = (profile: string) => {
+export const healthKeys = (profile: string | null) => {
   const base = ["p", profile, "metrics"] as const;
   return {
     all: base,

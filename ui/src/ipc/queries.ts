@@ -3,8 +3,9 @@
 // Every query whose answer depends on a control plane is keyed by that control plane's
 // profile (`scope(profile)` below) and passes the profile to the command: data fetched for one
 // profile can never be shown under another's name, and an answer that arrives after a switch
-// lands in the cache of the profile it was asked for. While no profile is known the queries
-// wait (`skipToken`). Only state that spans every profile (the profile list, the outbox across
+// lands in the cache of the profile it was asked for. While no profile (or another input, a
+// name or an id) is known the queries wait (`skipToken`), keyed by what they have: a missing
+// input is `null` in the key, never a placeholder value another query could share. Only state that spans every profile (the profile list, the outbox across
 // profiles, the local audit log, one operation by id) has an unscoped key.
 import {
   keepPreviousData,
@@ -18,8 +19,11 @@ import {
 import type { Kind, ProfileInput, ProfileView, Resolution, WriteRequest } from "./bindings";
 import { call } from "./client";
 
-/** The keys of one profile's server-backed and cached data, all under `["p", profile]`. */
-export const scope = (profile: string) => {
+/**
+ * The keys of one profile's server-backed and cached data, all under `["p", profile]`
+ * (`null`: no profile known yet, a query that waits).
+ */
+export const scope = (profile: string | null) => {
   const base = ["p", profile] as const;
   return {
     all: base,
@@ -30,11 +34,12 @@ export const scope = (profile: string) => {
     // Under "resources" so a cache change refreshes open searches too.
     resourceSearch: (query: string) => [...base, "resources", "search", query] as const,
     allResource: [...base, "resource"] as const,
-    resource: (kind: Kind, name: string) => [...base, "resource", kind, name] as const,
+    resource: (kind: Kind, name: string | null) => [...base, "resource", kind, name] as const,
     live: (kind: Kind, name: string) => [...base, "live", kind, name] as const,
     allHistory: [...base, "history"] as const,
-    history: (kind: Kind, name: string) => [...base, "history", kind, name] as const,
-    dependants: (kind: Kind, name: string) => [...base, "dependants", kind, name] as const,
+    history: (kind: Kind, name: string | null) => [...base, "history", kind, name] as const,
+    dependants: (kind: Kind | null, name: string | null) =>
+      [...base, "dependants", kind, name] as const,
   };
 };
 
@@ -43,7 +48,7 @@ export const keys = {
   profiles: ["profiles"] as const,
   /** The outbox of every profile (the page shows a Control plane column). */
   outbox: ["outbox"] as const,
-  conflict: (id: number) => ["conflict", id] as const,
+  conflict: (id: number | null) => ["conflict", id] as const,
   /** The status bar's sync state; it names its own profile. */
   sync: ["sync"] as const,
   audit: ["audit"] as const,
@@ -58,14 +63,17 @@ export function useActiveProfile(): string | undefined {
   return useProfiles().data?.find((p) => p.active)?.name;
 }
 
-/** The key and query function of a profile-scoped query: waits while no profile is known. */
+/**
+ * The key and query function of a profile-scoped query: waits (`skipToken`) while no profile
+ * is known, or when `fetch` is null (another input missing, or not wanted yet).
+ */
 export function scoped<T>(
   profile: string | undefined,
-  key: (s: ReturnType<typeof scope>, profile: string) => readonly unknown[],
+  key: (s: ReturnType<typeof scope>, profile: string | null) => readonly unknown[],
   fetch: ((profile: string) => Promise<T>) | null,
 ): { queryKey: readonly unknown[]; queryFn: (() => Promise<T>) | SkipToken } {
   return {
-    queryKey: profile === undefined ? ["p", null, "unknown"] : key(scope(profile), profile),
+    queryKey: key(scope(profile ?? null), profile ?? null),
     queryFn: profile === undefined || fetch === null ? skipToken : () => fetch(profile),
   };
 }
@@ -123,7 +131,7 @@ export function useResource(kind: Kind, name: string | null) {
   return useQuery(
     scoped(
       profile,
-      (s) => s.resource(kind, name ?? ""),
+      (s) => s.resource(kind, name),
       name ? (p) => call("get_resource", { profile: p, kind, name }) : null,
     ),
   );
@@ -146,19 +154,19 @@ export function useHistory(kind: Kind, name: string | null) {
   return useQuery(
     scoped(
       profile,
-      (s) => s.history(kind, name ?? ""),
+      (s) => s.history(kind, name),
       name ? (p) => call("resource_history", { profile: p, kind, name }) : null,
     ),
   );
 }
 
-export function useDependants(kind: Kind, name: string, enabled: boolean) {
+export function useDependants(kind: Kind | null, name: string | null, enabled: boolean) {
   const profile = useActiveProfile();
   return useQuery(
     scoped(
       profile,
       (s) => s.dependants(kind, name),
-      enabled ? (p) => call("dependants", { profile: p, kind, name }) : null,
+      enabled && kind && name ? (p) => call("dependants", { profile: p, kind, name }) : null,
     ),
   );
 }
@@ -169,7 +177,7 @@ export const useOutbox = () =>
 
 export const useConflict = (id: number | null) =>
   useQuery({
-    queryKey: keys.conflict(id ?? -1),
+    queryKey: keys.conflict(id),
     queryFn: id === null ? skipToken : () => call("get_conflict", { id }),
   });
 

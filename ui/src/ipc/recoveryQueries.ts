@@ -12,14 +12,14 @@ export const FINDINGS_POLL_MS = 15_000;
 /** A fix or retirement on its way is looked at this often until it settles. */
 export const WRITE_POLL_MS = 1_000;
 
-export const recoveryKeys = (profile: string) => {
+export const recoveryKeys = (profile: string | null) => {
   const base = ["p", profile, "recovery"] as const;
   return {
     all: base,
     findings: [...base, "findings"] as const,
     writes: [...base, "writes"] as const,
     retirements: [...base, "retirements"] as const,
-    retirement: (id: string) => [...base, "retirements", id] as const,
+    retirement: (id: string | null) => [...base, "retirements", id] as const,
     preview: (kind: Kind, name: string, cascade: boolean) =>
       [...base, "preview", kind, name, cascade] as const,
   };
@@ -96,9 +96,9 @@ export function useRetirement(id: string | null) {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
-      id ? profile : undefined,
-      (_s, p) => recoveryKeys(p).retirement(id ?? ""),
-      (p) => call("get_retirement", { profile: p, id: id ?? "" }),
+      profile,
+      (_s, p) => recoveryKeys(p).retirement(id),
+      id ? (p) => call("get_retirement", { profile: p, id }) : null,
     ),
     refetchInterval: (q) =>
       q.state.data?.server && isFinal(q.state.data.server.state) ? false : WRITE_POLL_MS,
@@ -110,9 +110,11 @@ export function useRetirementPreview(kind: Kind, name: string, cascade: boolean,
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
-      enabled ? profile : undefined,
+      profile,
       (_s, p) => recoveryKeys(p).preview(kind, name, cascade),
-      (p) => call("preview_retirement", { profile: p, kind, name, cascadeFlows: cascade }),
+      enabled
+        ? (p) => call("preview_retirement", { profile: p, kind, name, cascadeFlows: cascade })
+        : null,
     ),
     staleTime: 0,
   });

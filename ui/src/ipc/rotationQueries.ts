@@ -7,7 +7,7 @@ import { isFinished } from "../lib/rotation";
 import { call } from "./client";
 import { scoped, useActiveProfile } from "./queries";
 
-export const rotationKeys = (profile: string) => ({
+export const rotationKeys = (profile: string | null) => ({
   all: ["p", profile, "rotations"] as const,
 });
 

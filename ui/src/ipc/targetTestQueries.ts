@@ -9,7 +9,7 @@ import { scoped, useActiveProfile } from "./queries";
 /** How often an unsettled test is looked at again. */
 export const TEST_POLL_MS = 700;
 
-export const targetTestKeys = (profile: string, target: string) =>
+export const targetTestKeys = (profile: string | null, target: string) =>
   ["p", profile, "target-tests", target] as const;
 
 /** Saved locally or sent: the receiver's answer is not known yet. */

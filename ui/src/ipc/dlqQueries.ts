@@ -18,28 +18,11 @@ import type {
   ReplayStartInput,
 } from "./bindings";
 import { call } from "./client";
+import { commandInvalidates, invalidate } from "./invalidation";
+import { dlqKeys } from "./keys";
 import { useActiveProfile } from "./queries";
 
 export const PAGE_SIZE = 200;
-
-export const dlqKeys = (profile: string | null) => {
-  const base = ["p", profile] as const;
-  return {
-    all: [...base, "dlq"] as const,
-    page: (filter: DlqFilterInput) => [...base, "dlq", "page", filter] as const,
-    stats: (g: DlqGrouping, filter: DlqFilterInput | null) =>
-      [...base, "dlq", "stats", g, filter] as const,
-    causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,
-    delivery: (id: string | null) => [...base, "delivery", id] as const,
-    event: (id: string | null) => [...base, "event", id] as const,
-    eventsByKey: (key: string | null, endpoint: string | null) =>
-      [...base, "events", key, endpoint] as const,
-    schedule: [...base, "schedule"] as const,
-    replays: [...base, "replays"] as const,
-    replay: (id: string | null) => [...base, "replays", id] as const,
-    writes: [...base, "replay-writes"] as const,
-  };
-};
 
 type DlqKeys = ReturnType<typeof dlqKeys>;
 
@@ -267,9 +250,7 @@ export function useStartReplay() {
       return call("start_replay", { profile, input });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      client.invalidateQueries({ queryKey: dlqKeys(profile).writes });
-      client.invalidateQueries({ queryKey: dlqKeys(profile).replays });
+      if (profile !== undefined) invalidate(client, commandInvalidates.start_replay(profile));
     },
   });
 }
@@ -283,7 +264,7 @@ export function useCancelReplay() {
       return call("cancel_replay", { profile, sessionId });
     },
     onSettled: () => {
-      if (profile !== undefined) client.invalidateQueries({ queryKey: dlqKeys(profile).writes });
+      if (profile !== undefined) invalidate(client, commandInvalidates.cancel_replay(profile));
     },
   });
 }

@@ -18,42 +18,10 @@ import {
 } from "@tanstack/react-query";
 import type { Kind, ProfileInput, ProfileView, Resolution, WriteRequest } from "./bindings";
 import { call } from "./client";
+import { commandInvalidates, invalidate } from "./invalidation";
+import { keys, scope } from "./keys";
 
-/**
- * The keys of one profile's server-backed and cached data, all under `["p", profile]`
- * (`null`: no profile known yet, a query that waits).
- */
-export const scope = (profile: string | null) => {
-  const base = ["p", profile] as const;
-  return {
-    all: base,
-    health: [...base, "health"] as const,
-    overview: [...base, "overview"] as const,
-    allResources: [...base, "resources"] as const,
-    resources: (kind: Kind) => [...base, "resources", kind] as const,
-    // Under "resources" so a cache change refreshes open searches too.
-    resourceSearch: (query: string) => [...base, "resources", "search", query] as const,
-    allResource: [...base, "resource"] as const,
-    resource: (kind: Kind, name: string | null) => [...base, "resource", kind, name] as const,
-    live: (kind: Kind, name: string) => [...base, "live", kind, name] as const,
-    allHistory: [...base, "history"] as const,
-    history: (kind: Kind, name: string | null) => [...base, "history", kind, name] as const,
-    dependants: (kind: Kind | null, name: string | null) =>
-      [...base, "dependants", kind, name] as const,
-  };
-};
-
-/** Keys that span every profile. */
-export const keys = {
-  profiles: ["profiles"] as const,
-  /** The outbox of every profile (the page shows a Control plane column). */
-  outbox: ["outbox"] as const,
-  conflict: (id: number | null) => ["conflict", id] as const,
-  /** The status bar's sync state; it names its own profile. */
-  sync: ["sync"] as const,
-  audit: ["audit"] as const,
-  opAudit: (id: number) => ["op-audit", id] as const,
-};
+export { keys, scope };
 
 export const useProfiles = () =>
   useQuery({ queryKey: keys.profiles, queryFn: () => call("list_profiles", {}) });
@@ -190,25 +158,6 @@ export const useAudit = (limit = 500) =>
 export const useOpAudit = (id: number) =>
   useQuery({ queryKey: keys.opAudit(id), queryFn: () => call("op_audit", { id }) });
 
-/** Everything that shows cached or queued state of `profile` (all profiles when undefined). */
-export function invalidateLocal(client: QueryClient, profile: string | undefined) {
-  const s = profile === undefined ? null : scope(profile);
-  const perProfile: readonly (readonly unknown[])[] = s
-    ? [s.allResources, s.allResource, s.allHistory, s.overview]
-    : [["p"]];
-  return Promise.all(
-    [...perProfile, keys.outbox, keys.sync, keys.audit, keys.profiles].map((queryKey) =>
-      client.invalidateQueries({ queryKey }),
-    ),
-  );
-}
-
-function useInvalidateLocal() {
-  const client = useQueryClient();
-  const profile = useActiveProfile();
-  return () => invalidateLocal(client, profile);
-}
-
 /** Queues a write for the profile shown (the one the form or drawer was opened on). */
 export function useQueueWrite() {
   const client = useQueryClient();
@@ -218,15 +167,16 @@ export function useQueueWrite() {
       if (profile === undefined) throw new Error("no control plane is selected");
       return call("queue_write", { profile, request });
     },
-    onSettled: () => invalidateLocal(client, profile),
+    onSettled: () => invalidate(client, commandInvalidates.queue_write(profile)),
   });
 }
 
 export function useRetryNow() {
-  const invalidate = useInvalidateLocal();
+  const client = useQueryClient();
+  const profile = useActiveProfile();
   return useMutation({
     mutationFn: (id: number) => call("retry_now", { id }),
-    onSettled: invalidate,
+    onSettled: () => invalidate(client, commandInvalidates.retry_now(profile)),
   });
 }
 
@@ -236,13 +186,18 @@ export function useResolve() {
     mutationFn: ({ id, resolution }: { id: number; resolution: Resolution; profile?: string }) =>
       call("resolve", { id, resolution }),
     // A row of the outbox may belong to any profile: refresh that profile's views.
-    onSettled: (_data, _error, vars) => invalidateLocal(client, vars.profile),
+    onSettled: (_data, _error, vars) =>
+      invalidate(client, commandInvalidates.resolve(vars.profile)),
   });
 }
 
 export function useSyncNow() {
-  const invalidate = useInvalidateLocal();
-  return useMutation({ mutationFn: () => call("sync_now", {}), onSettled: invalidate });
+  const client = useQueryClient();
+  const profile = useActiveProfile();
+  return useMutation({
+    mutationFn: () => call("sync_now", {}),
+    onSettled: () => invalidate(client, commandInvalidates.sync_now(profile)),
+  });
 }
 
 /**
@@ -256,21 +211,13 @@ function markActive(client: QueryClient, name: string) {
   );
 }
 
-function refreshAfterSwitch(client: QueryClient) {
-  for (const queryKey of [keys.profiles, keys.sync, keys.outbox, keys.audit]) {
-    client.invalidateQueries({ queryKey });
-  }
-}
-
 export function useSaveProfile() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: ({ original, input }: { original: string | null; input: ProfileInput }) =>
       call("save_profile", { original, input }),
     onSuccess: (saved, { original }) => {
-      // An edited URL or token may answer differently: drop what was fetched with the old one.
-      if (original) client.invalidateQueries({ queryKey: scope(saved.name).all });
-      refreshAfterSwitch(client);
+      invalidate(client, commandInvalidates.save_profile(saved.name, !!original));
     },
   });
 }
@@ -281,7 +228,7 @@ export function useRemoveProfile() {
     mutationFn: (name: string) => call("remove_profile", { name }),
     onSuccess: (_none, name) => {
       client.removeQueries({ queryKey: scope(name).all });
-      refreshAfterSwitch(client);
+      invalidate(client, commandInvalidates.remove_profile());
     },
   });
 }
@@ -292,7 +239,7 @@ export function useActivateProfile() {
     mutationFn: (name: string) => call("activate_profile", { name }),
     onSuccess: (profile) => {
       markActive(client, profile.name);
-      refreshAfterSwitch(client);
+      invalidate(client, commandInvalidates.activate_profile());
     },
   });
 }

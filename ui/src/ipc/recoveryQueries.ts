@@ -5,25 +5,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { isFinal } from "../lib/recovery";
 import type { Kind, RetireInput } from "./bindings";
 import { call } from "./client";
+import { commandInvalidates, invalidate } from "./invalidation";
+import { recoveryKeys } from "./keys";
 import { scoped, useActiveProfile } from "./queries";
 
 /** Findings are checked again this often while the page (or the nav badge) is shown. */
 export const FINDINGS_POLL_MS = 15_000;
 /** A fix or retirement on its way is looked at this often until it settles. */
 export const WRITE_POLL_MS = 1_000;
-
-export const recoveryKeys = (profile: string | null) => {
-  const base = ["p", profile, "recovery"] as const;
-  return {
-    all: base,
-    findings: [...base, "findings"] as const,
-    writes: [...base, "writes"] as const,
-    retirements: [...base, "retirements"] as const,
-    retirement: (id: string | null) => [...base, "retirements", id] as const,
-    preview: (kind: Kind, name: string, cascade: boolean) =>
-      [...base, "preview", kind, name, cascade] as const,
-  };
-};
 
 const unsettled = (state: string) => state === "saved_locally" || state === "sent";
 
@@ -68,10 +57,7 @@ export function useRunFix() {
       });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      const k = recoveryKeys(profile);
-      client.invalidateQueries({ queryKey: k.writes });
-      client.invalidateQueries({ queryKey: k.findings });
+      if (profile !== undefined) invalidate(client, commandInvalidates.run_fix(profile));
     },
   });
 }
@@ -129,8 +115,7 @@ export function useStartRetirement() {
       return call("start_retirement", { profile, input });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      client.invalidateQueries({ queryKey: recoveryKeys(profile).all });
+      if (profile !== undefined) invalidate(client, commandInvalidates.start_retirement(profile));
     },
   });
 }
@@ -144,8 +129,7 @@ export function useCancelRetirement() {
       return call("cancel_retirement", { profile, id });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      client.invalidateQueries({ queryKey: recoveryKeys(profile).all });
+      if (profile !== undefined) invalidate(client, commandInvalidates.cancel_retirement(profile));
     },
   });
 }

@@ -28,6 +28,7 @@ import {
   IconSun,
   IconTarget,
 } from "@tabler/icons-react";
+import { RouterProvider, useRouterState } from "@tanstack/react-router";
 import { Fragment, type ReactNode, useCallback, useEffect, useRef, useState } from "react";
 import { AboutButton } from "./components/about/AboutDialog";
 import { UpdateNotice } from "./components/about/UpdateNotice";
@@ -46,31 +47,15 @@ import {
   useSyncStatus,
 } from "./ipc/queries";
 import { useFindings } from "./ipc/recoveryQueries";
-import { emptyFilter, viewToQuery } from "./lib/dlq";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
 import { attentionCount } from "./lib/recovery";
 import { useSendNotice } from "./lib/sendNotice";
-import { ActivityPage } from "./pages/ActivityPage";
-import { DlqPage, type DlqSelection } from "./pages/DlqPage";
-import { GitopsPage } from "./pages/GitopsPage";
-import { OutboxPage } from "./pages/OutboxPage";
-import { OverviewPage } from "./pages/OverviewPage";
-import { RecoveryPage } from "./pages/RecoveryPage";
-import { ReplaysPage } from "./pages/ReplaysPage";
-import { ResourcesPage, type ResourcesPageHandle } from "./pages/ResourcesPage";
-
-export type Page =
-  | "overview"
-  | "endpoint"
-  | "target"
-  | "flow"
-  | "outbox"
-  | "activity"
-  | "dlq"
-  | "replays"
-  | "gitops"
-  | "recovery";
+import { type Page, pageOf } from "./nav";
+import type { DlqSelection } from "./pages/DlqPage";
+import type { ResourcesPageHandle } from "./pages/ResourcesPage";
+import { createAppRouter } from "./router";
+import { type Shell, ShellContext, usePageNavigation } from "./shell";
 
 // Pages in navigation order; position n (from 1) is the Ctrl+<n> shortcut and the palette's
 // hint for it: GitOps, ninth, is Ctrl+9, and Recovery, tenth, is Ctrl+0 (an eleventh page would
@@ -97,11 +82,16 @@ const NONE: Set<string> = new Set();
 const isKind = (page: Page): page is Kind =>
   page === "endpoint" || page === "target" || page === "flow";
 
+/** The app: its frame around the page the route (the URL's hash) names. */
 export function App() {
+  const [router] = useState(() => createAppRouter({ frame: Frame }));
+  return <RouterProvider router={router} />;
+}
+
+function Frame({ children }: { children: ReactNode }) {
   useCoreEvents();
-  const [page, setPage] = useState<Page>(
-    window.location.hash.startsWith("#dlq?") ? "dlq" : "overview",
-  );
+  const page = pageOf(useRouterState({ select: (s) => s.location.pathname }));
+  const nav = usePageNavigation();
   const profile = useActiveProfile();
   // The replay session shown belongs to the profile it was picked on.
   const [replayOf, setReplayOf] = useState<{ profile: string; id: string } | null>(null);
@@ -142,18 +132,37 @@ export function App() {
 
   const go = (next: Page, open: string | null = null) => {
     setOpenOnArrival(open);
-    setPage(next);
+    nav.toPage(next);
     if (open && next === page) resourcesRef.current?.open(open);
   };
-  // The DLQ page reads its filter from the URL when it opens (as a link to "#dlq?…" does).
+  // The DLQ page reads its filter from the route's search params (as a link to "#/dlq?…" does).
   const openDlqFor = (target: string) => {
-    const view = { filter: { ...emptyFilter(), target }, text: "" };
-    window.history.replaceState(null, "", `#dlq?${viewToQuery(view)}`);
-    go("dlq");
+    setOpenOnArrival(null);
+    nav.toDlq(target);
   };
+  // "New …" from the palette: the form opens once the page has mounted (the route changes
+  // after a render, so the page is not there yet when the action runs).
+  const createNext = useRef<Kind | null>(null);
   const createHere = (kind: Kind) => {
-    go(kind);
-    setTimeout(() => resourcesRef.current?.create(), 0);
+    if (page === kind) resourcesRef.current?.create();
+    else {
+      createNext.current = kind;
+      go(kind);
+    }
+  };
+  const shell: Shell = {
+    go,
+    openDlqFor,
+    openOnArrival,
+    resourcesRef,
+    dlqSelection,
+    replay,
+    setReplay,
+    takeCreate: (kind) => {
+      const yes = createNext.current === kind;
+      createNext.current = null;
+      return yes;
+    },
   };
 
   // Ctrl shortcuts work from anywhere, a text field included (nothing types with Ctrl held);
@@ -325,36 +334,7 @@ export function App() {
             forms) along with the data, so nothing from one control plane stays on screen
             under another's name. */}
         <Fragment key={profile ?? ""}>
-          {page === "overview" && (
-            <OverviewPage
-              onOpenDlq={openDlqFor}
-              onOpenTarget={(name) => go("target", name)}
-              onOpenRecovery={() => go("recovery")}
-            />
-          )}
-          {isKind(page) && (
-            <ResourcesPage
-              key={page}
-              kind={page}
-              ref={resourcesRef}
-              initialOpen={openOnArrival}
-              onOpenDlq={openDlqFor}
-            />
-          )}
-          {page === "outbox" && <OutboxPage />}
-          {page === "activity" && <ActivityPage />}
-          {page === "dlq" && (
-            <DlqPage
-              selection={dlqSelection}
-              onReplayStarted={(id) => {
-                setReplay(id);
-                go("replays");
-              }}
-            />
-          )}
-          {page === "replays" && <ReplaysPage selected={replay} onSelect={setReplay} />}
-          {page === "gitops" && <GitopsPage />}
-          {page === "recovery" && <RecoveryPage />}
+          <ShellContext.Provider value={shell}>{children}</ShellContext.Provider>
         </Fragment>
       </AppShell.Main>
       <SecretOnceDialog />

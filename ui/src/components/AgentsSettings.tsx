@@ -21,7 +21,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { AgentsSettings as Settings } from "../ipc/bindings";
 import { call, toIpcError } from "../ipc/client";
-import { scope, useActiveProfile } from "../ipc/queries";
+import { scope, scoped, useActiveProfile } from "../ipc/queries";
 import { relativeTime, shortTime } from "../lib/format";
 import { ErrorAlert } from "./ErrorAlert";
 
@@ -157,13 +157,15 @@ function RecentCalls({ settings }: { settings: Settings }) {
   );
 }
 
+const agentsKey = (profile: string | null) => [...scope(profile).all, "agents"] as const;
+
 function Body({ settings }: { settings: Settings }) {
   const client = useQueryClient();
   const [mode, setMode] = useState<Mode>("read-only");
   const mark = useMutation({
     mutationFn: (readOnly: boolean) =>
       call("set_agents_read_only", { profile: settings.profile, readOnly }),
-    onSuccess: (next) => client.setQueryData([...scope(next.profile).all, "agents"], next),
+    onSuccess: (next) => client.setQueryData(agentsKey(next.profile), next),
   });
   const argv = [...settings.command, ...modeFlags[mode]];
   return (
@@ -235,9 +237,11 @@ function Body({ settings }: { settings: Settings }) {
 export function AgentsSettings({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const profile = useActiveProfile();
   const settings = useQuery({
-    queryKey: [...scope(profile ?? "").all, "agents"],
-    queryFn: () => call("agents_settings", { profile: profile ?? "" }),
-    enabled: opened && profile !== undefined,
+    ...scoped(
+      profile,
+      (_s, p) => agentsKey(p),
+      opened ? (p) => call("agents_settings", { profile: p }) : null,
+    ),
     refetchInterval: opened ? 5_000 : false,
   });
   return (

@@ -49,7 +49,7 @@ export function AttentionActions({
   const mine = (profile ?? active) === active;
   const inUse = state === "needs_attention" && error?.code === "in_use" && mine && !!kind && !!name;
   // What the local copy says uses the resource now (the refusal's list may be out of date).
-  const users = useDependants(kind ?? "flow", name ?? "", inUse);
+  const users = useDependants(kind ?? null, name ?? null, inUse);
   if (state === "done" || state === "discarded" || state === "superseded") return null;
   const conflict = error?.code === "version_mismatch";
   const repeat =

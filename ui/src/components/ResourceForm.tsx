@@ -10,7 +10,8 @@ import {
   Textarea,
   TextInput,
 } from "@mantine/core";
-import { useEffect, useMemo, useState } from "react";
+import { useForm } from "@mantine/form";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { IpcError, JsonValue, Kind, OutboxEntry, ResourceView } from "../ipc/bindings";
 import { isIpcError } from "../ipc/client";
 import { useGitopsManaged } from "../ipc/gitopsQueries";
@@ -18,7 +19,7 @@ import { useOutbox, useQueueWrite, useResolve, useResources } from "../ipc/queri
 import { mergePatch } from "../lib/diff";
 import { kindLabels } from "../lib/format";
 import { emptySpec, list, obj, str } from "../lib/kinds";
-import { type FieldErrors, type FormValues, parseHeaders, validate } from "../lib/validate";
+import { type FormValues, parseHeaders, validate } from "../lib/validate";
 import { ErrorAlert } from "./ErrorAlert";
 import { StateBadge } from "./PendingBadge";
 
@@ -99,7 +100,14 @@ export function ResourceForm({
     () => toValues(resource?.name ?? "", resource?.spec ?? emptySpec[kind]),
     [resource, kind],
   );
-  const [values, setValues] = useState<Values>(initial);
+  // Every field's error, local (lib/validate.ts, all at once on submit) or from the control
+  // plane (set under the field its problem names); editing a field clears its own.
+  const form = useForm<Values>({
+    initialValues: initial,
+    validate: (values) => validate(kind, values, !resource),
+    clearInputErrorOnChange: true,
+  });
+  const values = form.getValues();
   const [error, setError] = useState<IpcError | null>(null);
   const [opId, setOpId] = useState<number | null>(null);
   const queue = useQueueWrite();
@@ -116,8 +124,9 @@ export function ResourceForm({
 
   const problem = op?.state === "needs_attention" ? op.error : (error?.problem ?? null);
   const problemField = fieldOf(problem?.field);
-  // Every field's error, local or from the control plane; editing a field clears its own.
-  const [errors, setErrors] = useState<FieldErrors>({});
+  // (The form's setter changes with its errors: the effect must not run again when they do.)
+  const setFieldError = useRef(form.setFieldError);
+  setFieldError.current = form.setFieldError;
   // Set once per refusal (not on every re-read of the outbox, which would bring back an error
   // the person already fixed).
   const refusal =
@@ -127,23 +136,19 @@ export function ResourceForm({
   useEffect(() => {
     if (!refusal) return;
     const [, field, message] = JSON.parse(refusal) as [unknown, keyof Values, string];
-    setErrors((e) => ({ ...e, [field]: message }));
+    setFieldError.current(field, message);
   }, [refusal]);
+  const errors = form.errors;
   const fieldError = (field: keyof Values) => errors[field];
-  const set = <K extends keyof Values>(key: K, value: Values[K]) => {
-    setValues((current) => ({ ...current, [key]: value }));
-    setErrors((current) => {
-      if (!(key in current)) return current;
-      const { [key]: _gone, ...rest } = current;
-      return rest;
-    });
-  };
+  // The fields whose input gives another type than the value (a number field's text, a
+  // select's null) set the value themselves; the others use `form.getInputProps`.
+  const set = <K extends keyof Values>(key: K, value: Values[K]) =>
+    form.setFieldValue(key, value as Parameters<typeof form.setFieldValue<K>>[1]);
 
   const submit = async () => {
     setError(null);
-    const invalid = validate(kind, values, !resource);
-    setErrors(invalid);
-    if (Object.keys(invalid).length > 0) return;
+    // Replaces every error (the control plane's too) with what the form's checks find now.
+    if (form.validate().hasErrors) return;
     const spec = toSpec(kind, values);
     try {
       // A corrected form replaces the refused write instead of leaving it behind.
@@ -182,10 +187,8 @@ export function ResourceForm({
       <TextInput
         label="Name"
         description="1–63 characters: lowercase letters, digits and hyphens"
-        value={values.name}
-        onChange={(e) => set("name", e.currentTarget.value)}
+        {...form.getInputProps("name")}
         disabled={!!resource}
-        error={fieldError("name")}
         data-autofocus
         data-testid="field-name"
       />
@@ -193,29 +196,19 @@ export function ResourceForm({
         <>
           <TextInput
             label="Description"
-            value={values.description}
-            onChange={(e) => set("description", e.currentTarget.value)}
-            error={fieldError("description")}
+            {...form.getInputProps("description")}
             data-testid="field-description"
           />
           <TagsInput
             label="Event types"
             description="Empty accepts any type. Press Enter after each."
-            value={values.event_types}
-            onChange={(v) => set("event_types", v)}
-            error={fieldError("event_types")}
+            {...form.getInputProps("event_types")}
           />
         </>
       )}
       {kind === "target" && (
         <>
-          <TextInput
-            label="URL"
-            value={values.url}
-            onChange={(e) => set("url", e.currentTarget.value)}
-            error={fieldError("url")}
-            data-testid="field-url"
-          />
+          <TextInput label="URL" {...form.getInputProps("url")} data-testid="field-url" />
           <NumberInput
             label="Timeout (ms)"
             data-testid="field-timeout"
@@ -229,9 +222,7 @@ export function ResourceForm({
             description="One per line: Name: value"
             autosize
             minRows={2}
-            value={values.headers}
-            onChange={(e) => set("headers", e.currentTarget.value)}
-            error={fieldError("headers")}
+            {...form.getInputProps("headers")}
           />
         </>
       )}
@@ -260,9 +251,7 @@ export function ResourceForm({
           <TagsInput
             label="Event types"
             description="Empty routes every type."
-            value={values.event_types}
-            onChange={(v) => set("event_types", v)}
-            error={fieldError("event_types")}
+            {...form.getInputProps("event_types")}
           />
           <Select
             label="Mode"
@@ -273,12 +262,7 @@ export function ResourceForm({
             error={fieldError("mode")}
           />
           {values.mode === "async_relay" && (
-            <TextInput
-              label="Edge plane"
-              value={values.edge}
-              onChange={(e) => set("edge", e.currentTarget.value)}
-              error={fieldError("edge")}
-            />
+            <TextInput label="Edge plane" {...form.getInputProps("edge")} />
           )}
         </>
       )}

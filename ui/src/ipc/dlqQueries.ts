@@ -18,39 +18,25 @@ import type {
   ReplayStartInput,
 } from "./bindings";
 import { call } from "./client";
+import { commandInvalidates, invalidate } from "./invalidation";
+import { dlqKeys } from "./keys";
 import { useActiveProfile } from "./queries";
 
 export const PAGE_SIZE = 200;
 
-export const dlqKeys = (profile: string) => {
-  const base = ["p", profile] as const;
-  return {
-    all: [...base, "dlq"] as const,
-    page: (filter: DlqFilterInput) => [...base, "dlq", "page", filter] as const,
-    stats: (g: DlqGrouping, filter: DlqFilterInput | null) =>
-      [...base, "dlq", "stats", g, filter] as const,
-    causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,
-    delivery: (id: string) => [...base, "delivery", id] as const,
-    event: (id: string) => [...base, "event", id] as const,
-    eventsByKey: (key: string, endpoint: string | null) =>
-      [...base, "events", key, endpoint] as const,
-    schedule: [...base, "schedule"] as const,
-    replays: [...base, "replays"] as const,
-    replay: (id: string) => [...base, "replays", id] as const,
-    writes: [...base, "replay-writes"] as const,
-  };
-};
-
 type DlqKeys = ReturnType<typeof dlqKeys>;
 
-/** Key and query function for `profile`; waits (skipToken) while the profile is unknown. */
+/**
+ * Key and query function for `profile`; waits (skipToken) while the profile is unknown or
+ * `fetch` is null (keyed by `null` for what is missing, as `scoped` in queries.ts).
+ */
 function scoped<T>(
   profile: string | undefined,
   key: (s: DlqKeys) => readonly unknown[],
   fetch: ((profile: string) => Promise<T>) | null,
 ): { queryKey: readonly unknown[]; queryFn: (() => Promise<T>) | SkipToken } {
   return {
-    queryKey: profile === undefined ? ["p", null, "unknown"] : key(dlqKeys(profile)),
+    queryKey: key(dlqKeys(profile ?? null)),
     queryFn: profile === undefined || fetch === null ? skipToken : () => fetch(profile),
   };
 }
@@ -64,10 +50,11 @@ function scoped<T>(
 export function useDlqPages(filter: DlqFilterInput) {
   const profile = useActiveProfile();
   const client = useQueryClient();
-  const queryKey =
-    profile === undefined ? (["p", null, "unknown"] as const) : dlqKeys(profile).page(filter);
+  const queryKey = dlqKeys(profile ?? null).page(filter);
   const paging = windowOptions((cursor) =>
-    call("dlq_page", { profile: profile ?? "", filter, limit: PAGE_SIZE, cursor }),
+    profile === undefined
+      ? Promise.reject(new Error("no control plane is selected"))
+      : call("dlq_page", { profile, filter, limit: PAGE_SIZE, cursor }),
   );
   const query = useInfiniteQuery({
     ...paging,
@@ -161,7 +148,7 @@ export function useDelivery(id: string | null) {
   return useQuery(
     scoped(
       profile,
-      (k) => k.delivery(id ?? ""),
+      (k) => k.delivery(id),
       id ? (p) => call("get_delivery", { profile: p, id }) : null,
     ),
   );
@@ -172,7 +159,7 @@ export function useEvent(id: string | null) {
   return useQuery({
     ...scoped(
       profile,
-      (k) => k.event(id ?? ""),
+      (k) => k.event(id),
       id ? (p) => call("get_event", { profile: p, id }) : null,
     ),
     retry: false,
@@ -185,7 +172,7 @@ export function useEventsByKey(key: string | null, endpoint: string | null) {
   return useQuery({
     ...scoped(
       profile,
-      (k) => k.eventsByKey(key ?? "", endpoint),
+      (k) => k.eventsByKey(key, endpoint),
       key ? (p) => call("find_events", { profile: p, eventKey: key, endpoint }) : null,
     ),
     retry: false,
@@ -221,7 +208,7 @@ export function useReplay(id: string | null, refetchMs: number | false = 1000) {
   return useQuery({
     ...scoped(
       profile,
-      (k) => k.replay(id ?? ""),
+      (k) => k.replay(id),
       id ? (p) => call("get_replay", { profile: p, id }) : null,
     ),
     refetchInterval: refetchMs,
@@ -263,9 +250,7 @@ export function useStartReplay() {
       return call("start_replay", { profile, input });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      client.invalidateQueries({ queryKey: dlqKeys(profile).writes });
-      client.invalidateQueries({ queryKey: dlqKeys(profile).replays });
+      if (profile !== undefined) invalidate(client, commandInvalidates.start_replay(profile));
     },
   });
 }
@@ -279,7 +264,7 @@ export function useCancelReplay() {
       return call("cancel_replay", { profile, sessionId });
     },
     onSettled: () => {
-      if (profile !== undefined) client.invalidateQueries({ queryKey: dlqKeys(profile).writes });
+      if (profile !== undefined) invalidate(client, commandInvalidates.cancel_replay(profile));
     },
   });
 }

@@ -4,20 +4,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { GitopsPlan, Kind, ManagedResource, PlanOptions, SourceSpec } from "./bindings";
 import { call } from "./client";
-import { keys, scope, scoped, useActiveProfile } from "./queries";
-
-/** The GitOps keys of one profile. */
-export const gitopsKeys = (profile: string) => {
-  const base = [...scope(profile).all, "gitops"] as const;
-  return {
-    all: base,
-    sources: [...base, "sources"] as const,
-    status: (source: string) => [...base, "status", source] as const,
-    progress: (source: string, commit: string) => [...base, "progress", source, commit] as const,
-    // Under the profile's "resources" too, so a cache change refreshes the badges.
-    managed: [...scope(profile).allResources, "gitops-managed"] as const,
-  };
-};
+import { commandInvalidates, invalidate, type KeySet } from "./invalidation";
+import { gitopsKeys } from "./keys";
+import { scoped, useActiveProfile } from "./queries";
 
 export function useGitopsSources() {
   const profile = useActiveProfile();
@@ -36,7 +25,7 @@ export function useGitopsStatus(source: string | null) {
   return useQuery({
     ...scoped(
       profile,
-      (_, p) => gitopsKeys(p).status(source ?? ""),
+      (_, p) => gitopsKeys(p).status(source),
       source ? (p) => call("gitops_status", { profile: p, source }) : null,
     ),
     retry: false,
@@ -49,7 +38,7 @@ export function useGitopsProgress(source: string | null, commit: string | null) 
   return useQuery({
     ...scoped(
       profile,
-      (_, p) => gitopsKeys(p).progress(source ?? "", commit ?? ""),
+      (_, p) => gitopsKeys(p).progress(source, commit),
       source && commit ? (p) => call("gitops_progress", { profile: p, source, commit }) : null,
     ),
     refetchInterval: (query) => (query.state.data?.complete ? false : 1000),
@@ -77,7 +66,7 @@ export function useGitopsManaged(kind?: Kind, enabled = true) {
 /** A mutation on the active profile's GitOps state; refuses while no profile is known. */
 function useProfileMutation<A, R>(
   run: (profile: string, args: A) => Promise<R>,
-  invalidate: (profile: string) => readonly (readonly unknown[])[],
+  stale: (profile: string) => KeySet,
 ) {
   const client = useQueryClient();
   const profile = useActiveProfile();
@@ -86,25 +75,20 @@ function useProfileMutation<A, R>(
       if (profile === undefined) return Promise.reject(new Error("no control plane is active"));
       return run(profile, args);
     },
-    onSettled: () =>
-      profile === undefined
-        ? undefined
-        : Promise.all(
-            invalidate(profile).map((queryKey) => client.invalidateQueries({ queryKey })),
-          ),
+    onSettled: () => (profile === undefined ? undefined : invalidate(client, stale(profile))),
   });
 }
 
 export const useAddSource = () =>
   useProfileMutation(
     (profile, spec: SourceSpec) => call("gitops_add_source", { profile, spec }),
-    (p) => [gitopsKeys(p).sources],
+    commandInvalidates.gitops_add_source,
   );
 
 export const useRemoveSource = () =>
   useProfileMutation(
     (profile, source: string) => call("gitops_remove_source", { profile, source }),
-    (p) => [gitopsKeys(p).all],
+    commandInvalidates.gitops_remove_source,
   );
 
 /** A plan refreshes the cache from its listing and records the source. */
@@ -112,11 +96,11 @@ export const usePlan = () =>
   useProfileMutation(
     (profile, { spec, options }: { spec: SourceSpec; options: PlanOptions }) =>
       call("gitops_plan", { profile, spec, options }),
-    (p) => [gitopsKeys(p).sources, scope(p).allResources],
+    commandInvalidates.gitops_plan,
   );
 
 export const useApply = () =>
   useProfileMutation(
     (_profile, plan: GitopsPlan) => call("gitops_apply", { plan }),
-    (p) => [gitopsKeys(p).all, scope(p).allResources, scope(p).overview, keys.outbox, keys.sync],
+    commandInvalidates.gitops_apply,
   );

@@ -4,19 +4,11 @@
 import { useQuery } from "@tanstack/react-query";
 import type { HealthGroupBy, HealthWindow } from "./bindings";
 import { call } from "./client";
+import { healthKeys } from "./keys";
 import { scoped, useActiveProfile } from "./queries";
 
 /** How often the dashboard asks the control plane again. */
 export const HEALTH_REFRESH_MS = 15_000;
-
-export const healthKeys = (profile: string) => {
-  const base = ["p", profile, "metrics"] as const;
-  return {
-    all: base,
-    deliveries: (window: HealthWindow, groupBy: HealthGroupBy) =>
-      [...base, "deliveries", window, groupBy] as const,
-  };
-};
 
 /**
  * Delivery health of the active profile over `window`, refreshed every 15 s. When a refresh

@@ -3,8 +3,9 @@
 // Every query whose answer depends on a control plane is keyed by that control plane's
 // profile (`scope(profile)` below) and passes the profile to the command: data fetched for one
 // profile can never be shown under another's name, and an answer that arrives after a switch
-// lands in the cache of the profile it was asked for. While no profile is known the queries
-// wait (`skipToken`). Only state that spans every profile (the profile list, the outbox across
+// lands in the cache of the profile it was asked for. While no profile (or another input, a
+// name or an id) is known the queries wait (`skipToken`), keyed by what they have: a missing
+// input is `null` in the key, never a placeholder value another query could share. Only state that spans every profile (the profile list, the outbox across
 // profiles, the local audit log, one operation by id) has an unscoped key.
 import {
   keepPreviousData,
@@ -17,38 +18,10 @@ import {
 } from "@tanstack/react-query";
 import type { Kind, ProfileInput, ProfileView, Resolution, WriteRequest } from "./bindings";
 import { call } from "./client";
+import { commandInvalidates, invalidate } from "./invalidation";
+import { keys, scope } from "./keys";
 
-/** The keys of one profile's server-backed and cached data, all under `["p", profile]`. */
-export const scope = (profile: string) => {
-  const base = ["p", profile] as const;
-  return {
-    all: base,
-    health: [...base, "health"] as const,
-    overview: [...base, "overview"] as const,
-    allResources: [...base, "resources"] as const,
-    resources: (kind: Kind) => [...base, "resources", kind] as const,
-    // Under "resources" so a cache change refreshes open searches too.
-    resourceSearch: (query: string) => [...base, "resources", "search", query] as const,
-    allResource: [...base, "resource"] as const,
-    resource: (kind: Kind, name: string) => [...base, "resource", kind, name] as const,
-    live: (kind: Kind, name: string) => [...base, "live", kind, name] as const,
-    allHistory: [...base, "history"] as const,
-    history: (kind: Kind, name: string) => [...base, "history", kind, name] as const,
-    dependants: (kind: Kind, name: string) => [...base, "dependants", kind, name] as const,
-  };
-};
-
-/** Keys that span every profile. */
-export const keys = {
-  profiles: ["profiles"] as const,
-  /** The outbox of every profile (the page shows a Control plane column). */
-  outbox: ["outbox"] as const,
-  conflict: (id: number) => ["conflict", id] as const,
-  /** The status bar's sync state; it names its own profile. */
-  sync: ["sync"] as const,
-  audit: ["audit"] as const,
-  opAudit: (id: number) => ["op-audit", id] as const,
-};
+export { keys, scope };
 
 export const useProfiles = () =>
   useQuery({ queryKey: keys.profiles, queryFn: () => call("list_profiles", {}) });
@@ -58,14 +31,17 @@ export function useActiveProfile(): string | undefined {
   return useProfiles().data?.find((p) => p.active)?.name;
 }
 
-/** The key and query function of a profile-scoped query: waits while no profile is known. */
+/**
+ * The key and query function of a profile-scoped query: waits (`skipToken`) while no profile
+ * is known, or when `fetch` is null (another input missing, or not wanted yet).
+ */
 export function scoped<T>(
   profile: string | undefined,
-  key: (s: ReturnType<typeof scope>, profile: string) => readonly unknown[],
+  key: (s: ReturnType<typeof scope>, profile: string | null) => readonly unknown[],
   fetch: ((profile: string) => Promise<T>) | null,
 ): { queryKey: readonly unknown[]; queryFn: (() => Promise<T>) | SkipToken } {
   return {
-    queryKey: profile === undefined ? ["p", null, "unknown"] : key(scope(profile), profile),
+    queryKey: key(scope(profile ?? null), profile ?? null),
     queryFn: profile === undefined || fetch === null ? skipToken : () => fetch(profile),
   };
 }
@@ -123,7 +99,7 @@ export function useResource(kind: Kind, name: string | null) {
   return useQuery(
     scoped(
       profile,
-      (s) => s.resource(kind, name ?? ""),
+      (s) => s.resource(kind, name),
       name ? (p) => call("get_resource", { profile: p, kind, name }) : null,
     ),
   );
@@ -146,19 +122,19 @@ export function useHistory(kind: Kind, name: string | null) {
   return useQuery(
     scoped(
       profile,
-      (s) => s.history(kind, name ?? ""),
+      (s) => s.history(kind, name),
       name ? (p) => call("resource_history", { profile: p, kind, name }) : null,
     ),
   );
 }
 
-export function useDependants(kind: Kind, name: string, enabled: boolean) {
+export function useDependants(kind: Kind | null, name: string | null, enabled: boolean) {
   const profile = useActiveProfile();
   return useQuery(
     scoped(
       profile,
       (s) => s.dependants(kind, name),
-      enabled ? (p) => call("dependants", { profile: p, kind, name }) : null,
+      enabled && kind && name ? (p) => call("dependants", { profile: p, kind, name }) : null,
     ),
   );
 }
@@ -169,7 +145,7 @@ export const useOutbox = () =>
 
 export const useConflict = (id: number | null) =>
   useQuery({
-    queryKey: keys.conflict(id ?? -1),
+    queryKey: keys.conflict(id),
     queryFn: id === null ? skipToken : () => call("get_conflict", { id }),
   });
 
@@ -182,25 +158,6 @@ export const useAudit = (limit = 500) =>
 export const useOpAudit = (id: number) =>
   useQuery({ queryKey: keys.opAudit(id), queryFn: () => call("op_audit", { id }) });
 
-/** Everything that shows cached or queued state of `profile` (all profiles when undefined). */
-export function invalidateLocal(client: QueryClient, profile: string | undefined) {
-  const s = profile === undefined ? null : scope(profile);
-  const perProfile: readonly (readonly unknown[])[] = s
-    ? [s.allResources, s.allResource, s.allHistory, s.overview]
-    : [["p"]];
-  return Promise.all(
-    [...perProfile, keys.outbox, keys.sync, keys.audit, keys.profiles].map((queryKey) =>
-      client.invalidateQueries({ queryKey }),
-    ),
-  );
-}
-
-function useInvalidateLocal() {
-  const client = useQueryClient();
-  const profile = useActiveProfile();
-  return () => invalidateLocal(client, profile);
-}
-
 /** Queues a write for the profile shown (the one the form or drawer was opened on). */
 export function useQueueWrite() {
   const client = useQueryClient();
@@ -210,15 +167,16 @@ export function useQueueWrite() {
       if (profile === undefined) throw new Error("no control plane is selected");
       return call("queue_write", { profile, request });
     },
-    onSettled: () => invalidateLocal(client, profile),
+    onSettled: () => invalidate(client, commandInvalidates.queue_write(profile)),
   });
 }
 
 export function useRetryNow() {
-  const invalidate = useInvalidateLocal();
+  const client = useQueryClient();
+  const profile = useActiveProfile();
   return useMutation({
     mutationFn: (id: number) => call("retry_now", { id }),
-    onSettled: invalidate,
+    onSettled: () => invalidate(client, commandInvalidates.retry_now(profile)),
   });
 }
 
@@ -228,13 +186,18 @@ export function useResolve() {
     mutationFn: ({ id, resolution }: { id: number; resolution: Resolution; profile?: string }) =>
       call("resolve", { id, resolution }),
     // A row of the outbox may belong to any profile: refresh that profile's views.
-    onSettled: (_data, _error, vars) => invalidateLocal(client, vars.profile),
+    onSettled: (_data, _error, vars) =>
+      invalidate(client, commandInvalidates.resolve(vars.profile)),
   });
 }
 
 export function useSyncNow() {
-  const invalidate = useInvalidateLocal();
-  return useMutation({ mutationFn: () => call("sync_now", {}), onSettled: invalidate });
+  const client = useQueryClient();
+  const profile = useActiveProfile();
+  return useMutation({
+    mutationFn: () => call("sync_now", {}),
+    onSettled: () => invalidate(client, commandInvalidates.sync_now(profile)),
+  });
 }
 
 /**
@@ -248,21 +211,13 @@ function markActive(client: QueryClient, name: string) {
   );
 }
 
-function refreshAfterSwitch(client: QueryClient) {
-  for (const queryKey of [keys.profiles, keys.sync, keys.outbox, keys.audit]) {
-    client.invalidateQueries({ queryKey });
-  }
-}
-
 export function useSaveProfile() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: ({ original, input }: { original: string | null; input: ProfileInput }) =>
       call("save_profile", { original, input }),
     onSuccess: (saved, { original }) => {
-      // An edited URL or token may answer differently: drop what was fetched with the old one.
-      if (original) client.invalidateQueries({ queryKey: scope(saved.name).all });
-      refreshAfterSwitch(client);
+      invalidate(client, commandInvalidates.save_profile(saved.name, !!original));
     },
   });
 }
@@ -273,7 +228,7 @@ export function useRemoveProfile() {
     mutationFn: (name: string) => call("remove_profile", { name }),
     onSuccess: (_none, name) => {
       client.removeQueries({ queryKey: scope(name).all });
-      refreshAfterSwitch(client);
+      invalidate(client, commandInvalidates.remove_profile());
     },
   });
 }
@@ -284,7 +239,7 @@ export function useActivateProfile() {
     mutationFn: (name: string) => call("activate_profile", { name }),
     onSuccess: (profile) => {
       markActive(client, profile.name);
-      refreshAfterSwitch(client);
+      invalidate(client, commandInvalidates.activate_profile());
     },
   });
 }

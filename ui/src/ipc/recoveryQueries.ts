@@ -5,25 +5,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { isFinal } from "../lib/recovery";
 import type { Kind, RetireInput } from "./bindings";
 import { call } from "./client";
+import { commandInvalidates, invalidate } from "./invalidation";
+import { recoveryKeys } from "./keys";
 import { scoped, useActiveProfile } from "./queries";
 
 /** Findings are checked again this often while the page (or the nav badge) is shown. */
 export const FINDINGS_POLL_MS = 15_000;
 /** A fix or retirement on its way is looked at this often until it settles. */
 export const WRITE_POLL_MS = 1_000;
-
-export const recoveryKeys = (profile: string) => {
-  const base = ["p", profile, "recovery"] as const;
-  return {
-    all: base,
-    findings: [...base, "findings"] as const,
-    writes: [...base, "writes"] as const,
-    retirements: [...base, "retirements"] as const,
-    retirement: (id: string) => [...base, "retirements", id] as const,
-    preview: (kind: Kind, name: string, cascade: boolean) =>
-      [...base, "preview", kind, name, cascade] as const,
-  };
-};
 
 const unsettled = (state: string) => state === "saved_locally" || state === "sent";
 
@@ -68,10 +57,7 @@ export function useRunFix() {
       });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      const k = recoveryKeys(profile);
-      client.invalidateQueries({ queryKey: k.writes });
-      client.invalidateQueries({ queryKey: k.findings });
+      if (profile !== undefined) invalidate(client, commandInvalidates.run_fix(profile));
     },
   });
 }
@@ -96,9 +82,9 @@ export function useRetirement(id: string | null) {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
-      id ? profile : undefined,
-      (_s, p) => recoveryKeys(p).retirement(id ?? ""),
-      (p) => call("get_retirement", { profile: p, id: id ?? "" }),
+      profile,
+      (_s, p) => recoveryKeys(p).retirement(id),
+      id ? (p) => call("get_retirement", { profile: p, id }) : null,
     ),
     refetchInterval: (q) =>
       q.state.data?.server && isFinal(q.state.data.server.state) ? false : WRITE_POLL_MS,
@@ -110,9 +96,11 @@ export function useRetirementPreview(kind: Kind, name: string, cascade: boolean,
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
-      enabled ? profile : undefined,
+      profile,
       (_s, p) => recoveryKeys(p).preview(kind, name, cascade),
-      (p) => call("preview_retirement", { profile: p, kind, name, cascadeFlows: cascade }),
+      enabled
+        ? (p) => call("preview_retirement", { profile: p, kind, name, cascadeFlows: cascade })
+        : null,
     ),
     staleTime: 0,
   });
@@ -127,8 +115,7 @@ export function useStartRetirement() {
       return call("start_retirement", { profile, input });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      client.invalidateQueries({ queryKey: recoveryKeys(profile).all });
+      if (profile !== undefined) invalidate(client, commandInvalidates.start_retirement(profile));
     },
   });
 }
@@ -142,8 +129,7 @@ export function useCancelRetirement() {
       return call("cancel_retirement", { profile, id });
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      client.invalidateQueries({ queryKey: recoveryKeys(profile).all });
+      if (profile !== undefined) invalidate(client, commandInvalidates.cancel_retirement(profile));
     },
   });
 }

@@ -5,11 +5,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { isFinished } from "../lib/rotation";
 import { call } from "./client";
+import { rotationKeys } from "./keys";
 import { scoped, useActiveProfile } from "./queries";
-
-export const rotationKeys = (profile: string) => ({
-  all: ["p", profile, "rotations"] as const,
-});
 
 /** The profile's rotations, newest first; polled while one is unfinished. */
 export function useRotations() {

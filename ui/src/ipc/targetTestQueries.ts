@@ -4,13 +4,12 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { TargetTestView } from "./bindings";
 import { call } from "./client";
+import { commandInvalidates, invalidate } from "./invalidation";
+import { targetTestKeys } from "./keys";
 import { scoped, useActiveProfile } from "./queries";
 
 /** How often an unsettled test is looked at again. */
 export const TEST_POLL_MS = 700;
-
-export const targetTestKeys = (profile: string, target: string) =>
-  ["p", profile, "target-tests", target] as const;
 
 /** Saved locally or sent: the receiver's answer is not known yet. */
 export function unsettled(test: TargetTestView | undefined): boolean {
@@ -49,8 +48,8 @@ export function useSendTestWebhook(target: string) {
       ]);
     },
     onSettled: () => {
-      if (profile === undefined) return;
-      client.invalidateQueries({ queryKey: targetTestKeys(profile, target) });
+      if (profile !== undefined)
+        invalidate(client, commandInvalidates.test_target(profile, target));
     },
   });
 }

@@ -1,5 +1,5 @@
-// DLQ explorer logic kept pure for tests: the filter <-> URL round trip, free-text matching,
-// grouping by cause, and the chart series.
+// DLQ explorer logic kept pure for tests: the filter <-> search params round trip, free-text
+// matching, grouping by cause, and the chart series.
 import type { DlqCauseView, DlqEntryView, DlqFilterInput, FailureClass } from "../ipc/bindings";
 
 export const failureClasses: FailureClass[] = [
@@ -23,37 +23,100 @@ export const emptyFilter = (): DlqFilterInput => ({
   until: null,
 });
 
-/** Serializes a view as a query string (kept in the URL hash so a view can be reopened). */
-export function viewToQuery(view: DlqView): string {
-  const params = new URLSearchParams();
+/**
+ * The DLQ route's search params (`#/dlq?target=crm&error_class=timeout`): the filter and the
+ * free text, every value a string as it stands in the URL. The names are the URL's: a link
+ * made by an older build, or by the end-to-end tests (tests/e2e/health.rs reads
+ * `target=<name>` in the hash), keeps working.
+ */
+export type DlqSearch = {
+  endpoint?: string;
+  target?: string;
+  flow?: string;
+  error_class?: FailureClass;
+  /** ISO 8601 (UTC), as `toISOString` writes it. */
+  since?: string;
+  until?: string;
+  q?: string;
+};
+
+const isoOf = (value: unknown): string | undefined => {
+  const ms = typeof value === "string" && value ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+};
+const textOf = (value: unknown): string | undefined =>
+  typeof value === "string" && value.trim() ? value.trim() : undefined;
+
+/**
+ * The route's `validateSearch`: keeps the known params in a fixed order (the URL's order),
+ * drops unknown error classes, malformed times and anything else, never throws. Every known
+ * key is set, `undefined` when dropped: the router lays the result over the raw params, where
+ * a dropped value would otherwise stay.
+ */
+export function validateDlqSearch(raw: Record<string, unknown>): DlqSearch {
+  const cls = raw.error_class;
+  return {
+    endpoint: textOf(raw.endpoint),
+    target: textOf(raw.target),
+    flow: textOf(raw.flow),
+    error_class:
+      typeof cls === "string" && (failureClasses as string[]).includes(cls)
+        ? (cls as FailureClass)
+        : undefined,
+    since: isoOf(raw.since),
+    until: isoOf(raw.until),
+    q: textOf(raw.q),
+  };
+}
+
+/** The search params of a view (what the URL keeps of it). */
+export function viewToSearch(view: DlqView): DlqSearch {
   const f = view.filter;
-  for (const key of ["endpoint", "target", "flow", "error_class"] as const) {
-    const value = f[key];
-    if (value) params.set(key, value);
-  }
-  if (f.since !== null) params.set("since", new Date(f.since).toISOString());
-  if (f.until !== null) params.set("until", new Date(f.until).toISOString());
-  if (view.text.trim()) params.set("q", view.text.trim());
+  return validateDlqSearch({
+    endpoint: f.endpoint,
+    target: f.target,
+    flow: f.flow,
+    error_class: f.error_class,
+    since: f.since === null ? undefined : new Date(f.since).toISOString(),
+    until: f.until === null ? undefined : new Date(f.until).toISOString(),
+    q: view.text,
+  });
+}
+
+/** The view of (validated) search params. */
+export function searchToView(search: DlqSearch): DlqView {
+  const ms = (iso: string | undefined) => (iso ? Date.parse(iso) : null);
+  return {
+    filter: {
+      endpoint: search.endpoint ?? null,
+      target: search.target ?? null,
+      flow: search.flow ?? null,
+      error_class: search.error_class ?? null,
+      since: ms(search.since),
+      until: ms(search.until),
+    },
+    text: search.q ?? "",
+  };
+}
+
+/** A query string of search params, encoded as the router writes them (`ui/src/router.tsx`). */
+export function searchToQuery(search: Record<string, unknown>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(search))
+    if (value !== undefined && value !== null) params.set(key, String(value));
   return params.toString();
 }
 
+/** Serializes a view as a query string (a key for the view, and what localStorage keeps). */
+export const viewToQuery = (view: DlqView): string => searchToQuery(viewToSearch(view));
+
 /** Parses a query string back into a view; unknown or malformed values are dropped. */
-export function queryToView(query: string): DlqView {
-  const params = new URLSearchParams(query.startsWith("?") ? query.slice(1) : query);
-  const filter = emptyFilter();
-  for (const key of ["endpoint", "target", "flow"] as const) {
-    const value = params.get(key);
-    if (value) filter[key] = value;
-  }
-  const cls = params.get("error_class");
-  if (cls && (failureClasses as string[]).includes(cls)) filter.error_class = cls as FailureClass;
-  for (const key of ["since", "until"] as const) {
-    const value = params.get(key);
-    const ms = value ? Date.parse(value) : Number.NaN;
-    if (!Number.isNaN(ms)) filter[key] = ms;
-  }
-  return { filter, text: params.get("q") ?? "" };
-}
+export const queryToView = (query: string): DlqView =>
+  searchToView(
+    validateDlqSearch(
+      Object.fromEntries(new URLSearchParams(query.startsWith("?") ? query.slice(1) : query)),
+    ),
+  );
 
 /** Whether an entry matches the free text (event type, event id, delivery id; case-insensitive). */
 export function matchesText(entry: DlqEntryView, text: string): boolean {
@@ -116,3 +179,10 @@ export function hourlySeries(
   }
   return out;
 }
+
+/** Where the DLQ's last view is kept, so the page reopens on it. */
+export const DLQ_VIEW_KEY = "dlq-view";
+
+/** The search params of the DLQ's last view (none kept: no filter). */
+export const storedDlqSearch = (): DlqSearch =>
+  viewToSearch(queryToView(localStorage.getItem(DLQ_VIEW_KEY) ?? ""));

@@ -5,47 +5,25 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import type { CoreEvent, SyncStatus } from "../ipc/bindings";
 import { onCoreEvent } from "../ipc/client";
-import { dlqKeys } from "../ipc/dlqQueries";
-import { healthKeys } from "../ipc/healthQueries";
-import { keys, scope } from "../ipc/queries";
+import { eventInvalidates, invalidate } from "../ipc/invalidation";
+import { keys } from "../ipc/keys";
 
 export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event: CoreEvent): void {
-  const invalidate = (queryKey: readonly unknown[]) => client.invalidateQueries({ queryKey });
   switch (event.type) {
     case "sync": {
       const { type: _type, ...status } = event;
       const before = client.getQueryData<SyncStatus>(keys.sync);
       client.setQueryData<SyncStatus>(keys.sync, status);
-      if (before?.online !== status.online) {
-        invalidate(scope(status.profile).health);
-        // Back online: the dashboard's stale figures refresh now, not at the next 15 s tick.
-        invalidate(healthKeys(status.profile).all);
-      }
-      invalidate(scope(status.profile).overview);
-      invalidate(keys.profiles);
+      const onlineChanged = before?.online !== status.online;
+      invalidate(client, eventInvalidates.sync(status.profile, onlineChanged));
       break;
     }
-    case "operation": {
-      const s = scope(event.profile);
-      for (const queryKey of [
-        keys.outbox,
-        s.resources(event.kind),
-        s.resource(event.kind, event.name),
-        s.history(event.kind, event.name),
-        s.overview,
-        keys.audit,
-        keys.profiles,
-        ["conflict"],
-      ]) {
-        invalidate(queryKey);
-      }
+    case "operation":
+      invalidate(client, eventInvalidates.operation(event));
       break;
-    }
-    case "resources_changed": {
-      const s = scope(event.profile);
-      for (const queryKey of [s.allResources, s.allResource, s.overview]) invalidate(queryKey);
+    case "resources_changed":
+      invalidate(client, eventInvalidates.resources_changed(event));
       break;
-    }
     case "quitting": {
       // The window stays until the writes already sent are answered: say why.
       const writes = event.sending === 1 ? "1 write" : `${event.sending} writes`;
@@ -62,15 +40,10 @@ export function applyCoreEvent(client: ReturnType<typeof useQueryClient>, event:
       });
       break;
     }
-    case "replay_write": {
-      // The replay outbox row moved (saved → sent → confirmed / needs attention): the write
-      // badges and the sessions (a confirmed start is a running session) are stale.
-      const k = dlqKeys(event.profile);
-      for (const queryKey of [k.writes, k.replays, k.replay(event.session_id)]) {
-        invalidate(queryKey);
-      }
+    case "replay_write":
+      // The replay outbox row moved (saved → sent → confirmed / needs attention).
+      invalidate(client, eventInvalidates.replay_write(event));
       break;
-    }
   }
 }
 
@@ -85,9 +58,7 @@ export function useCoreEvents(): void {
         return;
       }
       unlisten = fn;
-      // Whatever the core announced before this listener existed (the first sync runs while
-      // the first screen loads) was missed: read the status again now that nothing can be.
-      client.invalidateQueries({ queryKey: keys.sync });
+      invalidate(client, eventInvalidates.listening());
     });
     return () => {
       cancelled = true;

@@ -1,8 +1,8 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { DlqEntryView, DlqFilterInput } from "../ipc/bindings";
-import { type CallLog, mockCommands, renderUi } from "../test/render";
-import { DlqPage } from "./DlqPage";
+import { type CallLog, mockCommands } from "../test/render";
+import { renderAt } from "../test/router";
 
 const entry = (i: number, target: string): DlqEntryView => ({
   delivery_id: `dlv_${i}`,
@@ -20,7 +20,6 @@ const entry = (i: number, target: string): DlqEntryView => ({
 
 describe("DlqPage", () => {
   it("counts dead deliveries newer than the list and shows them on request", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     const all = [entry(1, "crm"), entry(2, "erp")];
     mockCommands({
@@ -34,7 +33,7 @@ describe("DlqPage", () => {
       }),
       retry_schedule: () => [0, 10_000, 60_000, 600_000, 3_600_000],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("2 shown"));
     expect(screen.queryByTestId("dlq-new")).toBeNull();
     all.push({ ...entry(9, "crm"), delivery_id: "dlv_new", dead_at: Date.now() + 1000 });
@@ -50,21 +49,19 @@ describe("DlqPage", () => {
   }, 20_000);
 
   it("an empty DLQ says what lands in it", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     mockCommands({
       dlq_stats: () => ({ total: 0, groups: [] }),
       dlq_page: () => ({ items: [], next_cursor: null }),
       retry_schedule: () => [0, 10_000, 60_000, 600_000, 3_600_000],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     expect(
       await screen.findByText(/deliveries that exhaust their 5 attempts land here/),
     ).toBeInTheDocument();
   });
 
   it("a filter goes to the server, lands in the URL, and narrows the rows", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     const all = [entry(1, "crm"), entry(2, "erp"), entry(3, "crm")];
     const calls = mockCommands({
@@ -74,11 +71,11 @@ describe("DlqPage", () => {
         next_cursor: null,
       }),
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("3 shown"));
     fireEvent.change(screen.getByTestId("filter-target"), { target: { value: "crm" } });
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("2 shown"));
-    expect(window.location.hash).toBe("#dlq?target=crm");
+    expect(window.location.hash).toBe("#/dlq?target=crm");
     const last = calls.filter(([c]) => c === "dlq_page").at(-1)?.[1] as {
       filter: DlqFilterInput;
       limit: number;
@@ -88,11 +85,10 @@ describe("DlqPage", () => {
     // Free text narrows what is loaded, without another server call for the same filter.
     fireEvent.change(screen.getByTestId("filter-text"), { target: { value: "refunded" } });
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("0 shown"));
-    expect(window.location.hash).toBe("#dlq?target=crm&q=refunded");
+    expect(window.location.hash).toBe("#/dlq?target=crm&q=refunded");
   });
 
   it("the by-cause matrix is one server call with the current filter", async () => {
-    window.history.replaceState(null, "", "#dlq?endpoint=orders");
     localStorage.clear();
     const calls = mockCommands({
       dlq_stats: () => ({ total: 11, groups: [] }),
@@ -103,7 +99,7 @@ describe("DlqPage", () => {
         { error_class: "http_5xx", target: "erp", count: 1 },
       ],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq?endpoint=orders");
     fireEvent.click(await screen.findByTestId("tab-causes"));
     await waitFor(() => expect(screen.getByTestId("cause-http_5xx-crm")).toHaveTextContent("8"));
     expect(screen.getByTestId("cause-http_5xx-erp")).toHaveTextContent("1");
@@ -115,7 +111,7 @@ describe("DlqPage", () => {
     // A cell narrows the entries to that pair.
     fireEvent.click(screen.getByTestId("cause-timeout-erp"));
     await waitFor(() =>
-      expect(window.location.hash).toBe("#dlq?endpoint=orders&target=erp&error_class=timeout"),
+      expect(window.location.hash).toBe("#/dlq?endpoint=orders&target=erp&error_class=timeout"),
     );
   });
 });
@@ -134,7 +130,6 @@ describe("DlqPage filters and empty states", () => {
 
   // The filters needed the exact name and a near miss showed a blank table, with replay on.
   it("offers the known names, explains an empty result, and disables replay at zero", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     mockCommands({
       dlq_stats: ({ filter }) => ({ total: filter?.target ? 0 : 47, groups: [] }),
@@ -145,7 +140,7 @@ describe("DlqPage filters and empty states", () => {
       list_resources: ({ kind }) =>
         names(kind, kind === "target" ? ["legacy-erp", "warehouse"] : ["payments"]),
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("1 shown"));
     const target = screen.getByTestId("filter-target");
     fireEvent.focus(target);
@@ -162,7 +157,6 @@ describe("DlqPage filters and empty states", () => {
   });
 
   it("keeps every row one line high: cells cut long names with an ellipsis", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     const long = "inventory-events-from-the-eu-central-warehouse-cluster-number-7";
     mockCommands({
@@ -170,7 +164,7 @@ describe("DlqPage filters and empty states", () => {
       dlq_page: () => ({ items: [{ ...entry(1, long), flow: long }], next_cursor: null }),
       list_resources: () => [],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     const cell = await screen.findByTestId("dlq-target");
     expect(cell).toHaveAttribute("title", long);
     expect(cell).toHaveStyle({
@@ -194,14 +188,13 @@ describe("DlqPage dates, live count and charts", () => {
   };
 
   it("labels the date fields, and a quick range fills Dead since and clears Dead until", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     const calls = mockCommands({
       dlq_stats: () => ({ total: 0, groups: [] }),
       dlq_page: () => ({ items: [], next_cursor: null }),
       list_resources: () => [],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     const since = screen.getByLabelText("Dead since");
     const until = screen.getByLabelText("Dead until");
     expect(since).toHaveValue("");
@@ -223,7 +216,6 @@ describe("DlqPage dates, live count and charts", () => {
   });
 
   it("says when the live count differs from the loaded list, and reloads on a click", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     let dead = [entry(1, "crm"), entry(2, "erp"), entry(3, "crm")];
     mockCommands({
@@ -235,7 +227,7 @@ describe("DlqPage dates, live count and charts", () => {
       dlq_page: () => ({ items: dead, next_cursor: null }),
       list_resources: () => [],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("3 shown"));
     const changed = await screen.findByRole("button", {
       name: "The DLQ changed: 5 now in it — load them",
@@ -247,14 +239,13 @@ describe("DlqPage dates, live count and charts", () => {
   });
 
   it("the charts count what the filter matches: a new filter is a new stats query", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     const calls = mockCommands({
       dlq_stats: () => ({ total: 2, groups: [] }),
       dlq_page: () => ({ items: [entry(1, "crm"), entry(2, "erp")], next_cursor: null }),
       list_resources: () => [],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
     await waitFor(() =>
       expect(screen.getByTestId("charts-scope")).toHaveTextContent(
@@ -274,7 +265,6 @@ describe("DlqPage dates, live count and charts", () => {
 
 describe("DlqPage charts", () => {
   it("an empty DLQ says what the charts will show and why, with the server's attempt count", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     mockCommands({
       dlq_stats: () => ({ total: 0, groups: [] }),
@@ -282,7 +272,7 @@ describe("DlqPage charts", () => {
       list_resources: () => [],
       retry_schedule: () => [0, 10_000, 60_000, 600_000, 3_600_000],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
     await waitFor(() =>
       expect(screen.getByTestId("charts-empty")).toHaveTextContent(
@@ -292,14 +282,13 @@ describe("DlqPage charts", () => {
   });
 
   it("without the schedule it says 'their retry schedule'", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     mockCommands({
       dlq_stats: () => ({ total: 0, groups: [] }),
       dlq_page: () => ({ items: [], next_cursor: null }),
       list_resources: () => [],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
     await waitFor(() =>
       expect(screen.getByTestId("charts-empty")).toHaveTextContent(
@@ -309,7 +298,6 @@ describe("DlqPage charts", () => {
   });
 
   it("draws the three charts with labels, and a class in the legend filters the entries", async () => {
-    window.history.replaceState(null, "", "#");
     localStorage.clear();
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
     mockCommands({
@@ -335,7 +323,7 @@ describe("DlqPage charts", () => {
       list_resources: () => [],
       retry_schedule: () => [0, 10_000],
     });
-    renderUi(<DlqPage />);
+    await renderAt("/dlq");
     fireEvent.click(await screen.findByRole("tab", { name: "Charts" }));
     expect(await screen.findByTestId("chart-hourly")).toHaveAttribute(
       "aria-label",
@@ -353,7 +341,7 @@ describe("DlqPage charts", () => {
       expect(screen.getByTestId("class-timeout")).toHaveTextContent("timeout: 1 (33 %)"),
     );
     fireEvent.click(screen.getByTestId("class-timeout"));
-    await waitFor(() => expect(window.location.hash).toBe("#dlq?error_class=timeout"));
+    await waitFor(() => expect(window.location.hash).toBe("#/dlq?error_class=timeout"));
     // Back on the entries.
     expect(screen.getByRole("tab", { name: "Entries" })).toHaveAttribute("aria-selected", "true");
   });

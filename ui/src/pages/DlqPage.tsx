@@ -1,6 +1,7 @@
-// The DLQ explorer: filters kept in the URL, a virtualized table over cursor pages fetched as
+// The DLQ explorer: filters kept in the URL (the /dlq route's search params, `ui/src/router.tsx`), a virtualized table over cursor pages fetched as
 // you scroll (DlqTable), a "by cause" matrix, charts, entry detail, event lookup, and replay.
 import { Alert, Badge, Button, Group, Stack, Table, Tabs, Text, Title } from "@mantine/core";
+import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { DlqCharts } from "../components/dlq/Charts";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
@@ -20,20 +21,48 @@ import {
 import { useActiveProfile } from "../ipc/queries";
 import {
   causeMatrix,
+  DLQ_VIEW_KEY,
   type DlqView,
   isFilterEmpty,
   matchesText,
-  queryToView,
+  searchToQuery,
+  searchToView,
+  validateDlqSearch,
   viewToQuery,
+  viewToSearch,
 } from "../lib/dlq";
 import { windowRows } from "../lib/dlqWindow";
 
-const HASH = "#dlq?";
-
-function initialView(): DlqView {
-  if (window.location.hash.startsWith(HASH))
-    return queryToView(window.location.hash.slice(HASH.length));
-  return queryToView(localStorage.getItem("dlq-view") ?? "");
+/**
+ * The view, kept in the route's search params. The page holds it in state (a field being typed
+ * in cannot wait for the router: the text would lose keys or its caret) and writes it to the
+ * URL; a URL it did not write itself (a link followed while the page is open) replaces it.
+ */
+function useUrlView(): [DlqView, (view: DlqView) => void] {
+  // Validated again: the router's search for a route also holds the params it does not know.
+  const search = validateDlqSearch(useSearch({ from: "/dlq" }));
+  const navigate = useNavigate();
+  const [view, setView] = useState<DlqView>(() => searchToView(search));
+  // The queries written and not yet seen back in `search`, oldest first.
+  const written = useRef<string[]>([]);
+  const seen = searchToQuery(search);
+  const last = useRef(seen);
+  useEffect(() => {
+    if (seen === last.current) return;
+    last.current = seen;
+    const mine = written.current.indexOf(seen);
+    if (mine >= 0) written.current = written.current.slice(mine + 1);
+    else if (seen !== viewToQuery(view)) setView(searchToView(search));
+  }, [seen, search, view]);
+  useEffect(() => {
+    const q = viewToQuery(view);
+    localStorage.setItem(DLQ_VIEW_KEY, q);
+    if (q === (written.current.at(-1) ?? last.current)) return;
+    written.current.push(q);
+    // Replace, not push: a filter change is not a page to go back to.
+    navigate({ to: "/dlq", search: viewToSearch(view), replace: true });
+  }, [view, navigate]);
+  return [view, setView];
 }
 
 export function CauseMatrixView({
@@ -97,7 +126,7 @@ export function DlqPage({
   onReplayStarted?: (id: string) => void;
   selection?: DlqSelection;
 }) {
-  const [view, setView] = useState<DlqView>(initialView);
+  const [view, setView] = useUrlView();
   const [tab, setTab] = useState<string | null>("entries");
   const [open, setOpen] = useState<string | null>(null);
   const local = useLocalSelection();
@@ -122,8 +151,6 @@ export function DlqPage({
   const shown = useRef(viewToQuery(view));
   useEffect(() => {
     const q = viewToQuery(view);
-    localStorage.setItem("dlq-view", q);
-    window.history.replaceState(null, "", `${HASH}${q}`);
     if (q !== shown.current) setSelected(() => new Set());
     shown.current = q;
   }, [view, setSelected]);

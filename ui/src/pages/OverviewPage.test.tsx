@@ -333,7 +333,7 @@ describe("Overview in the app", () => {
     renderUi(<App />);
     fireEvent.click(await screen.findByTestId("failing-dlq-erp"));
     await waitFor(() => expect(screen.getByTestId("filter-target")).toHaveValue("erp"));
-    expect(window.location.hash).toBe("#dlq?target=erp");
+    expect(window.location.hash).toBe("#/dlq?target=erp");
     await waitFor(() =>
       expect(
         calls.some(

@@ -27,6 +27,8 @@ window.ResizeObserver ??= NoResizeObserver as unknown as typeof ResizeObserver;
 afterEach(() => {
   cleanup();
   clearMocks();
+  // The route is the window's hash (`ui/src/router.tsx`): each test starts on the overview.
+  window.history.replaceState(null, "", window.location.pathname);
 });
 
 // happy-dom does no layout: give elements a size so virtualised lists render their rows.

@@ -2,12 +2,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { UpdateSettingsInput, UpdateStatus } from "../../ipc/bindings";
 import { call } from "../../ipc/client";
-
-export const aboutKeys = {
-  info: ["app_info"] as const,
-  settings: ["update_settings"] as const,
-  status: ["update_status"] as const,
-};
+import { commandInvalidates, invalidate } from "../../ipc/invalidation";
+import { aboutKeys } from "../../ipc/keys";
 
 export const useAppInfo = () =>
   useQuery({ queryKey: aboutKeys.info, queryFn: () => call("app_info", {}) });
@@ -49,6 +45,6 @@ export function useInstallUpdate() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: () => call("install_update", {}),
-    onSettled: () => client.invalidateQueries({ queryKey: aboutKeys.status }),
+    onSettled: () => invalidate(client, commandInvalidates.install_update()),
   });
 }

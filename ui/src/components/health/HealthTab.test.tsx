@@ -1,6 +1,6 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { healthKeys } from "../../ipc/healthQueries";
+import { healthKeys } from "../../ipc/keys";
 import { group, report } from "../../test/health";
 import { mockCommands, renderUi, resource } from "../../test/render";
 import { ResourceDrawer } from "../ResourceDrawer";

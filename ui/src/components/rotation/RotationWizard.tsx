@@ -12,8 +12,9 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Credential, IpcError, RotationProgressView, RotationView } from "../../ipc/bindings";
 import { call } from "../../ipc/client";
-import { scope, useActiveProfile } from "../../ipc/queries";
-import { rotationKeys, useRotations } from "../../ipc/rotationQueries";
+import { commandInvalidates, invalidate } from "../../ipc/invalidation";
+import { useActiveProfile } from "../../ipc/queries";
+import { useRotations } from "../../ipc/rotationQueries";
 import {
   defaultCertificateId,
   inFlight,
@@ -82,12 +83,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
         setError(e as IpcError);
       } finally {
         setBusy(null);
-        if (profile !== undefined) {
-          client.invalidateQueries({ queryKey: rotationKeys(profile).all });
-          // The target's status (signing secrets, the open overlap) changed with the step.
-          client.invalidateQueries({ queryKey: scope(profile).allResources });
-          client.invalidateQueries({ queryKey: scope(profile).allResource });
-        }
+        if (profile !== undefined) invalidate(client, commandInvalidates.rotation_step(profile));
       }
     },
     [client, profile],

@@ -1,0 +1,147 @@
+// The pages as routes (`ui/src/router.tsx`): links into the DLQ with its filter, the filter
+// written back to the URL, malformed params dropped, and the app opening on the route named.
+import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { App } from "./App";
+import type { DlqFilterInput, Overview, SyncStatus } from "./ipc/bindings";
+import { validateDlqSearch } from "./lib/dlq";
+import { mockCommands, renderUi } from "./test/render";
+import { renderAt } from "./test/router";
+
+const dlq = () => ({
+  dlq_stats: () => ({ total: 0, groups: [] }),
+  dlq_page: () => ({ items: [], next_cursor: null }),
+  list_resources: () => [],
+});
+
+const lastPageFilter = (calls: [string, unknown][]) =>
+  (calls.filter(([c]) => c === "dlq_page").at(-1)?.[1] as { filter: DlqFilterInput } | undefined)
+    ?.filter;
+
+describe("the DLQ route", () => {
+  it("opens filtered by its search params, and a changed filter updates the URL", async () => {
+    localStorage.clear();
+    const calls = mockCommands(dlq());
+    await renderAt("/dlq?target=legacy-erp&error_class=timeout");
+    expect(screen.getByTestId("filter-target")).toHaveValue("legacy-erp");
+    expect(screen.getByTestId("filter-error-class")).toHaveValue("timeout");
+    await waitFor(() =>
+      expect(lastPageFilter(calls)).toMatchObject({ target: "legacy-erp", error_class: "timeout" }),
+    );
+    fireEvent.change(screen.getByTestId("filter-target"), { target: { value: "crm" } });
+    await waitFor(() => expect(window.location.hash).toBe("#/dlq?target=crm&error_class=timeout"));
+    await waitFor(() => expect(lastPageFilter(calls)?.target).toBe("crm"));
+  });
+
+  it("drops an unknown error class and a malformed time instead of failing", async () => {
+    localStorage.clear();
+    const calls = mockCommands(dlq());
+    await renderAt("/dlq?error_class=boom&since=yesterday&endpoint=orders");
+    expect(screen.getByTestId("filter-endpoint")).toHaveValue("orders");
+    expect(screen.getByTestId("filter-error-class")).toHaveValue("");
+    expect(screen.getByLabelText("Dead since")).toHaveValue("");
+    await waitFor(() =>
+      expect(lastPageFilter(calls)).toEqual({
+        endpoint: "orders",
+        target: null,
+        flow: null,
+        error_class: null,
+        since: null,
+        until: null,
+      }),
+    );
+    expect(validateDlqSearch({ error_class: "boom", since: "yesterday", x: "1", q: "  " })).toEqual(
+      {},
+    );
+    expect(validateDlqSearch({ since: "2031-01-02T03:04:00Z", error_class: "tls" })).toEqual({
+      error_class: "tls",
+      since: "2031-01-02T03:04:00.000Z",
+    });
+  });
+});
+
+const status: SyncStatus = {
+  profile: "sandbox",
+  online: true,
+  last_sync_at: Date.now(),
+  pending: 0,
+  needs_attention: 0,
+  syncing: false,
+  round_done: 0,
+  round_total: 0,
+  offline_reason: null,
+};
+
+const overview: Overview = {
+  profile: "sandbox",
+  endpoints: 3,
+  targets: 1,
+  flows: 1,
+  disabled_endpoints: 0,
+  pending: 0,
+  needs_attention: 0,
+  recent: [],
+};
+
+const app = () => ({
+  sync_status: () => status,
+  overview: () => overview,
+  check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+  ui_ready: () => 1,
+  list_replay_writes: () => [],
+  ...dlq(),
+});
+
+describe("the app's routes", () => {
+  it("a link to #/dlq?target=… opens the DLQ page filtered", async () => {
+    localStorage.clear();
+    window.history.replaceState(null, "", "#/dlq?target=legacy-erp");
+    mockCommands(app());
+    renderUi(<App />);
+    await waitFor(() => expect(screen.getByTestId("filter-target")).toHaveValue("legacy-erp"));
+    expect(screen.getByTestId("nav-dlq")).toHaveAttribute("data-active");
+  });
+
+  it("a link from before routes (#dlq?target=…) opens the same view", async () => {
+    localStorage.clear();
+    window.history.replaceState(null, "", "#dlq?target=legacy-erp");
+    mockCommands(app());
+    renderUi(<App />);
+    await waitFor(() => expect(screen.getByTestId("filter-target")).toHaveValue("legacy-erp"));
+    expect(window.location.hash).toBe("#/dlq?target=legacy-erp");
+  });
+
+  it("the DLQ reopens on the view it was left with; a page change is a route", async () => {
+    localStorage.clear();
+    mockCommands({ ...app(), list_audit: () => [] });
+    renderUi(<App />);
+    fireEvent.click(screen.getByTestId("nav-dlq"));
+    fireEvent.change(await screen.findByTestId("filter-flow"), { target: { value: "to-crm" } });
+    await waitFor(() => expect(window.location.hash).toBe("#/dlq?flow=to-crm"));
+    fireEvent.click(screen.getByTestId("nav-activity"));
+    await waitFor(() => expect(window.location.hash).toBe("#/activity"));
+    expect(await screen.findByLabelText("Filter activity")).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId("nav-dlq"));
+    await waitFor(() => expect(screen.getByTestId("filter-flow")).toHaveValue("to-crm"));
+    expect(window.location.hash).toBe("#/dlq?flow=to-crm");
+  });
+
+  it("an unknown route shows the overview", async () => {
+    window.history.replaceState(null, "", "#/nowhere");
+    mockCommands(app());
+    renderUi(<App />);
+    await waitFor(() => expect(screen.getByTestId("stat-endpoints")).toHaveTextContent("3"));
+    expect(screen.getByTestId("nav-overview")).toHaveAttribute("data-active");
+  });
+
+  it("the palette's New endpoint opens the form once the Endpoints page is there", async () => {
+    mockCommands(app());
+    renderUi(<App />);
+    fireEvent.click(screen.getByTestId("palette-button"));
+    const search = await screen.findByPlaceholderText("Jump to a page, resource or action…");
+    fireEvent.change(search, { target: { value: "New endpoint" } });
+    fireEvent.click(await screen.findByRole("button", { name: /New endpoint/ }));
+    await waitFor(() => expect(window.location.hash).toBe("#/endpoint"));
+    expect(await screen.findByTestId("field-name")).toBeInTheDocument();
+  });
+});

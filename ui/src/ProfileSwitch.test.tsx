@@ -127,7 +127,10 @@ describe("switching control planes", () => {
     const { profiles } = twoPlanes();
     renderUi(<App />, profiles());
     fireEvent.click(screen.getByTestId("nav-dlq"));
-    await waitFor(() => expect(screen.getAllByTestId("dlq-row")).toHaveLength(3));
+    // The DLQ page's script loads on first use (router.tsx): its first import here is slow.
+    await waitFor(() => expect(screen.getAllByTestId("dlq-row")).toHaveLength(3), {
+      timeout: 5000,
+    });
     expect(screen.getByTestId("dlq-total")).toHaveTextContent("98");
     fireEvent.click(screen.getByTestId("nav-replays"));
     expect(await screen.findByText("rpl_sandbox_trial")).toBeInTheDocument();
@@ -159,7 +162,10 @@ describe("switching control planes", () => {
     const { world, profiles } = twoPlanes();
     renderUi(<App />, profiles());
     fireEvent.click(screen.getByTestId("nav-dlq"));
-    await waitFor(() => expect(screen.getAllByTestId("dlq-row")).toHaveLength(3));
+    // The DLQ page's script loads on first use (router.tsx): its first import here is slow.
+    await waitFor(() => expect(screen.getAllByTestId("dlq-row")).toHaveLength(3), {
+      timeout: 5000,
+    });
     expect(screen.queryByTestId("stale-note")).toBeNull();
 
     world.sandboxDown = true;

@@ -23,7 +23,10 @@ describe("the DLQ route", () => {
     localStorage.clear();
     const calls = mockCommands(dlq());
     await renderAt("/dlq?target=legacy-erp&error_class=timeout");
-    expect(screen.getByTestId("filter-target")).toHaveValue("legacy-erp");
+    // The DLQ page's script loads on first use (router.tsx): its first import here is slow.
+    expect(await screen.findByTestId("filter-target", {}, { timeout: 5000 })).toHaveValue(
+      "legacy-erp",
+    );
     expect(screen.getByTestId("filter-error-class")).toHaveValue("timeout");
     await waitFor(() =>
       expect(lastPageFilter(calls)).toMatchObject({ target: "legacy-erp", error_class: "timeout" }),
@@ -37,7 +40,9 @@ describe("the DLQ route", () => {
     localStorage.clear();
     const calls = mockCommands(dlq());
     await renderAt("/dlq?error_class=boom&since=yesterday&endpoint=orders");
-    expect(screen.getByTestId("filter-endpoint")).toHaveValue("orders");
+    expect(await screen.findByTestId("filter-endpoint", {}, { timeout: 5000 })).toHaveValue(
+      "orders",
+    );
     expect(screen.getByTestId("filter-error-class")).toHaveValue("");
     expect(screen.getByLabelText("Dead since")).toHaveValue("");
     await waitFor(() =>
@@ -98,7 +103,9 @@ describe("the app's routes", () => {
     window.history.replaceState(null, "", "#/dlq?target=legacy-erp");
     mockCommands(app());
     renderUi(<App />);
-    await waitFor(() => expect(screen.getByTestId("filter-target")).toHaveValue("legacy-erp"));
+    await waitFor(() => expect(screen.getByTestId("filter-target")).toHaveValue("legacy-erp"), {
+      timeout: 5000,
+    });
     expect(screen.getByTestId("nav-dlq")).toHaveAttribute("data-active");
   });
 

@@ -11,8 +11,8 @@ import type {
 } from "../ipc/bindings";
 import { relativeTime } from "../lib/format";
 import { enabled, summary } from "../lib/kinds";
+import { RowSparkline } from "./charts/lazy";
 import { GitBadge } from "./gitops/GitBadge";
-import { RowSparkline } from "./health/RowSparkline";
 import { PendingBadge } from "./PendingBadge";
 import { CredentialBadges } from "./rotation/CredentialBadges";
 

@@ -12,8 +12,8 @@ import {
   Title,
 } from "@mantine/core";
 import type { ReactNode } from "react";
+import { DlqTrend } from "../components/charts/lazy";
 import { CredentialsNotice } from "../components/overview/CredentialsNotice";
-import { DlqTrend } from "../components/overview/DlqTrend";
 import { HealthSection } from "../components/overview/HealthSection";
 import { Stat } from "../components/overview/Stat";
 import type { IpcError } from "../ipc/bindings";

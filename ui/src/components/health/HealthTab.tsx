@@ -28,8 +28,8 @@ import {
 } from "../../lib/health";
 import { useHealthWindow } from "../../lib/healthWindow";
 import { useNow } from "../../lib/useNow";
+import { DeliveryChart } from "../charts/lazy";
 import { Absent } from "../overview/Absent";
-import { DeliveryChart } from "../overview/DeliveryChart";
 import { LastError } from "../overview/FailingTargets";
 import { FreshnessLine, isOutdated } from "../overview/FreshnessLine";
 import { Stat } from "../overview/Stat";

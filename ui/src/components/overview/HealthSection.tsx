@@ -6,7 +6,7 @@ import { useDeliveryMetrics } from "../../ipc/healthQueries";
 import { freshness, windows } from "../../lib/health";
 import { useHealthWindow } from "../../lib/healthWindow";
 import { useNow } from "../../lib/useNow";
-import { DeliveryChart } from "./DeliveryChart";
+import { DeliveryChart } from "../charts/lazy";
 import { FailingTargets } from "./FailingTargets";
 import { FreshnessLine, isOutdated } from "./FreshnessLine";
 import { HealthTiles } from "./HealthTiles";

@@ -422,8 +422,16 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     println!("load average (1, 5, 15 min) at the end: {}", load());
     println!(
         "target: PSS under {PSS_TARGET_MIB} MiB after scrolling: {} (peak while scrolling: {})",
-        if pss < PSS_TARGET_MIB * 1024 { "met" } else { "MISSED" },
-        if pss_peak < PSS_TARGET_MIB * 1024 { "under" } else { "over" }
+        if pss < PSS_TARGET_MIB * 1024 {
+            "met"
+        } else {
+            "MISSED"
+        },
+        if pss_peak < PSS_TARGET_MIB * 1024 {
+            "under"
+        } else {
+            "over"
+        }
     );
     println!(
         "target: no frame longer than 50 ms while scrolling: {}",

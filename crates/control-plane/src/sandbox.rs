@@ -64,7 +64,8 @@ impl SandboxBinding {
         let db = self.data_dir.join("sandbox-cp.db");
         let mut tenants = Tenants::default();
         tenants.add(DEMO_TENANT, DEMO_TOKEN);
-        let mut config = ServerConfig::new(self.addr, format!("sqlite://{}", db.display()), tenants);
+        let mut config =
+            ServerConfig::new(self.addr, format!("sqlite://{}", db.display()), tenants);
         config.listener = Some(self.listener);
         config.retry_schedule = crate::demo::DEMO_SCHEDULE
             .split(',')

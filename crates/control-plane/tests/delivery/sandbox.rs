@@ -84,3 +84,49 @@ async fn sandbox_points_demo_targets_at_its_receiver_across_restarts() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The desktop binds the sandbox's port before its window and starts the control plane
+/// afterwards: a request sent in between waits in the socket's backlog and is answered once
+/// the control plane is up (not refused), and the next launch gets the same port back, so the
+/// URL the console registered stays right.
+#[tokio::test]
+async fn a_bound_sandbox_answers_what_was_sent_before_it_started_and_keeps_its_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let binding = Sandbox::bind(dir.path(), None).unwrap();
+    let url = binding.url();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let early = tokio::spawn({
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            client
+                .get(format!("{url}/v1/info"))
+                .bearer_auth(switchyard_control_plane::demo::DEMO_TOKEN)
+                .timeout(Duration::from_secs(60))
+                .send()
+                .await
+        }
+    });
+    // The request is on its way (connected into the backlog) before the server exists.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !early.is_finished(),
+        "answered before the control plane started"
+    );
+    let sandbox = binding.start().await.unwrap();
+    assert_eq!(sandbox.url(), url);
+    let answer = early.await.unwrap().expect("the early request was refused");
+    assert_eq!(answer.status(), 200);
+    let port = url.rsplit(':').next().unwrap().parse::<u16>().unwrap();
+    sandbox.server.stop().await.unwrap();
+    drop(sandbox.demo);
+
+    let again = Sandbox::bind(dir.path(), Some(port)).unwrap();
+    assert_eq!(
+        again.url(),
+        url,
+        "the previous port was free: it is taken again"
+    );
+    // A port taken by someone else: any free one instead.
+    let other = Sandbox::bind(tempfile::tempdir().unwrap().path(), Some(port)).unwrap();
+    assert_ne!(other.url(), url);
+}

@@ -1,31 +1,11 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { App } from "./App";
-import type { Overview, SyncStatus } from "./ipc/bindings";
-import { mockCommands, renderUi } from "./test/render";
+import { mockCommands, onlineStatus, overviewOf, renderUi } from "./test/render";
 
-const status: SyncStatus = {
-  profile: "sandbox",
-  online: true,
-  last_sync_at: Date.now(),
-  pending: 0,
-  needs_attention: 0,
-  syncing: false,
-  round_done: 0,
-  round_total: 0,
-  offline_reason: null,
-};
+const status = onlineStatus();
 
-const overview: Overview = {
-  profile: "sandbox",
-  endpoints: 10_004,
-  targets: 5,
-  flows: 5,
-  disabled_endpoints: 1,
-  pending: 0,
-  needs_attention: 0,
-  recent: [],
-};
+const overview = overviewOf({ endpoints: 10_004, targets: 5, flows: 5, disabled_endpoints: 1 });
 
 describe("App", () => {
   it("launches without loading every resource, and the palette searches the cache as you type", async () => {

@@ -3,9 +3,9 @@
 import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { App } from "./App";
-import type { DlqFilterInput, Overview, SyncStatus } from "./ipc/bindings";
+import type { DlqFilterInput } from "./ipc/bindings";
 import { validateDlqSearch } from "./lib/dlq";
-import { mockCommands, renderUi } from "./test/render";
+import { mockCommands, onlineStatus, overviewOf, renderUi } from "./test/render";
 import { renderAt } from "./test/router";
 
 const dlq = () => ({
@@ -65,28 +65,9 @@ describe("the DLQ route", () => {
   });
 });
 
-const status: SyncStatus = {
-  profile: "sandbox",
-  online: true,
-  last_sync_at: Date.now(),
-  pending: 0,
-  needs_attention: 0,
-  syncing: false,
-  round_done: 0,
-  round_total: 0,
-  offline_reason: null,
-};
+const status = onlineStatus();
 
-const overview: Overview = {
-  profile: "sandbox",
-  endpoints: 3,
-  targets: 1,
-  flows: 1,
-  disabled_endpoints: 0,
-  pending: 0,
-  needs_attention: 0,
-  recent: [],
-};
+const overview = overviewOf();
 
 const app = () => ({
   sync_status: () => status,

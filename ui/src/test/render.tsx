@@ -4,7 +4,14 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { mockIPC } from "@tauri-apps/api/mocks";
 import { render } from "@testing-library/react";
 import type { ReactNode } from "react";
-import type { Commands, OutboxEntry, ProfileView, ResourceView } from "../ipc/bindings";
+import type {
+  Commands,
+  OutboxEntry,
+  Overview,
+  ProfileView,
+  ResourceView,
+  SyncStatus,
+} from "../ipc/bindings";
 import { keys } from "../ipc/queries";
 
 type Handlers = { [K in keyof Commands]?: (args: Commands[K]["args"]) => Commands[K]["result"] };
@@ -99,3 +106,30 @@ export function outboxEntry(over: Partial<OutboxEntry> = {}): OutboxEntry {
     ...over,
   };
 }
+
+/** The sandbox online, nothing queued: what the status bar and the launch wait for. */
+export const onlineStatus = (over: Partial<SyncStatus> = {}): SyncStatus => ({
+  profile: "sandbox",
+  online: true,
+  last_sync_at: Date.now(),
+  pending: 0,
+  needs_attention: 0,
+  syncing: false,
+  round_done: 0,
+  round_total: 0,
+  offline_reason: null,
+  ...over,
+});
+
+/** The overview's counts for the sandbox, nothing queued, no recent activity. */
+export const overviewOf = (over: Partial<Overview> = {}): Overview => ({
+  profile: "sandbox",
+  endpoints: 3,
+  targets: 1,
+  flows: 1,
+  disabled_endpoints: 0,
+  pending: 0,
+  needs_attention: 0,
+  recent: [],
+  ...over,
+});

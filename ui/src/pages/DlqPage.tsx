@@ -1,5 +1,6 @@
-// The DLQ explorer: filters kept in the URL (the /dlq route's search params, `ui/src/router.tsx`), a virtualized table over cursor pages fetched as
-// you scroll (DlqTable), a "by cause" matrix, charts, entry detail, event lookup, and replay.
+// The DLQ explorer: filters kept in the URL (the /dlq route's search params, ui/src/router.tsx),
+// a virtualized table over cursor pages fetched as you scroll (DlqTable), a "by cause" matrix,
+// charts, entry detail, event lookup, and replay.
 import { Alert, Badge, Button, Group, Stack, Table, Tabs, Text, Title } from "@mantine/core";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";

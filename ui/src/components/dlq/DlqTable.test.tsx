@@ -1,5 +1,5 @@
 import { MantineProvider } from "@mantine/core";
-import { act, fireEvent, render, screen } from "@testing-library/react";
+import { act, fireEvent, render, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { DlqEntryView } from "../../ipc/bindings";
 import { renderUi } from "../../test/render";
@@ -113,6 +113,42 @@ describe("DlqTable window", () => {
       fireEvent.scroll(scroll);
     });
     expect(fetchNextPage).toHaveBeenCalled();
+  });
+
+  it("recycles its row elements while scrolling, each showing the row now in its place", async () => {
+    const rows = many(1000).map((r, i) => ({ ...r, flow: `flow-${i}`, event_type: `type.${i}` }));
+    const selected = new Set(rows.filter((_, i) => i % 7 === 0).map((r) => r.delivery_id));
+    renderUi(<DlqTable {...props} rows={rows} selected={selected} />);
+    const scroll = screen.getByTestId("dlq-scroll");
+    const elements = new Set<HTMLElement>(screen.getAllByTestId("dlq-row"));
+    let most = elements.size;
+    for (let top = 0; top <= 600; top += 3) {
+      await act(async () => {
+        scroll.scrollTop = top * 34;
+        fireEvent.scroll(scroll);
+      });
+      const shown = screen.getAllByTestId("dlq-row");
+      most = Math.max(most, shown.length);
+      for (const el of shown) elements.add(el);
+    }
+    // 600 rows scrolled past: no more row elements were ever made than one view shows at once.
+    expect(most).toBeLessThan(80);
+    expect(elements.size).toBe(most);
+    // Each element shows the row at its position: the one at row 600's place is row 600.
+    const at600 = screen
+      .getAllByTestId("dlq-row")
+      .find((el) => el.style.transform === `translateY(${600 * 34}px)`);
+    expect(at600).toBeDefined();
+    const row600 = rows[600];
+    expect(within(at600 as HTMLElement).getByTestId("dlq-flow")).toHaveTextContent(row600.flow);
+    expect(within(at600 as HTMLElement).getByTestId("dlq-open")).toHaveTextContent(
+      row600.event_type,
+    );
+    for (const el of screen.getAllByTestId("dlq-row")) {
+      const index = Number(/translateY\((\d+)px\)/.exec(el.style.transform)?.[1]) / 34;
+      const box = within(el).getByRole("checkbox") as HTMLInputElement;
+      expect(box.checked).toBe(index % 7 === 0);
+    }
   });
 
   it("another view (a text that matches nothing kept) fetches on down, even after scrolling up", async () => {

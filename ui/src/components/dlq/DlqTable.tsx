@@ -7,6 +7,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { memo, type ReactNode, useCallback, useEffect, useLayoutEffect, useRef } from "react";
 import type { DlqEntryView } from "../../ipc/bindings";
 import { anchoredScrollTop } from "../../lib/dlqWindow";
+import { assignSlots } from "../../lib/rowSlots";
 
 const ROW = 34;
 // minmax(0, …): a long name never widens its column past its share, it is cut with an
@@ -60,10 +61,10 @@ type RowProps = {
 };
 
 /**
- * One DLQ row. Memoized: while scrolling, rows that stay in view are not rendered again. Plain
- * elements, not Mantine's Checkbox and UnstyledButton: a row is mounted for every row scrolled
- * past, and with those components each mount cost ~4x the webview memory that stayed behind
- * (16 against 3.5 KiB a row in `make bench-dlq-scroll`) and twice the frame time.
+ * One DLQ row. Memoized: while scrolling, rows that stay in view are not rendered again, and
+ * the elements of rows that leave the view are reused by the rows that enter it (keyed by slot,
+ * lib/rowSlots.ts). Plain elements, not Mantine's Checkbox and UnstyledButton: those cost ~4x
+ * the webview memory per row rendered and twice the frame time (`make bench-dlq-scroll`).
  */
 const DlqRow = memo(function DlqRow({ entry: e, start, selected, onToggle, onOpen }: RowProps) {
   const at = deadAt.format(e.dead_at);
@@ -198,6 +199,13 @@ export function DlqTable({
   const items = virtualizer
     .getVirtualItems()
     .filter((v) => v.start < offset + height + OVERSCAN * ROW);
+  // Row elements are recycled (lib/rowSlots.ts): keyed by slot, handed from the rows that
+  // scrolled out to the rows that scrolled in.
+  const slots = useRef(new Map<string, number>());
+  slots.current = assignSlots(
+    slots.current,
+    items.flatMap((v) => (rows[v.index] ? [rows[v.index].delivery_id] : [])),
+  );
   const firstIndex = Math.max(0, Math.floor(offset / ROW) - OVERSCAN);
   const lastIndex = Math.floor((offset + height) / ROW) + OVERSCAN;
   const end = before + rows.length;
@@ -266,7 +274,7 @@ export function DlqTable({
             const e = rows[v.index];
             return e ? (
               <DlqRow
-                key={e.delivery_id}
+                key={`slot-${slots.current.get(e.delivery_id)}`}
                 entry={e}
                 start={v.start}
                 selected={selected.has(e.delivery_id)}

@@ -52,19 +52,27 @@ fn launch(dir: &Path) -> Result<(u64, Child)> {
     let stderr = child.stderr.take().context("no stderr")?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
+        let mut phases = Vec::new();
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(phase) = line.split("launch: ").nth(1) {
+                phases.push(phase.to_owned());
+            }
             if let Some(rest) = line.split("launch: interactive after ").nth(1) {
                 let ms = rest
                     .trim_end_matches(" ms")
                     .trim()
                     .parse::<u64>()
                     .unwrap_or(0);
-                let _ = tx.send(ms);
+                let _ = tx.send((ms, std::mem::take(&mut phases)));
             }
         }
     });
     let ms = match rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(ms) => ms,
+        Ok((ms, phases)) => {
+            // Each phase the app and its webview logged on the way (docs/desktop.md).
+            println!("    launch {ms} ms: {}", phases.join("; "));
+            ms
+        }
         Err(_) => {
             stop(&mut child);
             bail!("the app never reported it was interactive");

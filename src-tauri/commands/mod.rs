@@ -56,7 +56,7 @@ command_map! {
     sync_now() -> ();
     list_audit(limit: u32) -> Vec<AuditEntry>;
     op_audit(id: i64) -> Vec<AuditEntry>;
-    ui_ready() -> u32;
+    ui_ready(marks: Option<LaunchMarks>) -> u32;
     dlq_page(profile: String, filter: DlqFilterInput, limit: u32, cursor: Option<String>) -> DlqPageView;
     dlq_stats(profile: String, group_by: DlqGrouping, filter: Option<DlqFilterInput>) -> DlqStatsView;
     dlq_causes(profile: String, filter: DlqFilterInput) -> Vec<DlqCauseView>;
@@ -202,11 +202,50 @@ macro_rules! handler {
 pub type Result<T> = std::result::Result<T, IpcError>;
 
 /// The UI calls this once, when its first screen shows data: the launch is complete. Logs
-/// and returns the time since the process started (`make bench-desktop` reads the log line).
+/// and returns the time since the process started (`make bench-desktop` reads the log line),
+/// and the webview's own phases when the UI sends them.
 #[tauri::command]
-pub async fn ui_ready(state: tauri::State<'_, crate::state::AppState>) -> Result<u32> {
+pub async fn ui_ready(
+    state: tauri::State<'_, crate::state::AppState>,
+    marks: Option<LaunchMarks>,
+) -> Result<u32> {
     let ms = crate::started().elapsed().as_millis() as u32;
+    if let Some(m) = marks {
+        tracing::info!("launch: {}", webview_phases(&m));
+    }
     tracing::info!("launch: interactive after {ms} ms");
     state.ui_ready.notify_one();
     Ok(ms)
+}
+
+/// The webview's phases as the launch log shows them.
+fn webview_phases(m: &LaunchMarks) -> String {
+    let answer = m
+        .first_answer_ms
+        .map_or_else(|| "none".to_owned(), |a| format!("{a:.0} ms"));
+    format!(
+        "webview: script ran {:.0} ms after its page started loading, first render {:.0} ms, \
+         first command answer {answer}, data shown {:.0} ms",
+        m.script_ms, m.first_render_ms, m.shown_ms
+    )
+}
+
+#[cfg(test)]
+mod launch_tests {
+    use super::*;
+
+    #[test]
+    fn the_webview_phases_read_in_order_with_a_missing_answer_said() {
+        let m = LaunchMarks {
+            script_ms: 94.6,
+            first_render_ms: 320.2,
+            first_answer_ms: None,
+            shown_ms: 452.0,
+        };
+        assert_eq!(
+            webview_phases(&m),
+            "webview: script ran 95 ms after its page started loading, first render 320 ms, \
+             first command answer none, data shown 452 ms"
+        );
+    }
 }

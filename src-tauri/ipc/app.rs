@@ -82,3 +82,17 @@ pub enum UpdateStatus {
         refused: bool,
     },
 }
+
+/// The webview's side of a launch, in ms since its page started loading (`performance.now()`),
+/// sent with `ui_ready` and logged beside the app's own phases (docs/desktop.md).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+pub struct LaunchMarks {
+    /// The UI's script starts running (the bundle is loaded and parsed).
+    pub script_ms: f64,
+    /// The first render is committed (the shell is on screen, without data).
+    pub first_render_ms: f64,
+    /// The first answer of a command reached the UI.
+    pub first_answer_ms: Option<f64>,
+    /// The first screen shows its data.
+    pub shown_ms: f64,
+}

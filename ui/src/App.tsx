@@ -49,6 +49,7 @@ import {
 import { useFindings } from "./ipc/recoveryQueries";
 import { useCoreEvents } from "./lib/events";
 import { kindLabels } from "./lib/format";
+import { launchMarks, markFirstRender } from "./lib/launchMarks";
 import { attentionCount } from "./lib/recovery";
 import { useSendNotice } from "./lib/sendNotice";
 import { type Page, pageOf } from "./nav";
@@ -249,10 +250,11 @@ function Frame({ children }: { children: ReactNode }) {
   // The first screen with data: tell the Rust side the launch is complete (logged, benched).
   const ready = overview.isSuccess && status.isSuccess;
   const reported = useRef(false);
+  useEffect(() => markFirstRender(), []);
   useEffect(() => {
     if (ready && !reported.current) {
       reported.current = true;
-      call("ui_ready", {}).catch(() => {});
+      call("ui_ready", { marks: launchMarks() }).catch(() => {});
     }
   }, [ready]);
 

@@ -9,7 +9,10 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
+import { markScript } from "./lib/launchMarks";
 import { theme } from "./theme";
+
+markScript();
 
 const queryClient = new QueryClient({
   defaultOptions: {

@@ -451,6 +451,24 @@ export type Kind = "endpoint" | "target" | "flow";
 
 export type LatencyView = { p50: number, p95: number, p99: number, };
 
+export type LaunchMarks = { 
+/**
+ * The UI's script starts running (the bundle is loaded and parsed).
+ */
+script_ms: number, 
+/**
+ * The first render is committed (the shell is on screen, without data).
+ */
+first_render_ms: number, 
+/**
+ * The first answer of a command reached the UI.
+ */
+first_answer_ms: number | null, 
+/**
+ * The first screen shows its data.
+ */
+shown_ms: number, };
+
 export type ManagedResource = { kind: "endpoint" | "target" | "flow", name: string, source: string, 
 /**
  * The commit that last wrote or confirmed it.
@@ -948,7 +966,7 @@ export type Commands = {
   sync_now: { args: {  }; result: null };
   list_audit: { args: { limit: number }; result: Array<AuditEntry> };
   op_audit: { args: { id: number }; result: Array<AuditEntry> };
-  ui_ready: { args: {  }; result: number };
+  ui_ready: { args: { marks: LaunchMarks | null }; result: number };
   dlq_page: { args: { profile: string; filter: DlqFilterInput; limit: number; cursor: string | null }; result: DlqPageView };
   dlq_stats: { args: { profile: string; groupBy: DlqGrouping; filter: DlqFilterInput | null }; result: DlqStatsView };
   dlq_causes: { args: { profile: string; filter: DlqFilterInput }; result: Array<DlqCauseView> };

@@ -1,6 +1,7 @@
 // Typed access to the Rust commands and events. The types come from bindings.ts (generated).
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { markAnswer } from "../lib/launchMarks";
 import { CORE_EVENT, type Commands, type CoreEvent, type IpcError } from "./bindings";
 
 export type CommandName = keyof Commands;
@@ -10,8 +11,11 @@ export type Result<K extends CommandName> = Commands[K]["result"];
 /** Calls a command; rejects with an `IpcError` (`{code, message, problem}`). */
 export async function call<K extends CommandName>(command: K, args: Args<K>): Promise<Result<K>> {
   try {
-    return await invoke<Result<K>>(command, args as Record<string, unknown>);
+    const result = await invoke<Result<K>>(command, args as Record<string, unknown>);
+    markAnswer();
+    return result;
   } catch (error) {
+    markAnswer();
     throw toIpcError(error);
   }
 }

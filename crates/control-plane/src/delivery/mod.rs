@@ -9,6 +9,7 @@
 pub mod addresses;
 pub mod http;
 pub mod reaper;
+pub mod recorder;
 pub mod schedule;
 pub mod signing;
 pub mod worker;

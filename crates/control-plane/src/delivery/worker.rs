@@ -3,6 +3,7 @@
 //! (`crate::retirement::advance::pass`). Any number of workers (on any number of
 //! replicas) may share one database: claims and fences are the store's guarded statements.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,8 +11,9 @@ use switchyard_protocol::ErrorClass;
 use tokio::sync::Semaphore;
 
 use super::http::{self, AttemptResult};
+use super::recorder::Recorder;
 use super::{DeliveryContext, decide, reaper};
-use crate::store::{Claimed, DueScope, FinishedBy, StoreError, Transition};
+use crate::store::{Claimed, ClientIdentity, DueScope, FinishedBy, StoreError, Transition};
 
 /// Sends one claimed attempt and records its outcome. Returns the result and whether it was
 /// recorded (`false`: the lease was lost and a newer holder owns the delivery).
@@ -19,37 +21,84 @@ pub async fn perform(
     ctx: &DeliveryContext,
     claimed: &Claimed,
 ) -> Result<(AttemptResult, bool), StoreError> {
-    let (result, sent) = match &claimed.target {
-        None => (
-            AttemptResult::failed(
-                ErrorClass::Connect,
-                format!("target {:?} no longer exists", claimed.target_name),
-            ),
-            false,
-        ),
-        Some(target) => {
-            // The target's active client certificate (mTLS), read at send time: an
-            // activation takes effect on the next attempt, retries and replays included.
-            let identity = ctx
-                .store
-                .active_client_identity(&claimed.tenant, &claimed.target_name)
-                .await?;
-            let headers = claimed.signed_headers(ctx.clock.now_ms());
-            let result = http::send_as(
-                &ctx.http,
-                identity.as_ref(),
-                &target.url,
-                Duration::from_millis(u64::from(target.timeout_ms)),
-                &headers,
-                claimed.body.clone(),
-            )
-            .await;
-            (result, true)
-        }
-    };
+    let (result, sent) = send(ctx, claimed).await?;
     let recorded = record_attempt(ctx, claimed, &result, sent).await?;
     Ok((result, recorded))
 }
+
+/// Sends one claimed attempt; returns its result and whether a request went out (`false`:
+/// the target no longer exists).
+async fn send(
+    ctx: &DeliveryContext,
+    claimed: &Claimed,
+) -> Result<(AttemptResult, bool), StoreError> {
+    // The target's active client certificate (mTLS), read at send time: an activation
+    // takes effect on the next attempt, retries and replays included.
+    let identity = match claimed.target {
+        Some(_) => {
+            ctx.store
+                .active_client_identity(&claimed.tenant, &claimed.target_name)
+                .await?
+        }
+        None => None,
+    };
+    Ok(send_with(ctx, claimed, identity.as_ref()).await)
+}
+
+/// [`send`] presenting `identity`, already read.
+async fn send_with(
+    ctx: &DeliveryContext,
+    claimed: &Claimed,
+    identity: Option<&ClientIdentity>,
+) -> (AttemptResult, bool) {
+    let Some(target) = &claimed.target else {
+        let result = AttemptResult::failed(
+            ErrorClass::Connect,
+            format!("target {:?} no longer exists", claimed.target_name),
+        );
+        return (result, false);
+    };
+    let headers = claimed.signed_headers(ctx.clock.now_ms());
+    let result = http::send_as(
+        &ctx.http,
+        identity,
+        &target.url,
+        Duration::from_millis(u64::from(target.timeout_ms)),
+        &headers,
+        claimed.body.clone(),
+    )
+    .await;
+    (result, true)
+}
+
+/// The active client certificate of each target in `batch`, read once per target right
+/// after the claim (an activation takes effect on the attempts claimed after it). A target
+/// whose certificate could not be read is left out: its attempts are not sent now, and
+/// their leases expire into a retry, as when any store read before a send fails.
+async fn identities(ctx: &DeliveryContext, batch: &[Claimed]) -> HashMap<TargetKey, Identity> {
+    let mut found = HashMap::new();
+    for c in batch.iter().filter(|c| c.target.is_some()) {
+        let key = (c.tenant.clone(), c.target_name.clone());
+        if found.contains_key(&key) {
+            continue;
+        }
+        match ctx
+            .store
+            .active_client_identity(&c.tenant, &c.target_name)
+            .await
+        {
+            Ok(identity) => {
+                found.insert(key, identity.map(Arc::new));
+            }
+            Err(e) => tracing::warn!(error = %e, target = %c.target_name,
+                "reading the target's client certificate failed; its attempts are retried when their leases expire"),
+        }
+    }
+    found
+}
+
+type TargetKey = (String, String);
+type Identity = Option<Arc<ClientIdentity>>;
 
 /// Records `result` of a sent attempt for `claimed`, fenced by its lease token.
 pub async fn record(
@@ -94,18 +143,28 @@ async fn record_attempt(
     Ok(recorded)
 }
 
-/// One pass: reap expired leases and unpicked relay attempts, then claim up to `limit`.
+/// How often at most a busy worker reaps expired leases and fails unpicked relay attempts
+/// when woken by new work; a worker that sleeps until the next lease expiry or relay pickup
+/// deadline (`next_wakeup`) does it as soon as it wakes.
+const HOUSEKEEPING_EVERY_MS: i64 = 250;
+
+/// Reaps expired leases and unpicked relay attempts.
+async fn housekeeping(ctx: &DeliveryContext) -> Result<(), StoreError> {
+    let now = ctx.clock.now_ms();
+    reaper::reap_expired_leases(ctx, now).await?;
+    reaper::fail_unpicked_relays(ctx, now).await?;
+    Ok(())
+}
+
+/// Claims up to `limit` due direct attempts.
 pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claimed>, StoreError> {
     #[cfg(feature = "fault-injection")]
     if ctx.config.unsafe_stale_claim {
         return stale_claim(ctx, limit).await;
     }
-    let now = ctx.clock.now_ms();
-    reaper::reap_expired_leases(ctx, now).await?;
-    reaper::fail_unpicked_relays(ctx, now).await?;
     let claim = ctx.store.claim_due(
         DueScope::Direct,
-        now,
+        ctx.clock.now_ms(),
         limit,
         &ctx.config.worker_id,
         ctx.lease_margin_ms(),
@@ -115,12 +174,19 @@ pub async fn claim_batch(ctx: &DeliveryContext, limit: u32) -> Result<Vec<Claime
 
 /// Runs the worker until the task is aborted, or until the context is draining and every
 /// attempt it claimed is recorded (or the drain is cut short: `DeliveryContext::drain_cut`).
+///
+/// Each pass claims as many due attempts as there are free slots; outcomes go through one
+/// [`Recorder`], so attempts that finish together are recorded in one commit and free
+/// their slots together, and the next pass claims them back in one batch.
 pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let concurrency = ctx.config.concurrency.max(1);
         let permits = Arc::new(Semaphore::new(concurrency));
+        let recorder = Recorder::spawn(ctx.clone());
         let mut last_sweep = 0i64;
         let mut last_retirements = 0i64;
+        let mut last_housekeeping = i64::MIN;
+        let mut timer_fired = true;
         loop {
             if ctx.is_draining() {
                 // Every permit back means every attempt in flight has been recorded.
@@ -145,47 +211,79 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
                     tracing::warn!(error = %e, "advancing retirements failed; will retry");
                 }
             }
+            if timer_fired
+                || ctx.clock.now_ms().saturating_sub(last_housekeeping) >= HOUSEKEEPING_EVERY_MS
+            {
+                last_housekeeping = ctx.clock.now_ms();
+                if let Err(e) = housekeeping(&ctx).await {
+                    tracing::warn!(error = %e, "reaping expired leases failed; retrying");
+                }
+            }
             let free = u32::try_from(permits.available_permits()).unwrap_or(u32::MAX);
+            let mut full = false;
             match claim_batch(&ctx, free).await {
                 Ok(batch) => {
+                    full = free > 0 && batch.len() >= free as usize;
+                    let identities = identities(&ctx, &batch).await;
                     for claimed in batch {
+                        let key = (claimed.tenant.clone(), claimed.target_name.clone());
+                        let identity = match identities.get(&key) {
+                            Some(identity) => identity.clone(),
+                            None if claimed.target.is_none() => None,
+                            None => continue,
+                        };
                         let Ok(permit) = permits.clone().acquire_owned().await else {
                             return;
                         };
-                        let ctx = ctx.clone();
-                        ctx.in_flight
-                            .lock()
-                            .expect("in-flight lock")
-                            .insert(claimed.attempt_id.clone(), claimed.clone());
-                        tokio::spawn(async move {
-                            if let Err(e) = perform(&ctx, &claimed).await {
-                                tracing::warn!(error = %e, delivery = %claimed.delivery_id,
-                                    "recording an attempt failed; its lease will expire and it is retried");
-                            }
-                            ctx.in_flight
-                                .lock()
-                                .expect("in-flight lock")
-                                .remove(&claimed.attempt_id);
-                            drop(permit);
-                        });
+                        start_attempt(&ctx, &recorder, claimed, identity, permit);
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "delivery worker pass failed; retrying"),
             }
-            let sleep = match ctx.store.next_wakeup(ctx.pickup_ms()).await {
-                Ok(Some(at)) => {
-                    let ms =
-                        (at - ctx.clock.now_ms()).clamp(5, ctx.config.poll_max.as_millis() as i64);
-                    Duration::from_millis(ms as u64)
+            // Every slot taken: more may be due, and the next outcome recorded wakes the
+            // loop; no need to ask the store when to look again.
+            let sleep = if full {
+                ctx.config.poll_max
+            } else {
+                match ctx.store.next_wakeup(ctx.pickup_ms()).await {
+                    Ok(Some(at)) => {
+                        let ms = (at - ctx.clock.now_ms())
+                            .clamp(5, ctx.config.poll_max.as_millis() as i64);
+                        Duration::from_millis(ms as u64)
+                    }
+                    _ => ctx.config.poll_max,
                 }
-                _ => ctx.config.poll_max,
             };
-            tokio::select! {
-                () = tokio::time::sleep(sleep) => {}
-                () = ctx.wake.notified() => {}
-            }
+            timer_fired = tokio::select! {
+                () = tokio::time::sleep(sleep) => true,
+                () = ctx.wake.notified() => false,
+            };
         }
     })
+}
+
+/// Sends `claimed` in a task of its own and records its outcome through `recorder`, which
+/// frees the slot (`permit`) once the outcome is committed.
+fn start_attempt(
+    ctx: &Arc<DeliveryContext>,
+    recorder: &Recorder,
+    claimed: Claimed,
+    identity: Identity,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let (ctx, recorder) = (ctx.clone(), recorder.clone());
+    ctx.in_flight
+        .lock()
+        .expect("in-flight lock")
+        .insert(claimed.attempt_id.clone(), claimed.clone());
+    tokio::spawn(async move {
+        let delivery_id = claimed.delivery_id.clone();
+        let (result, sent) = send_with(&ctx, &claimed, identity.as_deref()).await;
+        if let Err(e) = recorder.record(claimed, result, sent, permit).await {
+            tracing::warn!(error = %e, delivery = %delivery_id,
+                "recording an attempt failed; its lease will expire and it is retried");
+        }
+    });
 }
 
 /// Releases every attempt the worker still holds when a drain runs out of time: each is

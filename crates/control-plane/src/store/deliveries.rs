@@ -51,6 +51,16 @@ pub struct Fence<'a> {
     pub lease_token: i64,
 }
 
+/// One outcome to record with [`DeliveryStore::finish_attempts`]: what
+/// [`DeliveryStore::finish_attempt`] takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Finish<'a> {
+    pub fence: Fence<'a>,
+    pub result: &'a AttemptResult,
+    pub finished_by: FinishedBy,
+    pub next: Transition,
+}
+
 /// Who records an attempt's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FinishedBy {
@@ -163,6 +173,25 @@ pub trait DeliveryStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError>;
+
+    /// Records several outcomes, each exactly as [`Self::finish_attempt`] would: its own
+    /// fenced update, `false` when fenced out. One answer per item, in order. A backend may
+    /// commit them together (SQLite: one transaction, so a worker whose attempts finish at
+    /// once pays one commit, not one each); an error in one item then fails only that item.
+    async fn finish_attempts(
+        &self,
+        items: &[Finish<'_>],
+        now: i64,
+    ) -> Vec<Result<bool, StoreError>> {
+        let mut answers = Vec::with_capacity(items.len());
+        for f in items {
+            answers.push(
+                self.finish_attempt(f.fence, f.result, f.finished_by, f.next, now)
+                    .await,
+            );
+        }
+        answers
+    }
 
     /// In-flight attempts whose lease expired at or before `now`, oldest first.
     async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError>;

@@ -48,7 +48,7 @@ pub use client_certs::{
     Activation, CertMeta, ClientCertRow, ClientCertStore, ClientCertTx, ClientIdentity, Upload,
 };
 pub use deliveries::{
-    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, Transition,
+    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, Finish, FinishedBy, Transition,
 };
 pub use diagnostics::{
     Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow,
@@ -90,6 +90,10 @@ pub enum StoreError {
     /// A sealed value did not open: the main key does not match the database.
     #[error(transparent)]
     Sealed(#[from] crate::sealing::SealError),
+    /// The task that writes the worker's outcomes (`crate::delivery::recorder`) is gone
+    /// (the runtime is shutting down): the outcome was not recorded.
+    #[error("the delivery outcome recorder stopped before recording")]
+    RecorderStopped,
 }
 
 pub(crate) fn sealed_error(e: crate::sealing::SealError) -> StoreError {

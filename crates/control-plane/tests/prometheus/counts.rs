@@ -122,13 +122,16 @@ async fn a_scrape_counts_requests_keys_events_attempts_and_reads_the_gauges() {
         value(&s, "switchyard_worker_lease_takeovers_total", &[]),
         0.0
     );
-    // Store latency: every accepted event and recorded attempt timed once; claims and keyed
-    // transactions timed too (how many claims ran depends on the worker's polling).
+    // Store latency: every accepted event timed once; the worker's outcomes are written in
+    // batches (one timed call each: as many as the attempts when each finished alone, fewer
+    // when some finished together); claims and keyed transactions timed too (how many
+    // claims ran depends on the worker's polling).
     let store = "switchyard_store_operation_duration_seconds_count";
     let op = |name: &'static str| value(&s, store, &[("operation", name)]);
     assert_eq!(op("accept_event"), 6.0, "5 new events and the duplicate");
-    assert_eq!(op("finish_attempt"), 5.0);
-    assert!(op("claim_due") >= 5.0);
+    let batches = op("finish_attempts");
+    assert!((1.0..=5.0).contains(&batches), "{batches} batches");
+    assert!(op("claim_due") >= 1.0);
     assert!(
         op("begin") >= 6.0,
         "one write transaction per keyed request at least"
@@ -375,6 +378,45 @@ async fn a_copy_of_a_keyed_call_in_progress_counts_as_in_progress() {
         value(&s, ATTEMPTS, &[("outcome", "succeeded"), HOP]),
         0.0,
         "a test is no delivery"
+    );
+    server.stop().await.unwrap();
+}
+
+/// The worker's group commit, seen from outside: twenty attempts answered at about the same
+/// moment are recorded in fewer store writes than attempts, and each is counted once.
+#[tokio::test]
+async fn attempts_that_finish_together_are_recorded_in_fewer_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let receiver = Receiver::start().await;
+    // The backlog first, with no worker: the worker then claims all twenty in one pass,
+    // and the receiver's `/slow` answers them all about 600 ms later.
+    let mut cfg = config(dir.path(), MetricsConfig::default());
+    cfg.delivery.run_worker = false;
+    let server = Server::start(cfg).await.unwrap();
+    create(&server, "endpoints", "ep-slow", json!({})).await;
+    let url = format!("{}/slow", receiver.base);
+    let target = json!({"url": url, "timeout_ms": 5000});
+    create(&server, "targets", "tg-slow", target).await;
+    let flow = json!({"endpoint": "ep-slow", "target": "tg-slow"});
+    create(&server, "flows", "fl-slow", flow).await;
+    for _ in 0..20 {
+        assert_eq!(submit(&server, "ep-slow", None).await.0, 202);
+    }
+    server.stop().await.unwrap();
+
+    let server = Server::start(config(dir.path(), MetricsConfig::default()))
+        .await
+        .unwrap();
+    let (_, s) = scrape_until(&server.metrics_url(), None, "20 deliveries", |s| {
+        finished(s, "succeeded") == 20.0
+    })
+    .await;
+    assert_eq!(attempts(&s, "succeeded"), 20.0, "each attempt counted once");
+    let store = "switchyard_store_operation_duration_seconds_count";
+    let writes = value(&s, store, &[("operation", "finish_attempts")]);
+    assert!(
+        (1.0..20.0).contains(&writes),
+        "20 outcomes in {writes} writes: outcomes that finish together share one"
     );
     server.stop().await.unwrap();
 }

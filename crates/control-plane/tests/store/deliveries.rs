@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::future::join_all;
-use switchyard_control_plane::store::{DueScope, Fence, FinishedBy, Store, Transition};
+use switchyard_control_plane::store::{DueScope, Fence, Finish, FinishedBy, Store, Transition};
 use switchyard_protocol::{AttemptOutcome, DeliveryState, DlqFilter, DlqGroupBy, FlowMode, Hop};
 
 use crate::support::{Backend, T0, TENANT, accept, conformance, failure, route, success};
@@ -13,6 +13,7 @@ use crate::support::{Backend, T0, TENANT, accept, conformance, failure, route, s
 conformance!(
     each_due_delivery_is_claimed_by_one_handle,
     an_outcome_is_recorded_once_under_its_lease,
+    outcomes_recorded_together_are_each_fenced,
     an_expired_lease_is_counted_once,
     the_last_failure_moves_to_the_dlq_and_the_counts_agree,
     relay_claims_take_only_their_scope,
@@ -120,6 +121,101 @@ async fn an_outcome_is_recorded_once_under_its_lease(b: &Backend) {
     assert_eq!(d.attempts.len(), 1);
     assert_eq!(d.attempts[0].outcome, AttemptOutcome::Succeeded);
     assert_eq!(d.attempts[0].status_code, Some(200));
+}
+
+/// The worker's group commit (`finish_attempts`): each outcome of a batch is its own fenced
+/// update, so one fenced out does not carry the others with it, and two handles recording
+/// the same batch at once record each outcome once.
+async fn outcomes_recorded_together_are_each_fenced(b: &Backend) {
+    let (store, other) = (b.open().await, b.open().await);
+    route(&store, FlowMode::AsyncInline, 1).await;
+    events(&store, 3).await;
+    let claimed = store
+        .claim_due(DueScope::Direct, T0, 10, "w", 1_000)
+        .await
+        .unwrap();
+    let [c1, c2, c3] = claimed.as_slice() else {
+        panic!("three claims: {claimed:?}")
+    };
+    // c2's outcome is already recorded (say, by the reaper after its lease expired).
+    assert!(
+        other
+            .finish_attempt(
+                c2.fence(),
+                &failure(),
+                FinishedBy::Reaper,
+                Transition::Dead,
+                T0
+            )
+            .await
+            .unwrap()
+    );
+    let (ok, failed) = (success(), failure());
+    let stale = Fence {
+        lease_token: c3.lease_token - 1,
+        ..c3.fence()
+    };
+    let item = |fence, result, next| Finish {
+        fence,
+        result,
+        finished_by: FinishedBy::Sender,
+        next,
+    };
+    let batch = [
+        item(c1.fence(), &ok, Transition::Succeeded),
+        item(c2.fence(), &ok, Transition::Succeeded),
+        item(stale, &ok, Transition::Succeeded),
+        item(c3.fence(), &failed, Transition::RetryAt(T0 + 10_000)),
+    ];
+    let answers: Vec<bool> = store
+        .finish_attempts(&batch, T0)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(answers, [true, false, false, true]);
+    let state = |id: String| {
+        let store = store.clone();
+        async move { store.delivery(TENANT, &id).await.unwrap().unwrap() }
+    };
+    let (d1, d2, d3) = (
+        state(c1.delivery_id.clone()).await,
+        state(c2.delivery_id.clone()).await,
+        state(c3.delivery_id.clone()).await,
+    );
+    assert_eq!(d1.state, DeliveryState::Succeeded);
+    assert_eq!(d2.state, DeliveryState::Dead, "the reaper's outcome stands");
+    assert_eq!(d2.attempts[0].outcome, AttemptOutcome::Failed);
+    assert_eq!(d3.state, DeliveryState::Pending);
+    assert_eq!(d3.attempts.len(), 1);
+
+    // Two handles recording the same outcomes at once: each recorded by one of them.
+    let again = store
+        .claim_due(DueScope::Direct, T0 + 10_000, 10, "w", 1_000)
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 1, "c3, due again");
+    events(&store, 4).await;
+    let mut claimed = again;
+    claimed.extend(
+        store
+            .claim_due(DueScope::Direct, T0 + 10_000, 10, "w", 1_000)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(claimed.len(), 5);
+    let batch: Vec<Finish<'_>> = claimed
+        .iter()
+        .map(|c| item(c.fence(), &ok, Transition::Succeeded))
+        .collect();
+    let (a, b) = tokio::join!(
+        store.finish_attempts(&batch, T0 + 10_000),
+        other.finish_attempts(&batch, T0 + 10_000)
+    );
+    for (i, (a, b)) in a.into_iter().zip(b).enumerate() {
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert!(a ^ b, "outcome {i} recorded once: {a} {b}");
+    }
 }
 
 async fn an_expired_lease_is_counted_once(b: &Backend) {

@@ -1,4 +1,4 @@
-//! SQL of deliveries and attempts: the guarded claim, the fenced finish, reads.
+//! SQL of deliveries and attempts: the guarded claim, reads (the fenced finish: `finish.rs`).
 
 use std::collections::HashMap;
 
@@ -6,17 +6,18 @@ use async_trait::async_trait;
 
 use crate::sealing::Sealer;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
-use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop};
+use switchyard_protocol::{Delivery, FlowMode, Hop};
 
 use super::SqliteStore;
+use super::finish::{FINISH, finish, finish_together};
 use crate::delivery::http::AttemptResult;
 use crate::store::rows::{
     ATTEMPT_COLUMNS, AttemptRow, CandidateRow, ClaimedNumbers, DELIVERY_COLUMNS, DeliveryRow,
     ExpiredRow, mode_str,
 };
 use crate::store::{
-    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, StoreError, Transition,
-    new_id,
+    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, Finish, FinishedBy, StoreError,
+    Transition, new_id,
 };
 
 /// A delivery row to insert (new events and replays).
@@ -144,7 +145,7 @@ async fn claim_candidates(
     lease_margin_ms: i64,
 ) -> Result<Vec<Claimed>, StoreError> {
     let mut secrets: HashMap<(String, String), Vec<crate::store::SigningKey>> = HashMap::new();
-    let mut claimed = Vec::with_capacity(candidates.len());
+    let mut claimed: Vec<Claimed> = Vec::with_capacity(candidates.len());
     for c in candidates {
         let target = c.target_spec()?;
         let lease_until = CandidateRow::lease_until(target.as_ref(), now, lease_margin_ms);
@@ -163,19 +164,6 @@ async fn claim_candidates(
         else {
             continue;
         };
-        sqlx::query(
-            "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
-             VALUES (?, ?, ?, ?, ?, ?, 'in_flight', ?)",
-        )
-        .bind(&attempt_id)
-        .bind(&c.id)
-        .bind(made)
-        .bind(hop.as_str())
-        .bind(hop_made)
-        .bind(now)
-        .bind(owner)
-        .execute(&mut *conn)
-        .await?;
         let key = (c.tenant.clone(), c.target.clone());
         if !secrets.contains_key(&key) {
             let values = super::secrets::active(conn, sealer, &c.tenant, &c.target, now).await?;
@@ -191,7 +179,35 @@ async fn claim_candidates(
         };
         claimed.push(c.into_claimed(target, numbers, secrets[&key].clone())?);
     }
+    insert_attempts(conn, &claimed, now, owner).await?;
     Ok(claimed)
+}
+
+/// The in-flight attempt rows of `claimed`, in one statement.
+async fn insert_attempts(
+    conn: &mut SqliteConnection,
+    claimed: &[Claimed],
+    now: i64,
+    owner: &str,
+) -> Result<(), StoreError> {
+    if claimed.is_empty() {
+        return Ok(());
+    }
+    let mut q = QueryBuilder::<Sqlite>::new(
+        "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) ",
+    );
+    q.push_values(claimed, |mut row, c| {
+        row.push_bind(&c.attempt_id)
+            .push_bind(&c.delivery_id)
+            .push_bind(c.number)
+            .push_bind(c.hop.as_str())
+            .push_bind(c.hop_number)
+            .push_bind(now)
+            .push_bind("in_flight")
+            .push_bind(owner);
+    });
+    q.build().execute(conn).await?;
+    Ok(())
 }
 
 /// Claims one delivery by id for the control plane's own send (a sync flow's first attempt,
@@ -217,84 +233,6 @@ pub(super) async fn claim_one(
     )
     .await?;
     Ok(claimed.pop())
-}
-
-/// `state` after the transition, with a retry of a cancelled session's re-delivery withdrawn.
-const FINISH: &str = "UPDATE deliveries SET \
-     state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
-       WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
-       THEN 'cancelled' ELSE ? END, \
-     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), \
-     exhausted_hop = CASE WHEN ? = 'dead' THEN (SELECT hop FROM attempts WHERE id = ?) ELSE exhausted_hop END, \
-     lease_owner = NULL, lease_until = NULL, \
-     current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
-     WHERE id = ? AND state = 'in_flight' AND lease_token = ? AND current_attempt = ? \
-     RETURNING state, replay_of";
-
-/// The negative control's finish: the same update without the fence.
-#[cfg(feature = "fault-injection")]
-const FINISH_UNFENCED: &str = "UPDATE deliveries SET \
-     state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
-       WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
-       THEN 'cancelled' ELSE ? END, \
-     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), \
-     exhausted_hop = CASE WHEN ? = 'dead' THEN (SELECT hop FROM attempts WHERE id = ?) ELSE exhausted_hop END, \
-     lease_owner = NULL, lease_until = NULL, \
-     current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
-     WHERE id = ? AND ? IS NOT NULL AND ? IS NOT NULL \
-     RETURNING state, replay_of";
-
-async fn finish(
-    sql: &str,
-    conn: &mut SqliteConnection,
-    fence: Fence<'_>,
-    result: &AttemptResult,
-    finished_by: FinishedBy,
-    next: Transition,
-    now: i64,
-) -> Result<bool, StoreError> {
-    let (state, next_at, dead_at, class) = match next {
-        Transition::Succeeded => ("succeeded", None, None, None),
-        Transition::RetryAt(at) => ("pending", Some(at), None, result.error_class),
-        Transition::Dead => ("dead", None, Some(now), result.error_class),
-    };
-    let Some((state, replay_of)) = sqlx::query_as::<_, (String, Option<String>)>(sql)
-        .bind(state)
-        .bind(state)
-        .bind(next_at)
-        .bind(dead_at)
-        .bind(state)
-        .bind(fence.attempt_id)
-        .bind(result.status_code.map(i64::from))
-        .bind(class.map(ErrorClass::as_str))
-        .bind(now)
-        .bind(fence.delivery_id)
-        .bind(fence.lease_token)
-        .bind(fence.attempt_id)
-        .fetch_optional(&mut *conn)
-        .await?
-    else {
-        return Ok(false);
-    };
-    sqlx::query(
-        "UPDATE attempts SET outcome = ?, duration_ms = ?, status_code = ?, error_class = ?, error = ?, finished_by = ? \
-         WHERE id = ?",
-    )
-    .bind(if result.succeeded() { "succeeded" } else { "failed" })
-    .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
-    .bind(result.status_code.map(i64::from))
-    .bind(result.error_class.map(ErrorClass::as_str))
-    .bind(result.error.as_deref())
-    .bind(finished_by.as_str())
-    .bind(fence.attempt_id)
-    .execute(&mut *conn)
-    .await?;
-    if state == "cancelled"
-        && let Some(original) = replay_of
-    {
-        super::replays::restore_original(conn, &original, now).await?;
-    }
-    Ok(true)
 }
 
 pub(super) async fn attach_attempts(
@@ -373,10 +311,40 @@ impl DeliveryStore for SqliteStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError> {
+        let item = Finish {
+            fence,
+            result,
+            finished_by,
+            next,
+        };
         let mut tx = self.write().await?;
-        let recorded = finish(FINISH, &mut tx, fence, result, finished_by, next, now).await?;
+        let recorded = finish(FINISH, &mut tx, &item, now).await?;
         tx.commit().await?;
         Ok(recorded)
+    }
+
+    async fn finish_attempts(
+        &self,
+        items: &[Finish<'_>],
+        now: i64,
+    ) -> Vec<Result<bool, StoreError>> {
+        match finish_together(self, items, now).await {
+            Ok(recorded) => recorded.into_iter().map(Ok).collect(),
+            Err(e) => {
+                // The transaction rolled back: nothing of it is recorded, so each item is
+                // tried on its own and only the one at fault fails.
+                tracing::warn!(error = %e, items = items.len(),
+                    "recording attempts together failed; recording each on its own");
+                let mut answers = Vec::with_capacity(items.len());
+                for f in items {
+                    answers.push(
+                        self.finish_attempt(f.fence, f.result, f.finished_by, f.next, now)
+                            .await,
+                    );
+                }
+                answers
+            }
+        }
     }
 
     async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {
@@ -446,17 +414,14 @@ impl DeliveryStore for SqliteStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.write().await?;
-        let recorded = finish(
-            FINISH_UNFENCED,
-            &mut tx,
+        let item = Finish {
             fence,
             result,
             finished_by,
             next,
-            now,
-        )
-        .await?;
+        };
+        let mut tx = self.write().await?;
+        let recorded = finish(super::finish::FINISH_UNFENCED, &mut tx, &item, now).await?;
         tx.commit().await?;
         Ok(recorded)
     }

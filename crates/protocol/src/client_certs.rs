@@ -8,7 +8,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 /// How many days before `not_after` a console warns, from the furthest to the nearest.
 pub const CERTIFICATE_WARN_DAYS: [i64; 3] = [30, 7, 1];
@@ -24,7 +23,8 @@ pub fn is_certificate_id(id: &str) -> bool {
 pub const CERTIFICATE_ID_PATTERN: &str = crate::replay::SESSION_ID_PATTERN;
 
 /// The body of `PUT /v1/targets/{name}/client-certificates/{id}`.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UploadCertificateRequest {
     /// The certificate chain, PEM: the leaf (the client's certificate) first, then each
@@ -49,7 +49,8 @@ impl std::fmt::Debug for UploadCertificateRequest {
 }
 
 /// Where a certificate is in its rotation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CertificateState {
     /// Uploaded, not presented by deliveries (a target test may name it).
@@ -80,7 +81,8 @@ impl CertificateState {
 }
 
 /// A client certificate as the API shows it: never the key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClientCertificateInfo {
     pub id: String,
     /// SHA-256 of the leaf certificate's DER, lowercase hex.
@@ -94,13 +96,15 @@ pub struct ClientCertificateInfo {
 }
 
 /// `GET /v1/targets/{name}/client-certificates`: oldest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClientCertificateList {
     pub items: Vec<ClientCertificateInfo>,
 }
 
 /// 200 from `POST …/client-certificates/{id}/activate`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ActivateCertificateResponse {
     /// The certificate now active.
     pub certificate: ClientCertificateInfo,
@@ -112,7 +116,8 @@ pub struct ActivateCertificateResponse {
 
 /// `status.client_certificate` of a target: the active certificate and how soon it expires,
 /// so a console can warn 30, 7 and 1 days ahead.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CertificateExpiry {
     pub id: String,
     pub fingerprint_sha256: String,

@@ -8,14 +8,12 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 /// What kind of problem a finding is. Server-side classes come from `GET /v1/diagnostics`;
 /// the console adds its own (`needs_attention`, `unknown_outcome`, `stale_lease`,
 /// `orphan_reference`, `drift`) from its outbox and cache.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum FindingClass {
@@ -71,9 +69,8 @@ impl FindingClass {
 
 /// How urgent a finding is: `critical` stops deliveries or loses work if nobody acts,
 /// `warning` will, `info` is worth knowing.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Severity {
@@ -83,7 +80,8 @@ pub enum Severity {
 }
 
 /// What a finding is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingSubject {
     /// `delivery`, `target`, `endpoint`, `flow`, `replay`, `edge`, `tenant` (server side);
@@ -95,7 +93,8 @@ pub struct FindingSubject {
 
 /// What the finding rests on, for the operator to check before acting. Every field is
 /// optional: a class fills what it knows.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FindingEvidence {
     /// How many things are affected (deliveries stuck, consecutive failures, …).
@@ -125,7 +124,8 @@ pub struct FindingEvidence {
 
 /// One way to fix a finding: an ordinary keyed API call of this control plane. A client
 /// sends it with an Idempotency-Key of its own, like any write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FixAction {
     /// What it does, in a few words ("Requeue the 3 stuck deliveries").
@@ -142,7 +142,8 @@ pub struct FixAction {
 }
 
 /// A problem and its fixes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Finding {
     /// `<class>:<subject kind>:<subject id>`: stable while the problem lasts.
@@ -168,7 +169,8 @@ impl Finding {
 }
 
 /// `GET /v1/diagnostics`: the tenant's findings, most severe first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Diagnostics {
     pub checked_at: DateTime<Utc>,
@@ -179,15 +181,17 @@ pub struct Diagnostics {
 /// delivery's `attempts_made` the finding showed: the requeue applies only while the delivery
 /// is still in flight on that attempt with its lease expired, so a requeue planned against
 /// one stuck attempt never takes a later one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RequeueRequest {
-    #[schema(minimum = 1)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub attempt: u32,
 }
 
 /// The answer to a requeue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Requeued {
     pub delivery_id: String,
     /// The stuck attempt, now recorded as failed (`timeout`, finished by the reaper).
@@ -199,7 +203,8 @@ pub struct Requeued {
 
 /// `POST /v1/dlq/recount`: the fix of a `dlq_counter_drift`. The tenant's DLQ counters were
 /// recomputed from the dead deliveries in one transaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DlqRecount {
     /// Dead deliveries counted (the DLQ depth now).
     pub dead: u64,

@@ -2,13 +2,13 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::events::{ErrorClass, Hop};
 
 /// Which dead deliveries: every field narrows the selection; absent fields match all.
 /// Used as the query of `GET /v1/dlq` and as a replay session's `selection.filter`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DlqFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,7 +28,8 @@ pub struct DlqFilter {
 }
 
 /// One dead delivery, as the DLQ lists it (newest first).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DlqEntry {
     pub delivery_id: String,
     pub event_id: String,
@@ -50,7 +51,8 @@ pub struct DlqEntry {
 }
 
 /// `GET /v1/dlq/stats?group_by=`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DlqGroupBy {
     Target,
@@ -87,7 +89,8 @@ impl DlqGroupBy {
 }
 
 /// One group of the DLQ statistics.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DlqGroup {
     /// The target name, the error class, or the hour (`2026-11-29T10:00:00Z`).
     pub key: String,
@@ -95,7 +98,8 @@ pub struct DlqGroup {
 }
 
 /// One cell of the error class × target grouping.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DlqCell {
     pub error_class: ErrorClass,
     pub target: String,
@@ -103,7 +107,8 @@ pub struct DlqCell {
 }
 
 /// Counts of dead deliveries, grouped; largest groups first (hours: newest first).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DlqStats {
     pub group_by: DlqGroupBy,
     /// The dead deliveries matching the filter (without one: the tenant's whole DLQ).

@@ -8,12 +8,12 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::events::ErrorClass;
 
 /// `POST /v1/edges/{name}/lease`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EdgeLeaseRequest {
     /// At most this many attempts (1-100).
@@ -21,7 +21,8 @@ pub struct EdgeLeaseRequest {
 }
 
 /// A leased attempt: send `body` with `headers` to `url` within `timeout_ms`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RelayedAttempt {
     pub delivery_id: String,
     pub attempt_id: String,
@@ -39,13 +40,15 @@ pub struct RelayedAttempt {
     pub body: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EdgeLease {
     pub attempts: Vec<RelayedAttempt>,
 }
 
 /// `POST /v1/edges/{name}/attempts/{attempt_id}`: what the edge observed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EdgeAttemptReport {
     pub lease_token: i64,
@@ -60,7 +63,8 @@ pub struct EdgeAttemptReport {
 }
 
 /// The acknowledgement of a report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EdgeAttemptAck {
     /// `true`: the outcome is recorded (now or by an earlier identical report).
     pub recorded: bool,

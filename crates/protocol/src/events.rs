@@ -3,7 +3,6 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use crate::resource::FlowMode;
 
@@ -29,7 +28,8 @@ pub fn is_event_key(key: &str) -> bool {
 }
 
 /// `POST /v1/events`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SubmitEventRequest {
     /// The endpoint the event comes in on.
@@ -45,7 +45,8 @@ pub struct SubmitEventRequest {
 }
 
 /// An accepted event with its deliveries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Event {
     /// `evt_…`; also the `webhook-id` of every delivery of this event.
     pub id: String,
@@ -62,7 +63,8 @@ pub struct Event {
 
 /// `GET /v1/events?event_key=K[&endpoint=E]`: the events with that key, newest first, each
 /// with its deliveries and their attempts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventList {
     pub items: Vec<Event>,
     /// `true` when more events have this key than `limit` allowed (narrow by `endpoint`).
@@ -72,7 +74,8 @@ pub struct EventList {
 /// The answer to `POST /v1/events`: 202 accepted (async flows); for a matching `sync` flow,
 /// 200 when its first attempt succeeded and 202 when it failed (retries continue in the
 /// background); 200 with `duplicate: true` for a duplicate `event_key`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SubmitEventResponse {
     #[serde(flatten)]
     pub event: Event,
@@ -84,7 +87,8 @@ pub struct SubmitEventResponse {
 }
 
 /// Where a delivery is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
     /// Waiting for its next attempt (`next_attempt_at`).
@@ -129,9 +133,8 @@ impl DeliveryState {
 }
 
 /// Why an attempt failed.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum ErrorClass {
     /// The receiver answered with a non-2xx status below 500 (4xx, or an unfollowed 3xx).
     #[serde(rename = "http_4xx")]
@@ -196,7 +199,8 @@ impl std::fmt::Display for ErrorClass {
 
 /// The stretch of the path an attempt covered. Each hop has its own attempt budget and
 /// retry schedule; a hop never re-drives what the next hop accepted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Hop {
     /// The control plane sent the webhook itself (`sync` and `async_inline` flows).
@@ -230,7 +234,8 @@ impl Hop {
 }
 
 /// The result of one attempt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
     InFlight,
@@ -239,7 +244,8 @@ pub enum AttemptOutcome {
 }
 
 /// One attempt of a delivery.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Attempt {
     /// `att_…`; sent as `switchyard-attempt-id`.
     pub id: String,
@@ -269,7 +275,8 @@ pub struct Attempt {
 }
 
 /// One delivery of an event to one target through one flow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Delivery {
     /// `dlv_…`.
     pub id: String,

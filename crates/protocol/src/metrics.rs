@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::events::ErrorClass;
 
 /// The span a health report covers, ending now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum MetricsWindow {
     #[serde(rename = "15m")]
     FifteenMinutes,
@@ -69,7 +69,8 @@ impl MetricsWindow {
 }
 
 /// What the groups of a health report are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MetricsGroupBy {
     Target,
@@ -96,7 +97,8 @@ impl MetricsGroupBy {
 /// Attempt latency percentiles in milliseconds, estimated from a fixed histogram (bucket
 /// bounds 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s): exact to the bucket,
 /// interpolated inside it. A value past 30 s reads as 30000 (at least that).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LatencyMs {
     pub p50: f64,
     pub p95: f64,
@@ -104,7 +106,8 @@ pub struct LatencyMs {
 }
 
 /// One chart point: the attempts that finished in `[start, start + bucket_seconds)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetricsBucket {
     pub start: DateTime<Utc>,
     pub attempts: u64,
@@ -114,7 +117,8 @@ pub struct MetricsBucket {
 }
 
 /// The attempt figures of one group (or of the whole tenant) over the window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AttemptFigures {
     /// Attempts that finished in the window (sent by the control plane or an edge plane).
     pub attempts: u64,
@@ -131,7 +135,8 @@ pub struct AttemptFigures {
 }
 
 /// The health of one target, endpoint or flow.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetricsGroup {
     pub name: String,
     #[serde(flatten)]
@@ -151,7 +156,8 @@ pub struct MetricsGroup {
 }
 
 /// The tenant's current totals, independent of the window except `events_accepted`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetricsTotals {
     /// Events accepted in the window.
     pub events_accepted: u64,
@@ -169,7 +175,8 @@ pub struct MetricsTotals {
 }
 
 /// `GET /v1/metrics/deliveries`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryMetrics {
     pub window: MetricsWindow,
     pub group_by: MetricsGroupBy,

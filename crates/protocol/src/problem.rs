@@ -1,10 +1,10 @@
 //! RFC 9457 problem details with a stable machine `code`.
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 /// Stable machine-readable error codes. Clients branch on these, never on `title` or `detail`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     ValidationFailed,
@@ -107,7 +107,8 @@ impl std::fmt::Display for ErrorCode {
 }
 
 /// An `application/problem+json` body (RFC 9457).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Problem {
     /// A URI naming the problem type: `urn:switchyard:problem:<code>`.
     #[serde(rename = "type")]

@@ -2,7 +2,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::dlq::DlqFilter;
 
@@ -26,7 +25,8 @@ pub fn is_session_id(id: &str) -> bool {
 }
 
 /// What a session replays.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum ReplaySelection {
     /// These dead deliveries (1-1000 ids).
@@ -36,7 +36,8 @@ pub enum ReplaySelection {
 }
 
 /// `PUT /v1/replays/{session_id}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReplayRequest {
     pub selection: ReplaySelection,
@@ -49,7 +50,8 @@ pub struct ReplayRequest {
 }
 
 /// The answer to a dry run: nothing was created.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReplayDryRun {
     pub session_id: String,
     pub dry_run: bool,
@@ -57,7 +59,8 @@ pub struct ReplayDryRun {
     pub count: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayStatus {
     /// Some re-deliveries are still pending or retrying.
@@ -68,7 +71,8 @@ pub enum ReplayStatus {
     Cancelled,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayItemStatus {
     Pending,
@@ -81,7 +85,8 @@ pub enum ReplayItemStatus {
 }
 
 /// One selected delivery and what became of it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReplayItem {
     /// The dead delivery that was selected.
     pub original_delivery_id: String,
@@ -93,7 +98,8 @@ pub struct ReplayItem {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReplayCounts {
     /// Items replayed (skipped ones excluded).
     pub total: u64,
@@ -105,7 +111,8 @@ pub struct ReplayCounts {
 }
 
 /// A replay session. `GET /v1/replays` omits `items`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReplaySession {
     pub id: String,
     pub status: ReplayStatus,

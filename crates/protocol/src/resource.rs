@@ -5,12 +5,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 /// The three managed resource kinds. The plural is the path segment (`/v1/endpoints`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "sqlx", derive(sqlx::Type))]
 #[cfg_attr(feature = "sqlx", sqlx(type_name = "TEXT", rename_all = "snake_case"))]
@@ -125,7 +123,8 @@ pub struct Page<T> {
 }
 
 /// `POST /v1/{kind}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateRequest {
     pub name: String,
@@ -133,14 +132,16 @@ pub struct CreateRequest {
 }
 
 /// `PATCH /v1/{kind}/{name}`: `spec` is a JSON merge patch (RFC 7396) of the spec.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UpdateRequest {
     pub spec: Value,
 }
 
 /// `PUT /v1/{kind}/{name}`: the whole desired spec.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ApplyRequest {
     pub spec: Value,
@@ -188,7 +189,8 @@ fn validate_event_types(field: &str, types: &[String]) -> Result<(), FieldError>
 }
 
 /// Where events come in.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EndpointSpec {
     #[serde(default)]
@@ -210,7 +212,8 @@ impl Spec for EndpointSpec {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EndpointStatus {
     pub enabled: bool,
     #[serde(default)]
@@ -222,7 +225,8 @@ pub struct EndpointStatus {
 }
 
 /// A webhook destination.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TargetSpec {
     /// `http` or `https` URL that receives the webhook POSTs.
@@ -305,14 +309,16 @@ impl Spec for TargetSpec {
 
 /// Signing secret metadata; the value itself is shown once, in `signing_secret` of the
 /// target's creation or in the response of the rotation that made it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SigningSecretInfo {
     pub id: String,
     pub created_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
 }
 
-#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TargetStatus {
     pub signing_secrets: Vec<SigningSecretInfo>,
     /// The new secret's value (`whsec_…`), present only in the response that created it.
@@ -352,7 +358,8 @@ impl std::fmt::Debug for TargetStatus {
 }
 
 /// How a flow delivers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FlowMode {
     /// The event submission waits for the first attempt and answers with its outcome.
@@ -364,7 +371,8 @@ pub enum FlowMode {
 }
 
 /// A route from an endpoint to a target.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     pub endpoint: String,
@@ -414,7 +422,8 @@ impl FlowSpec {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FlowStatus {
     /// `false` while a retirement holds the flow: it routes no new events.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,7 +3,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::resource::{FieldError, SigningSecretInfo};
 
@@ -15,13 +14,15 @@ pub const DEFAULT_OVERLAP_SECONDS: i64 = 86_400;
 pub const MAX_OVERLAP_SECONDS: i64 = 604_800;
 
 /// `GET /v1/targets/{name}/secrets`: ids and expiry, oldest first; never the values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SigningSecretList {
     pub items: Vec<SigningSecretInfo>,
 }
 
 /// The body of `POST /v1/targets/{name}/secrets/rotate`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RotateSecretRequest {
     /// How long every older unexpired secret stays valid beside the new one: 0 to 604800
@@ -54,7 +55,8 @@ impl RotateSecretRequest {
 }
 
 /// The new secret, with its value: shown in this response (and its keyed replays) only.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewSigningSecret {
     pub id: String,
     /// `whsec_<base64 of 32 bytes>` (Standard Webhooks).
@@ -74,14 +76,16 @@ impl std::fmt::Debug for NewSigningSecret {
 }
 
 /// An older secret and when it stops signing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExpiringSecret {
     pub id: String,
     pub expires_at: DateTime<Utc>,
 }
 
 /// 201 from `POST /v1/targets/{name}/secrets/rotate`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RotateSecretResponse {
     pub secret: NewSigningSecret,
     /// Every older secret that was still valid, with the expiry the rotation gave it.
@@ -89,7 +93,8 @@ pub struct RotateSecretResponse {
 }
 
 /// 200 from `POST /v1/targets/{name}/secrets/{id}/expire`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExpireSecretResponse {
     /// The secret that was expired (`expires_at` is now).
     pub secret: SigningSecretInfo,
@@ -98,7 +103,8 @@ pub struct ExpireSecretResponse {
 }
 
 /// `status.rotation` of a target while a rotation's overlap is open (absent otherwise).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RotationStatus {
     pub open: bool,
     /// When the last older secret expires and the overlap ends.

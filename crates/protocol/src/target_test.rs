@@ -3,13 +3,13 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
 
 use crate::events::ErrorClass;
 
 /// The body of a target test. Every field is optional; an empty body sends
 /// `{"type": "switchyard.test", "data": {}}` signed with every unexpired secret.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TargetTestRequest {
     /// The `type` of the test webhook (default `switchyard.test`).
@@ -32,7 +32,8 @@ pub struct TargetTestRequest {
 
 /// What the test webhook observed. A receiver that failed is still a completed test
 /// (`ok: false`): the answer is stored under the Idempotency-Key and replayed like any other.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TargetTestResult {
     pub target: String,
     /// The `webhook-id` the receiver saw. It is derived from the Idempotency-Key, so if the

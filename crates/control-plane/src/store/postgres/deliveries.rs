@@ -17,8 +17,8 @@ use crate::store::rows::{
     ExpiredRow, mode_str,
 };
 use crate::store::{
-    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, FinishedBy, StoreError, Transition,
-    new_id,
+    Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, Finish, FinishedBy, StoreError,
+    Transition, new_id,
 };
 
 /// A delivery row to insert (new events and replays).
@@ -266,7 +266,7 @@ const FINISH_FINAL: &str = "WITH d AS (UPDATE deliveries SET state = $1, dead_at
 
 /// [`FINISH_FINAL`]: `false` when fenced out.
 async fn finish_final(
-    pool: &sqlx::PgPool,
+    conn: &mut PgConnection,
     fence: Fence<'_>,
     result: &AttemptResult,
     finished_by: FinishedBy,
@@ -295,9 +295,42 @@ async fn finish_final(
         .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
         .bind(result.error.as_deref())
         .bind(finished_by.as_str())
-        .fetch_optional(pool)
+        .fetch_optional(conn)
         .await?;
     Ok(done.is_some())
+}
+
+/// Records one outcome on `conn` (a transaction when the delivery is retried: the
+/// cancelled-replay check and the attempt row go with the delivery's update).
+async fn finish_one(
+    conn: &mut PgConnection,
+    fence: Fence<'_>,
+    result: &AttemptResult,
+    finished_by: FinishedBy,
+    next: Transition,
+    now: i64,
+) -> Result<bool, StoreError> {
+    match next {
+        Transition::RetryAt(_) => finish(FINISH, conn, fence, result, finished_by, next, now).await,
+        Transition::Succeeded => finish_final(conn, fence, result, finished_by, false, now).await,
+        Transition::Dead => finish_final(conn, fence, result, finished_by, true, now).await,
+    }
+}
+
+/// Records a batch in one transaction, each item its own fenced statement: one commit (one
+/// WAL flush) for the batch instead of one per outcome.
+async fn finish_together(
+    store: &PostgresStore,
+    items: &[Finish<'_>],
+    now: i64,
+) -> Result<Vec<bool>, StoreError> {
+    let mut tx = store.write().await?;
+    let mut recorded = Vec::with_capacity(items.len());
+    for f in items {
+        recorded.push(finish_one(&mut tx, f.fence, f.result, f.finished_by, f.next, now).await?);
+    }
+    tx.commit().await?;
+    Ok(recorded)
 }
 
 async fn finish(
@@ -434,13 +467,38 @@ impl DeliveryStore for PostgresStore {
         now: i64,
     ) -> Result<bool, StoreError> {
         if !matches!(next, Transition::RetryAt(_)) {
-            let dead = next == Transition::Dead;
-            return finish_final(&self.pool, fence, result, finished_by, dead, now).await;
+            // One statement: no transaction to open, the statement commits on its own.
+            let mut conn = self.pool.acquire().await?;
+            return finish_one(&mut conn, fence, result, finished_by, next, now).await;
         }
         let mut tx = self.write().await?;
-        let recorded = finish(FINISH, &mut tx, fence, result, finished_by, next, now).await?;
+        let recorded = finish_one(&mut tx, fence, result, finished_by, next, now).await?;
         tx.commit().await?;
         Ok(recorded)
+    }
+
+    async fn finish_attempts(
+        &self,
+        items: &[Finish<'_>],
+        now: i64,
+    ) -> Vec<Result<bool, StoreError>> {
+        match finish_together(self, items, now).await {
+            Ok(recorded) => recorded.into_iter().map(Ok).collect(),
+            Err(e) => {
+                // The transaction rolled back: nothing of it is recorded, so each item is
+                // tried on its own and only the one at fault fails.
+                tracing::warn!(error = %e, items = items.len(),
+                    "recording attempts together failed; recording each on its own");
+                let mut answers = Vec::with_capacity(items.len());
+                for f in items {
+                    answers.push(
+                        self.finish_attempt(f.fence, f.result, f.finished_by, f.next, now)
+                            .await,
+                    );
+                }
+                answers
+            }
+        }
     }
 
     async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {

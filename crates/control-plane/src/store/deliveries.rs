@@ -183,14 +183,7 @@ pub trait DeliveryStore {
         items: &[Finish<'_>],
         now: i64,
     ) -> Vec<Result<bool, StoreError>> {
-        let mut answers = Vec::with_capacity(items.len());
-        for f in items {
-            answers.push(
-                self.finish_attempt(f.fence, f.result, f.finished_by, f.next, now)
-                    .await,
-            );
-        }
-        answers
+        finish_each(self, items, now).await
     }
 
     /// In-flight attempts whose lease expired at or before `now`, oldest first.
@@ -232,4 +225,40 @@ pub trait DeliveryStore {
         owner: &str,
         lease_margin_ms: i64,
     ) -> Result<Vec<Claimed>, StoreError>;
+}
+
+/// Records each item on its own with [`DeliveryStore::finish_attempt`].
+pub(crate) async fn finish_each<S: DeliveryStore + ?Sized>(
+    store: &S,
+    items: &[Finish<'_>],
+    now: i64,
+) -> Vec<Result<bool, StoreError>> {
+    let mut answers = Vec::with_capacity(items.len());
+    for f in items {
+        answers.push(
+            store
+                .finish_attempt(f.fence, f.result, f.finished_by, f.next, now)
+                .await,
+        );
+    }
+    answers
+}
+
+/// What a backend that records a batch in one transaction answers: each item's outcome,
+/// or, when that transaction failed (it rolled back, so nothing of it is recorded), each
+/// item recorded on its own, so that only the one at fault fails.
+pub(crate) async fn together_or_each<S: DeliveryStore + ?Sized>(
+    store: &S,
+    together: Result<Vec<bool>, StoreError>,
+    items: &[Finish<'_>],
+    now: i64,
+) -> Vec<Result<bool, StoreError>> {
+    match together {
+        Ok(recorded) => recorded.into_iter().map(Ok).collect(),
+        Err(e) => {
+            tracing::warn!(error = %e, items = items.len(),
+                "recording attempts together failed; recording each on its own");
+            finish_each(store, items, now).await
+        }
+    }
 }

@@ -12,6 +12,7 @@ use switchyard_protocol::{Delivery, ErrorClass, FlowMode, Hop};
 
 use super::{PostgresStore, notify_work};
 use crate::delivery::http::AttemptResult;
+use crate::store::deliveries::together_or_each;
 use crate::store::rows::{
     ATTEMPT_COLUMNS, AttemptRow, CandidateRow, ClaimedNumbers, DELIVERY_COLUMNS, DeliveryRow,
     ExpiredRow, mode_str,
@@ -302,18 +303,12 @@ async fn finish_final(
 
 /// Records one outcome on `conn` (a transaction when the delivery is retried: the
 /// cancelled-replay check and the attempt row go with the delivery's update).
-async fn finish_one(
-    conn: &mut PgConnection,
-    fence: Fence<'_>,
-    result: &AttemptResult,
-    finished_by: FinishedBy,
-    next: Transition,
-    now: i64,
-) -> Result<bool, StoreError> {
-    match next {
-        Transition::RetryAt(_) => finish(FINISH, conn, fence, result, finished_by, next, now).await,
-        Transition::Succeeded => finish_final(conn, fence, result, finished_by, false, now).await,
-        Transition::Dead => finish_final(conn, fence, result, finished_by, true, now).await,
+async fn finish_one(conn: &mut PgConnection, f: &Finish<'_>, now: i64) -> Result<bool, StoreError> {
+    let (fence, result, by) = (f.fence, f.result, f.finished_by);
+    match f.next {
+        Transition::RetryAt(_) => finish(FINISH, conn, fence, result, by, f.next, now).await,
+        Transition::Succeeded => finish_final(conn, fence, result, by, false, now).await,
+        Transition::Dead => finish_final(conn, fence, result, by, true, now).await,
     }
 }
 
@@ -327,7 +322,7 @@ async fn finish_together(
     let mut tx = store.write().await?;
     let mut recorded = Vec::with_capacity(items.len());
     for f in items {
-        recorded.push(finish_one(&mut tx, f.fence, f.result, f.finished_by, f.next, now).await?);
+        recorded.push(finish_one(&mut tx, f, now).await?);
     }
     tx.commit().await?;
     Ok(recorded)
@@ -466,13 +461,19 @@ impl DeliveryStore for PostgresStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError> {
+        let f = Finish {
+            fence,
+            result,
+            finished_by,
+            next,
+        };
         if !matches!(next, Transition::RetryAt(_)) {
             // One statement: no transaction to open, the statement commits on its own.
             let mut conn = self.pool.acquire().await?;
-            return finish_one(&mut conn, fence, result, finished_by, next, now).await;
+            return finish_one(&mut conn, &f, now).await;
         }
         let mut tx = self.write().await?;
-        let recorded = finish_one(&mut tx, fence, result, finished_by, next, now).await?;
+        let recorded = finish_one(&mut tx, &f, now).await?;
         tx.commit().await?;
         Ok(recorded)
     }
@@ -482,23 +483,8 @@ impl DeliveryStore for PostgresStore {
         items: &[Finish<'_>],
         now: i64,
     ) -> Vec<Result<bool, StoreError>> {
-        match finish_together(self, items, now).await {
-            Ok(recorded) => recorded.into_iter().map(Ok).collect(),
-            Err(e) => {
-                // The transaction rolled back: nothing of it is recorded, so each item is
-                // tried on its own and only the one at fault fails.
-                tracing::warn!(error = %e, items = items.len(),
-                    "recording attempts together failed; recording each on its own");
-                let mut answers = Vec::with_capacity(items.len());
-                for f in items {
-                    answers.push(
-                        self.finish_attempt(f.fence, f.result, f.finished_by, f.next, now)
-                            .await,
-                    );
-                }
-                answers
-            }
-        }
+        let together = finish_together(self, items, now).await;
+        together_or_each(self, together, items, now).await
     }
 
     async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {

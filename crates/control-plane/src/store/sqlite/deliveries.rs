@@ -11,6 +11,7 @@ use switchyard_protocol::{Delivery, FlowMode, Hop};
 use super::SqliteStore;
 use super::finish::{FINISH, finish, finish_together};
 use crate::delivery::http::AttemptResult;
+use crate::store::deliveries::together_or_each;
 use crate::store::rows::{
     ATTEMPT_COLUMNS, AttemptRow, CandidateRow, ClaimedNumbers, DELIVERY_COLUMNS, DeliveryRow,
     ExpiredRow, mode_str,
@@ -328,23 +329,8 @@ impl DeliveryStore for SqliteStore {
         items: &[Finish<'_>],
         now: i64,
     ) -> Vec<Result<bool, StoreError>> {
-        match finish_together(self, items, now).await {
-            Ok(recorded) => recorded.into_iter().map(Ok).collect(),
-            Err(e) => {
-                // The transaction rolled back: nothing of it is recorded, so each item is
-                // tried on its own and only the one at fault fails.
-                tracing::warn!(error = %e, items = items.len(),
-                    "recording attempts together failed; recording each on its own");
-                let mut answers = Vec::with_capacity(items.len());
-                for f in items {
-                    answers.push(
-                        self.finish_attempt(f.fence, f.result, f.finished_by, f.next, now)
-                            .await,
-                    );
-                }
-                answers
-            }
-        }
+        let together = finish_together(self, items, now).await;
+        together_or_each(self, together, items, now).await
     }
 
     async fn expired_leases(&self, now: i64, limit: u32) -> Result<Vec<ExpiredLease>, StoreError> {

@@ -8,30 +8,33 @@ use super::SqliteStore;
 use crate::delivery::http::AttemptResult;
 use crate::store::{Fence, Finish, StoreError, Transition};
 
-/// `state` after the transition, with a retry of a cancelled session's re-delivery withdrawn.
-pub(super) const FINISH: &str = "UPDATE deliveries SET \
-     state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
-       WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
-       THEN 'cancelled' ELSE ? END, \
-     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), \
-     exhausted_hop = CASE WHEN ? = 'dead' THEN (SELECT hop FROM attempts WHERE id = ?) ELSE exhausted_hop END, \
-     lease_owner = NULL, lease_until = NULL, \
-     current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
-     WHERE id = ? AND state = 'in_flight' AND lease_token = ? AND current_attempt = ? \
-     RETURNING state, replay_of";
+/// The update of an attempt's delivery, given the condition that fences it: `state` after
+/// the transition, with a retry of a cancelled session's re-delivery withdrawn.
+macro_rules! finish_update {
+    ($fence:literal) => {
+        concat!(
+            "UPDATE deliveries SET \
+             state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
+               WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
+               THEN 'cancelled' ELSE ? END, \
+             next_attempt_at = ?, dead_at = COALESCE(?, dead_at), \
+             exhausted_hop = CASE WHEN ? = 'dead' THEN (SELECT hop FROM attempts WHERE id = ?) ELSE exhausted_hop END, \
+             lease_owner = NULL, lease_until = NULL, \
+             current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
+             WHERE id = ? AND ",
+            $fence,
+            " RETURNING state, replay_of"
+        )
+    };
+}
 
-/// The negative control's finish: the same update without the fence.
+/// Fenced: only while the lease that sent the attempt still holds it.
+pub(super) const FINISH: &str =
+    finish_update!("state = 'in_flight' AND lease_token = ? AND current_attempt = ?");
+
+/// The negative control's finish: the same update without the fence (the two binds kept).
 #[cfg(feature = "fault-injection")]
-pub(super) const FINISH_UNFENCED: &str = "UPDATE deliveries SET \
-     state = CASE WHEN ? = 'pending' AND replay_session IS NOT NULL AND EXISTS (SELECT 1 FROM replay_sessions s \
-       WHERE s.tenant = deliveries.tenant AND s.id = deliveries.replay_session AND s.cancelled_at IS NOT NULL) \
-       THEN 'cancelled' ELSE ? END, \
-     next_attempt_at = ?, dead_at = COALESCE(?, dead_at), \
-     exhausted_hop = CASE WHEN ? = 'dead' THEN (SELECT hop FROM attempts WHERE id = ?) ELSE exhausted_hop END, \
-     lease_owner = NULL, lease_until = NULL, \
-     current_attempt = NULL, last_status = ?, error_class = ?, updated_at = ? \
-     WHERE id = ? AND ? IS NOT NULL AND ? IS NOT NULL \
-     RETURNING state, replay_of";
+pub(super) const FINISH_UNFENCED: &str = finish_update!("? IS NOT NULL AND ? IS NOT NULL");
 
 /// The fenced update of the delivery (`sql`: [`FINISH`] or the negative control's); `true`
 /// when it matched. A re-delivery withdrawn by its cancelled session gives its original

@@ -97,9 +97,13 @@ package: setup
 test-package: package
 	./scripts/test-package.sh
 
+# The control plane's idempotency cost, the console's enqueue and drain, and delivery
+# throughput (the DLQ's latency at 1,000,000 rows is `make bench-delivery`; the desktop's
+# launch needs a display: `make bench-desktop`).
 bench:
 	cargo run --release -p switchyard-control-plane --bin switchyard-cp-bench
 	cargo run --release -p switchyard-core --example bench
+	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench -- --skip-dlq
 
 bench-delivery:
 	cargo run --release -p switchyard-control-plane --bin switchyard-delivery-bench

@@ -27,6 +27,4 @@ mod scenarios;
 mod security;
 mod update_feed;
 
-#[path = "../../crates/control-plane/tests/common/tls.rs"]
-#[allow(dead_code)]
-mod tls;
+use switchyard_test_support::tls;

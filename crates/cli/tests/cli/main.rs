@@ -1,9 +1,7 @@
 //! The `switchyard` binary against a real control plane on loopback: the walkthrough of
 //! docs/cli.md, with its exit codes and `--json` output.
 
-#[path = "../../../control-plane/tests/common/tls.rs"]
-#[allow(dead_code)]
-mod tls;
+use switchyard_test_support::tls;
 
 mod certs;
 mod dlq;

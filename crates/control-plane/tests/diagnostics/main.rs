@@ -7,9 +7,7 @@
 #[allow(dead_code)]
 mod support;
 
-#[path = "../common/tls.rs"]
-#[allow(dead_code)]
-mod tls;
+use switchyard_test_support::tls;
 
 mod fix;
 

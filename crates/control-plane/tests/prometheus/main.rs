@@ -3,8 +3,7 @@
 //! a one-attempt retry schedule so failures die at once, and the exposition text read with
 //! a real parser (`prometheus-parse`).
 
-#[path = "../common/postgres.rs"]
-mod postgres;
+use switchyard_test_support::postgres;
 mod support;
 
 mod access;

@@ -7,8 +7,7 @@
 #[allow(dead_code)]
 mod support;
 
-#[path = "../common/postgres.rs"]
-mod postgres;
+use switchyard_test_support::postgres;
 
 mod cluster;
 

@@ -7,11 +7,9 @@
 #[allow(dead_code)]
 mod support;
 
-#[path = "../common/postgres.rs"]
-mod postgres;
+use switchyard_test_support::postgres;
 
-#[path = "../common/tls.rs"]
-mod tls;
+use switchyard_test_support::tls;
 
 mod api;
 mod cert_keys;

@@ -3,8 +3,7 @@
 //! writers on one file), so each guarded claim and fence is shown to hold without relying on
 //! a single writer.
 
-#[path = "../common/postgres.rs"]
-mod postgres;
+use switchyard_test_support::postgres;
 mod support;
 
 mod deliveries;

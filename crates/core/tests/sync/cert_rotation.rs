@@ -1,6 +1,6 @@
 //! Client-certificate rotations through the console core against the real control plane and
 //! a TLS receiver on loopback that requires client certificates from the CAs it trusts
-//! (tests/common/tls.rs of the control plane): offline or refused uploads save nothing; a
+//! (switchyard-test-support's `tls`): offline or refused uploads save nothing; a
 //! receiver that only trusts the old CA fails the verify and promote is refused; a promote
 //! whose answer is lost is resent after a crash with the same key and activates once; roll
 //! back activates the old certificate again; no key is in any file of the data dir.

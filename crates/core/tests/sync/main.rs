@@ -17,6 +17,4 @@ mod rotation;
 mod target_test;
 mod two_processes;
 
-#[path = "../../../control-plane/tests/common/tls.rs"]
-#[allow(dead_code)]
-mod tls;
+use switchyard_test_support::tls;

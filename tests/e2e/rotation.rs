@@ -15,61 +15,45 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode};
 use serde_json::json;
 use switchyard_control_plane::delivery::signing::verify;
+use switchyard_test_support::receiver::status;
 
 use crate::harness::{App, ONE_AT_A_TIME};
 use crate::plane::Plane;
 
-/// A receiver on loopback accepting a webhook when a signature verifies with a secret it holds.
+/// A receiver on loopback accepting a webhook (204) when a signature verifies with a secret it
+/// holds, 401 otherwise.
 struct Receiver {
-    url: String,
+    inner: switchyard_test_support::receiver::Receiver,
     secrets: Arc<Mutex<Vec<String>>>,
-    task: tokio::task::JoinHandle<()>,
 }
 
 impl Receiver {
-    async fn start() -> Result<Self> {
+    fn start() -> Self {
         let secrets: Arc<Mutex<Vec<String>>> = Arc::default();
         let held = secrets.clone();
-        let app = axum::Router::new().route(
-            "/hook",
-            axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-                let held = held.clone();
-                async move {
-                    let h = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).unwrap_or("");
-                    let ts = h("webhook-timestamp").parse::<i64>().unwrap_or(0);
-                    let ok = held
-                        .lock()
-                        .unwrap()
-                        .iter()
-                        .any(|s| verify(s, h("webhook-id"), ts, &body, h("webhook-signature")));
-                    if ok {
-                        StatusCode::NO_CONTENT
-                    } else {
-                        StatusCode::UNAUTHORIZED
-                    }
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}/hook", listener.local_addr()?);
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
+        let inner = switchyard_test_support::receiver::Receiver::judging(move |r, _| {
+            let ts = r.header("webhook-timestamp").parse::<i64>().unwrap_or(0);
+            let signed = |s: &String| {
+                let (id, signature) = (r.header("webhook-id"), r.header("webhook-signature"));
+                verify(s, id, ts, r.body.as_bytes(), signature)
+            };
+            status(if held.lock().unwrap().iter().any(signed) {
+                204
+            } else {
+                401
+            })
         });
-        Ok(Self { url, secrets, task })
+        Self { inner, secrets }
+    }
+
+    fn url(&self) -> &str {
+        &self.inner.url
     }
 
     fn hold(&self, secret: &str) {
         self.secrets.lock().unwrap().push(secret.to_owned());
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }
 
@@ -101,12 +85,12 @@ async fn a_signing_secret_is_staged_verified_and_promoted_through_the_wizard() -
     let _one = ONE_AT_A_TIME.lock().await;
     let work = tempfile::tempdir()?;
     let plane = Plane::start(work.path()).await?;
-    let receiver = Receiver::start().await?;
+    let receiver = Receiver::start();
     let created = plane
         .call(
             "POST",
             "/v1/targets",
-            Some(json!({"name": "billing", "spec": {"url": receiver.url, "timeout_ms": 2000}})),
+            Some(json!({"name": "billing", "spec": {"url": receiver.url(), "timeout_ms": 2000}})),
         )
         .await?;
     let old = created["status"]["signing_secret"]

@@ -1,7 +1,8 @@
 //! Test support shared by the crates' integration tests (and the desktop's WebDriver
-//! scenarios), so that each helper exists once: a PostgreSQL database of its own per test
-//! ([`postgres`]) and certificates made in the test with a TLS receiver requiring them
-//! ([`tls`]). A dev-dependency only: no shipped binary links it.
+//! scenarios), so that each helper exists once: the webhook receiver ([`receiver`]), a
+//! PostgreSQL database of its own per test ([`postgres`]) and certificates made in the test
+//! with a TLS receiver requiring them ([`tls`]). A dev-dependency only: no shipped binary links it.
 
 pub mod postgres;
+pub mod receiver;
 pub mod tls;

@@ -4,9 +4,7 @@
 //! the server holds exactly one new secret, the receiver saw one verify webhook, and the value
 //! is in no file of the data dir.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::pin::Pin;
@@ -19,6 +17,7 @@ use serde_json::Value;
 use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::hooks::{HookPoint, Hooks};
 use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_test_support::receiver::Receiver;
 
 use crate::{TOKEN, json as parse, run};
 
@@ -82,40 +81,6 @@ impl Hooks for Pause {
             }
         })
     }
-}
-
-/// A receiver that answers 204 and counts the `webhook-id`s it saw.
-fn receiver() -> (String, Arc<Mutex<HashMap<String, u32>>>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let seen: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let ids = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            let (mut length, mut id) = (0usize, String::new());
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some((name, value)) = line.split_once(':') {
-                    if name.eq_ignore_ascii_case("content-length") {
-                        length = value.trim().parse().unwrap_or(0);
-                    } else if name.eq_ignore_ascii_case("webhook-id") {
-                        id = value.trim().to_owned();
-                    }
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            *ids.lock().unwrap().entry(id).or_default() += 1;
-            let _ = reader.get_mut().write_all(
-                b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-            );
-        }
-    });
-    (url, seen)
 }
 
 async fn plane(dir: &Path, pause: Arc<Pause>) -> Server {
@@ -210,7 +175,8 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
         "--token-stdin",
     ];
     assert!(run(&data, &add, Some(TOKEN)).status.success());
-    let (url, seen) = receiver();
+    let receiver = Receiver::answering(204);
+    let url = receiver.url.clone();
     for t in ["one", "two", "three"] {
         let spec = format!(r#"{{"url":"{url}"}}"#);
         let out = run(
@@ -292,7 +258,7 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
         .as_str()
         .unwrap()
         .to_owned();
-    let before: Vec<String> = seen.lock().unwrap().keys().cloned().collect();
+    let before: Vec<String> = receiver.ids().keys().cloned().collect();
 
     kill_mid_step(&data, &["rotation", "verify", &id], &pause, ":verify:1").await;
     let status = parse(&run(&data, &["--json", "rotation", "status", &id], None));
@@ -308,7 +274,7 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
         text(&out).contains(&format!("rotation promote {id}")),
         "says what is next"
     );
-    let seen_now = seen.lock().unwrap().clone();
+    let seen_now = receiver.ids();
     let verify_ids: Vec<&String> = seen_now.keys().filter(|k| !before.contains(k)).collect();
     assert_eq!(verify_ids.len(), 1, "one verify webhook id: {seen_now:?}");
 

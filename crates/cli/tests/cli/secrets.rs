@@ -4,10 +4,9 @@
 //! second secret, then promoted by expiring the old secret. A target's first secret is shown
 //! once when its creation is sent.
 
-use std::sync::atomic::Ordering;
+use switchyard_test_support::receiver::Receiver;
 
 use crate::dlq::dying_plane_with_events;
-use crate::targets::receiver;
 use crate::{json as parse, run};
 
 /// No file of the data dir (console.db, its WAL, the token file) holds `value`.
@@ -22,6 +21,15 @@ fn assert_not_in_data_dir(data: &std::path::Path, value: &str) {
     }
 }
 
+/// The `webhook-signature` header of each webhook the receiver got.
+fn signatures_sent(receiver: &Receiver) -> Vec<String> {
+    receiver
+        .received()
+        .iter()
+        .map(|r| r.header("webhook-signature").to_owned())
+        .collect()
+}
+
 /// How many `v1,` signatures a `webhook-signature` header carries.
 fn signatures(header: &str) -> usize {
     header.split(' ').filter(|s| s.starts_with("v1,")).count()
@@ -31,7 +39,8 @@ fn signatures(header: &str) -> usize {
 async fn a_rotation_is_staged_once_verified_and_promoted() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, data) = dying_plane_with_events(dir.path(), 0).await;
-    let (url, requests, signed) = receiver();
+    let receiver = Receiver::answering(204);
+    let url = receiver.url.clone();
     let spec = format!(r#"{{"url":"{url}"}}"#);
     let out = run(
         &data,
@@ -102,7 +111,7 @@ async fn a_rotation_is_staged_once_verified_and_promoted() {
     assert_eq!(out.status.code(), Some(0));
     let out = run(&data, &["targets", "test", "ok"], None);
     assert_eq!(out.status.code(), Some(0));
-    let headers = signed.lock().unwrap().clone();
+    let headers = signatures_sent(&receiver);
     assert_eq!(
         headers.iter().map(|h| signatures(h)).collect::<Vec<_>>(),
         [1, 2]
@@ -130,14 +139,14 @@ async fn a_rotation_is_staged_once_verified_and_promoted() {
             .status
             .success()
     );
-    assert_eq!(signatures(signed.lock().unwrap().last().unwrap()), 1);
+    assert_eq!(signatures(signatures_sent(&receiver).last().unwrap()), 1);
     let out = run(&data, &["targets", "secrets", "ok"], None);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(&format!("{old} ")) && text.contains("expired"),
         "{text}"
     );
-    assert_eq!(requests.load(Ordering::SeqCst), 3);
+    assert_eq!(receiver.count(), 3);
 
     // A control plane that does not answer: the rotation stays queued, exit 4 with its key.
     let add = [

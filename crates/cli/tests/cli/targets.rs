@@ -2,48 +2,10 @@
 //! says so (exit 5); a receiver that accepts it exits 0, and the same `--key` again shows the
 //! same test without sending a second webhook; an unknown target is an error (exit 1).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use switchyard_test_support::receiver::Receiver;
 
 use crate::dlq::dying_plane_with_events;
 use crate::{json as parse, run};
-
-/// A loopback receiver answering 204 to every request; counts the requests and keeps each
-/// one's `webhook-signature` header.
-pub(crate) fn receiver() -> (String, Arc<AtomicU32>, Arc<Mutex<Vec<String>>>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let count = Arc::new(AtomicU32::new(0));
-    let signatures: Arc<Mutex<Vec<String>>> = Arc::default();
-    let (seen, signed) = (count.clone(), signatures.clone());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some((name, value)) = line.split_once(':') {
-                    if name.eq_ignore_ascii_case("content-length") {
-                        length = value.trim().parse().unwrap_or(0);
-                    } else if name.eq_ignore_ascii_case("webhook-signature") {
-                        signed.lock().unwrap().push(value.trim().to_owned());
-                    }
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            seen.fetch_add(1, Ordering::SeqCst);
-            let _ = reader.get_mut().write_all(
-                b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-            );
-        }
-    });
-    (url, count, signatures)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn targets_test_reports_what_the_receiver_answered_and_sends_a_key_once() {
@@ -73,7 +35,8 @@ async fn targets_test_reports_what_the_receiver_answered_and_sends_a_key_once() 
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--payload is not valid JSON"));
 
-    let (url, requests, _) = receiver();
+    let receiver = Receiver::answering(204);
+    let url = receiver.url.clone();
     let spec = format!(r#"{{"url":"{url}"}}"#);
     let out = run(
         &data,
@@ -108,23 +71,19 @@ async fn targets_test_reports_what_the_receiver_answered_and_sends_a_key_once() 
     assert_eq!(first["state"], "done");
     assert_eq!(first["result"]["status_code"], 204);
     assert_eq!(first["request"]["payload"]["order"], 7);
-    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    assert_eq!(receiver.count(), 1);
 
     // The same key again: the same test, nothing sent.
     let again = parse(&run(&data, &args, None));
     assert_eq!(again["id"], first["id"]);
     assert_eq!(again["result"]["webhook_id"], first["result"]["webhook_id"]);
-    assert_eq!(requests.load(Ordering::SeqCst), 1);
+    assert_eq!(receiver.count(), 1);
 
     let out = run(&data, &["targets", "test", "ok"], None);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("receiver accepted it: HTTP 204"), "{text}");
-    assert_eq!(
-        requests.load(Ordering::SeqCst),
-        2,
-        "a new key is a new test"
-    );
+    assert_eq!(receiver.count(), 2, "a new key is a new test");
 
     // Signing with a secret the target does not have: the control plane refuses the test
     // (needs attention, exit 3) and nothing reaches the receiver.
@@ -139,5 +98,5 @@ async fn targets_test_reports_what_the_receiver_answered_and_sends_a_key_once() 
         text.contains("NEEDS ATTENTION") && text.contains("404"),
         "{text}"
     );
-    assert_eq!(requests.load(Ordering::SeqCst), 2);
+    assert_eq!(receiver.count(), 2);
 }

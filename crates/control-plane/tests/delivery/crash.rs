@@ -28,7 +28,7 @@ async fn kill_9_of_the_control_plane_mid_attempt_loses_nothing() {
     let args = ["--retry-schedule", FAST, "--delivery-lease-margin", "200ms"];
     let mut cp = spawn_control_plane(&db, &args).await;
     let api = Api::new(cp.url.clone().unwrap());
-    let receiver = Receiver::start(hold_first).await;
+    let receiver = Receiver::start(hold_first);
     api.route(&receiver.url, json!({})).await;
     let mut events = Vec::new();
     for n in 0..10 {
@@ -84,7 +84,7 @@ async fn kill_9_of_the_edge_mid_attempt_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(hold_first).await;
+    let receiver = Receiver::start(hold_first);
     api.route(
         &receiver.url,
         json!({"mode": "async_relay", "edge": "edge-1"}),
@@ -123,7 +123,7 @@ async fn kill_9_during_a_sync_attempt_loses_nothing() {
     let args = ["--retry-schedule", FAST, "--delivery-lease-margin", "200ms"];
     let mut cp = spawn_control_plane(&db, &args).await;
     let api = Api::new(cp.url.clone().unwrap());
-    let receiver = Receiver::start(hold_first).await;
+    let receiver = Receiver::start(hold_first);
     api.route(&receiver.url, json!({"mode": "sync"})).await;
     let submit = {
         let api = api.clone();

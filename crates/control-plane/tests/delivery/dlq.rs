@@ -12,7 +12,7 @@ async fn dlq_pages_newest_first_filters_and_counts() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     api.route(&receiver.url, json!({})).await;
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -11,7 +11,7 @@ async fn duplicate_event_keys_return_the_original_even_when_concurrent() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(&receiver.url, json!({})).await;
 
     let body =
@@ -115,7 +115,7 @@ async fn every_matching_flow_gets_a_delivery_and_details_show_attempts() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|i| if i == 0 { status(500) } else { status(200) }).await;
+    let receiver = Receiver::start(|i| if i == 0 { status(500) } else { status(200) });
     api.route(&receiver.url, json!({})).await;
     api.create(
         "flows",
@@ -176,7 +176,7 @@ async fn another_tenant_sees_none_of_it() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     api.route(&receiver.url, json!({})).await;
     let event = api.event_id(1).await;
     let d = api
@@ -232,8 +232,8 @@ async fn events_are_found_by_key_with_all_their_deliveries_newest_first() {
     cfg.idempotency.retention = Duration::from_millis(300);
     let server = switchyard_control_plane::Server::start(cfg).await.unwrap();
     let api = Api::new(server.url());
-    let ok = Receiver::start(|_| status(200)).await;
-    let failing = Receiver::start(|_| status(503)).await;
+    let ok = Receiver::start(|_| status(200));
+    let failing = Receiver::start(|_| status(503));
     api.route(&ok.url, json!({})).await;
     api.create(
         "targets",

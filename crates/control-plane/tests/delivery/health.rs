@@ -50,9 +50,8 @@ async fn delivery_health_counts_what_the_receivers_answered() {
     let ok = Receiver::start(|_| Reply {
         status: 200,
         delay: Duration::from_millis(300),
-    })
-    .await;
-    let failing = Receiver::start(|_| status(500)).await;
+    });
+    let failing = Receiver::start(|_| status(500));
     api.route(&ok.url, json!({})).await;
     api.create(
         "targets",
@@ -148,7 +147,7 @@ async fn delivery_health_is_per_tenant_and_names_a_bad_query() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let ok = Receiver::start(|_| status(200)).await;
+    let ok = Receiver::start(|_| status(200));
     api.route(&ok.url, json!({})).await;
     let event = api.event_id(0).await;
     api.wait_state(&event, "succeeded", Duration::from_secs(10))

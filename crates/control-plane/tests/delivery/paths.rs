@@ -74,7 +74,7 @@ async fn async_inline_makes_exactly_five_attempts_then_dlq() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     api.route(&receiver.url, json!({"mode": "async_inline"}))
         .await;
     let event = api.event_id(1).await;
@@ -109,8 +109,7 @@ async fn connect_and_timeout_failures_are_classified() {
     let slow = Receiver::start(|_| Reply {
         status: 200,
         delay: Duration::from_secs(2),
-    })
-    .await;
+    });
     api.call(
         "PATCH",
         "/v1/targets/tg",
@@ -135,8 +134,7 @@ async fn sync_mode_answers_after_the_first_attempt_and_retries_in_background() {
     let receiver = Receiver::start(|_| Reply {
         status: 200,
         delay: Duration::from_millis(300),
-    })
-    .await;
+    });
     api.route(&receiver.url, json!({"mode": "sync"})).await;
 
     let started = Instant::now();
@@ -181,7 +179,7 @@ async fn webhook_headers_and_signature_verify_at_the_receiver() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(204)).await;
+    let receiver = Receiver::start(|_| status(204));
     let secret = api.route(&receiver.url, json!({})).await;
     assert!(secret.starts_with("whsec_"));
     let (_, body) = api
@@ -219,7 +217,7 @@ async fn async_relay_through_a_real_edge_process_makes_five_attempts_then_dlq() 
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     let secret = api
         .route(
             &receiver.url,
@@ -262,7 +260,7 @@ async fn relay_with_no_edge_counts_five_failed_hops_then_dlq() {
         .await
         .unwrap();
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(
         &receiver.url,
         json!({"mode": "async_relay", "edge": "nobody"}),
@@ -299,7 +297,7 @@ async fn each_hop_has_its_own_budget_of_five() {
         .await
         .unwrap();
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(503)).await;
+    let receiver = Receiver::start(|_| status(503));
     api.route(
         &receiver.url,
         json!({"mode": "async_relay", "edge": "edge-1"}),

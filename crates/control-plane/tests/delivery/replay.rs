@@ -41,7 +41,7 @@ async fn a_session_redelivers_each_dead_delivery_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     let events = dead_letters(&api, &receiver, 4).await;
     let before = receiver.count();
     receiver.set(|_| status(200));
@@ -139,7 +139,7 @@ async fn dry_run_counts_and_creates_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     dead_letters(&api, &receiver, 3).await;
     let before = receiver.count();
     let (status, body) = api
@@ -168,7 +168,7 @@ async fn cancel_withdraws_unsent_redeliveries_and_is_keyed() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     dead_letters(&api, &receiver, 5).await;
     receiver.set(|_| status(200));
     // A rate too slow to schedule (found by the API fuzzer: it overflowed the due times and
@@ -249,7 +249,7 @@ async fn a_replay_that_dies_again_returns_to_the_dlq_linked_to_its_session() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     dead_letters(&api, &receiver, 1).await;
     let (status, _) = api
         .call(

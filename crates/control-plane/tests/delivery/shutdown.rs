@@ -88,7 +88,7 @@ async fn control_plane_stopped_mid_burst(
     args.extend_from_slice(extra);
     let mut cp = spawn_control_plane(db, &args).await;
     let api = Api::new(cp.url.clone().unwrap());
-    let receiver = Receiver::start(slow).await;
+    let receiver = Receiver::start(slow);
     api.route(&receiver.url, json!({})).await;
     let events = burst(&api).await;
     wait_for("a third of the burst", Duration::from_secs(30), || {
@@ -205,7 +205,7 @@ async fn edge_stopped_mid_burst(extra: &[&str]) -> (Receiver, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(slow).await;
+    let receiver = Receiver::start(slow);
     api.route(
         &receiver.url,
         json!({"mode": "async_relay", "edge": "edge-1"}),

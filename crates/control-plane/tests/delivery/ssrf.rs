@@ -201,7 +201,7 @@ async fn a_name_resolving_to_loopback_is_refused_at_send_once_and_nothing_reache
     let dir = tempfile::tempdir().unwrap();
     let server = start(&dir.path().join("cp.db"), false).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(
         &via(&receiver, LOOPBACK_NAME),
         json!({"mode": "async_inline"}),
@@ -260,7 +260,7 @@ async fn a_name_resolving_to_loopback_is_refused_at_send_once_and_nothing_reache
 async fn stored_ip_literal_targets_are_refused_at_send_once_private_targets_are_forbidden() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cp.db");
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     // Stored while the server allowed private targets: 127.0.0.1 and its IPv4-mapped form.
     let server = start(&db, true).await;
     let api = Api::new(server.url());
@@ -324,7 +324,7 @@ async fn an_edge_plane_refuses_a_forbidden_address_unless_it_allows_private_targ
     // The control plane allows the target; the edge, which sends it, does not.
     let server = start(&dir.path().join("cp.db"), true).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(
         &receiver.url,
         json!({"mode": "async_relay", "edge": "edge-1"}),

@@ -1,18 +1,12 @@
 //! Test harness: in-process and out-of-process control planes, real loopback receivers,
 //! an edge process, and small API helpers.
 
-use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
 use serde_json::{Value, json};
 use switchyard_control_plane::delivery::DeliveryConfig;
 use switchyard_control_plane::delivery::schedule::parse_schedule;
@@ -24,123 +18,9 @@ pub const TOKEN: &str = "acme-token-123";
 pub const OTHER_TOKEN: &str = "other-token-456";
 pub const FAST: &str = "0s,50ms,100ms,200ms,400ms";
 
-/// What the receiver answers to its n-th request (0-based).
-#[derive(Clone, Copy, Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub delay: Duration,
-}
-
-pub fn status(status: u16) -> Reply {
-    Reply {
-        status,
-        delay: Duration::ZERO,
-    }
-}
-
-type Behaviour = Arc<dyn Fn(usize) -> Reply + Send + Sync>;
-
-#[derive(Clone, Debug)]
-pub struct Received {
-    pub headers: HashMap<String, String>,
-    pub body: String,
-    pub received_at: Instant,
-    /// When the receiver finished its answer (`None`: still holding the request).
-    pub answered_at: Option<Instant>,
-}
-
-impl Received {
-    pub fn header(&self, name: &str) -> &str {
-        self.headers.get(name).map_or("", String::as_str)
-    }
-}
-
-#[derive(Clone)]
-struct ReceiverState {
-    log: Arc<Mutex<Vec<Received>>>,
-    behaviour: Arc<Mutex<Behaviour>>,
-}
-
-/// A real webhook receiver on loopback that records every request.
-pub struct Receiver {
-    pub url: String,
-    log: Arc<Mutex<Vec<Received>>>,
-    behaviour: Arc<Mutex<Behaviour>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-async fn receive(
-    State(state): State<ReceiverState>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> StatusCode {
-    let received = Received {
-        headers: headers
-            .iter()
-            .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
-            .collect(),
-        body: String::from_utf8_lossy(&body).into_owned(),
-        received_at: Instant::now(),
-        answered_at: None,
-    };
-    let index = {
-        let mut log = state.log.lock().unwrap();
-        log.push(received);
-        log.len() - 1
-    };
-    let behaviour = state.behaviour.lock().unwrap().clone();
-    let reply = behaviour(index);
-    if !reply.delay.is_zero() {
-        tokio::time::sleep(reply.delay).await;
-    }
-    state.log.lock().unwrap()[index].answered_at = Some(Instant::now());
-    StatusCode::from_u16(reply.status).unwrap()
-}
-
-impl Receiver {
-    pub async fn start(behaviour: impl Fn(usize) -> Reply + Send + Sync + 'static) -> Self {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let behaviour: Arc<Mutex<Behaviour>> = Arc::new(Mutex::new(Arc::new(behaviour)));
-        let state = ReceiverState {
-            log: log.clone(),
-            behaviour: behaviour.clone(),
-        };
-        let app = Router::new()
-            .route("/hook", post(receive))
-            .with_state(state);
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-            .await
-            .unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Self {
-            url,
-            log,
-            behaviour,
-            task,
-        }
-    }
-
-    pub fn set(&self, behaviour: impl Fn(usize) -> Reply + Send + Sync + 'static) {
-        *self.behaviour.lock().unwrap() = Arc::new(behaviour);
-    }
-
-    pub fn received(&self) -> Vec<Received> {
-        self.log.lock().unwrap().clone()
-    }
-
-    pub fn count(&self) -> usize {
-        self.log.lock().unwrap().len()
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
+// Each test binary that includes this file uses some of these.
+#[allow(unused_imports)]
+pub use switchyard_test_support::receiver::{Received, Receiver, Reply, status};
 
 pub fn config(db: &Path, schedule: &str) -> ServerConfig {
     let mut tenants = Tenants::default();

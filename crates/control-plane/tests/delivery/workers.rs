@@ -44,8 +44,7 @@ async fn two_workers_never_deliver_the_same_attempt() {
     let receiver = Receiver::start(|_| Reply {
         status: 200,
         delay: Duration::from_millis(2),
-    })
-    .await;
+    });
     api.route(&receiver.url, json!({})).await;
     let mut events = Vec::new();
     for n in 0..200 {
@@ -179,8 +178,7 @@ async fn negative_control_a_stale_read_claim_double_delivers() {
     let receiver = Receiver::start(|_| Reply {
         status: 200,
         delay: Duration::from_millis(2),
-    })
-    .await;
+    });
     api.route(&receiver.url, json!({})).await;
     for n in 0..200 {
         api.event_id(n).await;
@@ -223,8 +221,7 @@ async fn stop_during_an_attempt(drain: bool) -> String {
     let receiver = Receiver::start(|_| Reply {
         status: 200,
         delay: Duration::from_millis(800),
-    })
-    .await;
+    });
     api.route(&receiver.url, json!({})).await;
     let event = api.event_id(1).await;
     wait_for(

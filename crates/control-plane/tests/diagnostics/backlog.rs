@@ -23,7 +23,6 @@ async fn flaky(healthy: &Arc<AtomicBool>) -> Receiver {
             500
         })
     })
-    .await
 }
 
 /// A server with slow retries (deliveries stay open for seconds) routing `ep` to a receiver

@@ -22,7 +22,7 @@ async fn relay_deliveries_stranded_by_a_killed_edge_are_found_and_go_out_once_it
     config.diagnostics.edge_silence = Duration::from_secs(1);
     let server = Server::start(config).await.unwrap();
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(
         &receiver.url,
         json!({"mode": "async_relay", "edge": "edge-1"}),

@@ -32,7 +32,7 @@ async fn a_delivery_left_in_flight_by_a_kill_9_is_found_and_requeued_once() {
     let args = ["--retry-schedule", FAST, "--delivery-lease-margin", "200ms"];
     let mut cp = spawn_control_plane(&db, &args).await;
     let api = Api::new(cp.url.clone().unwrap());
-    let receiver = Receiver::start(hold_first).await;
+    let receiver = Receiver::start(hold_first);
     api.route(&receiver.url, json!({})).await;
     let mut events = Vec::new();
     for n in 0..3 {
@@ -157,8 +157,7 @@ async fn requeue_while_sending(unguarded: bool) -> (u16, String, usize) {
         } else {
             status(200)
         }
-    })
-    .await;
+    });
     api.route(&receiver.url, json!({})).await;
     let event = api.event_id(1).await;
     wait_for("the first attempt", Duration::from_secs(10), || {

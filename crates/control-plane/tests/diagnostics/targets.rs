@@ -27,7 +27,6 @@ async fn a_failing_target_is_found_and_its_dead_deliveries_replayed_once_after_t
                 500
             })
         })
-        .await
     };
     api.route(&receiver.url, json!({})).await;
     let events = [api.event_id(1).await, api.event_id(2).await];

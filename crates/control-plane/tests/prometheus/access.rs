@@ -31,7 +31,7 @@ async fn tenant_labels_need_the_token_and_name_every_tenant() {
         listen: None,
     };
     let server = Server::start(config(dir.path(), metrics)).await.unwrap();
-    let receiver = Receiver::start().await;
+    let receiver = receiver();
     let url = server.metrics_url();
     for token in [None, Some("wrong-token-000"), Some(ALPHA_TOKEN)] {
         let (status, content_type, body) = get_metrics(&url, token).await;

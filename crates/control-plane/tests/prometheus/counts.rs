@@ -1,7 +1,5 @@
 //! What the counters and gauges say after scripted requests, deliveries and a replay.
 
-use std::sync::atomic::Ordering;
-
 use prometheus_parse::Value as Sample;
 use serde_json::json;
 use switchyard_control_plane::Server;
@@ -15,7 +13,7 @@ async fn a_scrape_counts_requests_keys_events_attempts_and_reads_the_gauges() {
     let server = Server::start(config(dir.path(), MetricsConfig::default()))
         .await
         .unwrap();
-    let receiver = Receiver::start().await;
+    let receiver = receiver();
     let url = server.metrics_url();
     assert_eq!(
         url,
@@ -87,7 +85,7 @@ async fn a_scrape_counts_requests_keys_events_attempts_and_reads_the_gauges() {
         attempts(s, "succeeded") + attempts(s, "failed") >= 5.0
     })
     .await;
-    assert_eq!(receiver.hits.load(Ordering::SeqCst), 5);
+    assert_eq!(hits(&receiver), 5);
     assert_eq!(value(&s, "switchyard_events_accepted_total", &[]), 5.0);
     assert_eq!(attempts(&s, "succeeded"), 3.0);
     assert_eq!(attempts(&s, "failed"), 2.0);
@@ -254,7 +252,7 @@ async fn edge_hops_and_lease_takeovers_are_counted() {
     let mut config = config(dir.path(), metrics);
     config.delivery.lease_margin = std::time::Duration::from_millis(200);
     let server = Server::start(config).await.unwrap();
-    let receiver = Receiver::start().await;
+    let receiver = receiver();
     create(&server, "endpoints", "ep-relay", json!({})).await;
     let url = format!("{}/ok", receiver.base);
     create(
@@ -327,7 +325,7 @@ async fn edge_hops_and_lease_takeovers_are_counted() {
     assert_eq!(value(&s, "switchyard_dlq_depth", &[alpha]), 1.0);
     assert_eq!(value(&s, "switchyard_deliveries_in_flight", &[alpha]), 0.0);
     assert_eq!(
-        receiver.hits.load(Ordering::SeqCst),
+        hits(&receiver),
         0,
         "the edge plane sends, not the control plane"
     );
@@ -342,7 +340,7 @@ async fn a_copy_of_a_keyed_call_in_progress_counts_as_in_progress() {
     let server = Server::start(config(dir.path(), MetricsConfig::default()))
         .await
         .unwrap();
-    let receiver = Receiver::start().await;
+    let receiver = receiver();
     let url = format!("{}/slow", receiver.base);
     create(
         &server,
@@ -387,7 +385,7 @@ async fn a_copy_of_a_keyed_call_in_progress_counts_as_in_progress() {
 #[tokio::test]
 async fn attempts_that_finish_together_are_recorded_in_fewer_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let receiver = Receiver::start().await;
+    let receiver = receiver();
     // The backlog first, with no worker: the worker then claims all twenty in one pass,
     // and the receiver's `/slow` answers them all about 600 ms later.
     let mut cfg = config(dir.path(), MetricsConfig::default());

@@ -17,7 +17,7 @@ async fn the_gauges_read_the_same_on_postgres() {
     switchyard_control_plane::sealing::Sealer::ephemeral()
         .write_file(&key_file)
         .unwrap();
-    let receiver = Receiver::start().await;
+    let receiver = receiver();
     let on_postgres = |metrics: MetricsConfig| {
         let mut config = config(dir.path(), metrics);
         config.db_url = db.url.clone();

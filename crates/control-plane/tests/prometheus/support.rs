@@ -2,13 +2,8 @@
 //! as tenant alpha, scrapes and the values of their series.
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::http::StatusCode;
-use axum::routing::post;
 use prometheus_parse::{Scrape, Value as Sample};
 use serde_json::{Value, json};
 use switchyard_control_plane::delivery::DeliveryConfig;
@@ -23,56 +18,29 @@ pub const BETA: &str = "tenant-beta";
 pub const BETA_TOKEN: &str = "beta-token-456";
 pub const SCRAPE_TOKEN: &str = "scrape-token-789";
 
-/// A webhook receiver: `/ok` answers 200, `/fail` 500 (counting both), `/slow` 200 after
-/// 600 ms.
-pub struct Receiver {
-    pub base: String,
-    pub hits: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
+pub use switchyard_test_support::receiver::Receiver;
+use switchyard_test_support::receiver::{Reply, status};
+
+/// A webhook receiver: `/ok` answers 200, `/fail` 500, `/slow` 200 after 600 ms.
+pub fn receiver() -> Receiver {
+    Receiver::routed(|path, _| match path {
+        "/fail" => status(500),
+        // Holds the call a while: a keyed target test of it is in progress meanwhile.
+        "/slow" => Reply {
+            status: 200,
+            delay: Duration::from_millis(600),
+        },
+        _ => status(200),
+    })
 }
 
-impl Receiver {
-    pub async fn start() -> Self {
-        let hits = Arc::new(AtomicUsize::new(0));
-        let (ok_hits, fail_hits) = (hits.clone(), hits.clone());
-        let app = Router::new()
-            .route(
-                "/ok",
-                post(move || async move {
-                    ok_hits.fetch_add(1, Ordering::SeqCst);
-                    StatusCode::OK
-                }),
-            )
-            .route(
-                "/fail",
-                post(move || async move {
-                    fail_hits.fetch_add(1, Ordering::SeqCst);
-                    StatusCode::INTERNAL_SERVER_ERROR
-                }),
-            )
-            // Holds the call a while: a keyed target test of it is in progress meanwhile.
-            .route(
-                "/slow",
-                post(|| async {
-                    tokio::time::sleep(Duration::from_millis(600)).await;
-                    StatusCode::OK
-                }),
-            );
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-            .await
-            .unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Self { base, hits, task }
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+/// How many requests `/ok` and `/fail` got.
+pub fn hits(receiver: &Receiver) -> usize {
+    receiver
+        .received()
+        .iter()
+        .filter(|r| r.path != "/slow")
+        .count()
 }
 
 pub fn config(dir: &std::path::Path, metrics: MetricsConfig) -> ServerConfig {

@@ -20,7 +20,7 @@ async fn submit(cluster: &Cluster, n: usize) -> Vec<String> {
 }
 
 async fn delivered_once(cluster: &Cluster, events: usize) -> Result<HashSet<String>, String> {
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     cluster
         .api(0)
         .route(&receiver.url, json!({"mode": "async_inline"}))
@@ -147,8 +147,7 @@ async fn kill_mid_attempt(faults: &str) -> Result<(), String> {
         } else {
             Duration::ZERO
         },
-    })
-    .await;
+    });
     cluster
         .api(0)
         .route(&receiver.url, json!({"mode": "async_inline"}))

@@ -33,7 +33,7 @@ fn pairs(session: &Value) -> BTreeMap<String, String> {
 
 async fn replay_across_replicas(faults: &str) -> Result<(), String> {
     let cluster = Cluster::start(3, faults).await;
-    let receiver = Receiver::start(|_| status(503)).await;
+    let receiver = Receiver::start(|_| status(503));
     cluster
         .api(0)
         .route(&receiver.url, json!({"mode": "async_inline"}))

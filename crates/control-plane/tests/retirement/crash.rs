@@ -32,7 +32,7 @@ async fn crash_then_retry(point: &str, cascade: bool) {
     let db = format!("sqlite://{}", dir.path().join("cp.db").display());
     let mut cp = spawn_serve(&db, &args(), &[("SWITCHYARD_TEST_CRASH_AT", point)]).await;
     let api = Api::new(cp.url.clone().unwrap());
-    let receiver = Receiver::start(|i| status(if i < 2 { 503 } else { 200 })).await;
+    let receiver = Receiver::start(|i| status(if i < 2 { 503 } else { 200 }));
     api.route(&receiver.url, json!({})).await;
     let mut events = Vec::new();
     for n in 0..3 {

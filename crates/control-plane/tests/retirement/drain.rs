@@ -31,7 +31,7 @@ async fn pending_deliveries_reach_their_outcome_before_the_delete() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, api) = server(dir.path()).await;
     // Fails the first six requests, then accepts: every event needs retries.
-    let receiver = Receiver::start(|i| status(if i < 6 { 503 } else { 200 })).await;
+    let receiver = Receiver::start(|i| status(if i < 6 { 503 } else { 200 }));
     api.route(&receiver.url, json!({})).await;
     let mut events = Vec::new();
     for n in 0..4 {
@@ -113,7 +113,7 @@ async fn dead_deliveries(api: &Api, n: u64) {
 async fn the_dlq_is_kept_or_purged_as_asked() {
     let dir = tempfile::tempdir().unwrap();
     let (_server, api) = server(dir.path()).await;
-    let receiver = Receiver::start(|_| status(500)).await;
+    let receiver = Receiver::start(|_| status(500));
     api.create("endpoints", "ep", json!({})).await;
     for target in ["tg-keep", "tg-purge"] {
         api.create(

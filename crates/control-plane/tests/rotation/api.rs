@@ -30,7 +30,7 @@ async fn a_keyed_replay_of_a_rotation_returns_the_same_secret_and_mints_no_other
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(&receiver.url, json!({})).await;
 
     let body = json!({"overlap_seconds": 3600});
@@ -64,7 +64,7 @@ async fn a_second_rotation_during_the_overlap_is_refused_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(&receiver.url, json!({})).await;
     let old_id = first_secret_id(&api).await;
     let (_, first) = rotate(&api, "rotate-1", json!({})).await;
@@ -122,7 +122,7 @@ async fn the_last_secret_cannot_be_expired_and_unknown_ones_are_absent() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     api.route(&receiver.url, json!({})).await;
     let old_id = first_secret_id(&api).await;
 
@@ -195,7 +195,7 @@ async fn the_verify_step_signs_with_the_named_secret_only() {
     let dir = tempfile::tempdir().unwrap();
     let server = server(dir.path()).await;
     let api = Api::new(server.url());
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     let old = api.route(&receiver.url, json!({})).await;
     let old_id = first_secret_id(&api).await;
     let (_, rotated) = rotate(&api, "rotate-1", json!({})).await;

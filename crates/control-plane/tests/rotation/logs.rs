@@ -12,7 +12,7 @@ async fn secret_values_stay_out_of_listings_errors_logs_and_the_database() {
     let log_path = dir.path().join("stderr.log");
     let db = dir.path().join("cp.db");
     let (mut child, api) = crate::serve_logged(&db, &log_path, &[]).await;
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     let first = api.route(&receiver.url, json!({"mode": "sync"})).await;
     let first_id = first_secret_id(&api).await;
 

@@ -10,7 +10,7 @@ use crate::{rotate, secrets, signature_count, verifies};
 
 async fn race(servers: [&Server; 2]) {
     let apis = servers.map(|s| Api::new(s.url()));
-    let receiver = Receiver::start(|_| status(200)).await;
+    let receiver = Receiver::start(|_| status(200));
     let first = apis[0].route(&receiver.url, json!({"mode": "sync"})).await;
     let racers = (0..8).map(|n| {
         let api = apis[n % 2].clone();

@@ -20,7 +20,7 @@ async fn start(
     mode: serde_json::Value,
     reply: impl Fn(usize) -> Reply + Send + Sync + 'static,
 ) -> (Server, Api, Receiver, String) {
-    let receiver = Receiver::start(reply).await;
+    let receiver = Receiver::start(reply);
     let mut config = config(&dir.join("cp.db"), FAST);
     config.clock = Arc::new(clock.clone());
     let server = Server::start(config).await.unwrap();

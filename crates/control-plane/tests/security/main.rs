@@ -3,17 +3,13 @@
 //! is left in clear in the database, its WAL or the log; the stored responses and the
 //! signatures still work; a wrong main key stops start-up with a clear error.
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::http::HeaderMap;
-use axum::routing::post;
 use serde_json::{Value, json};
 use switchyard_control_plane::sealing::Sealer;
+use switchyard_test_support::receiver::Receiver;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const TOKEN: &str = "acme-token-123";
@@ -105,31 +101,6 @@ async fn call(url: &str, method: &str, path: &str, body: Value, key: Option<&str
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
-/// What the receiver was sent: each request's headers and body.
-type Seen = Arc<Mutex<Vec<(HeaderMap, Vec<u8>)>>>;
-
-/// A receiver that keeps each request's headers and body.
-async fn receiver() -> (String, Seen) {
-    let seen: Seen = Arc::default();
-    let log = seen.clone();
-    let app = Router::new().route(
-        "/hook",
-        post(move |headers: HeaderMap, body: axum::body::Bytes| {
-            let log = log.clone();
-            async move {
-                log.lock().unwrap().push((headers, body.to_vec()));
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (url, seen)
-}
-
 /// Every file of `dir` but the main key file, as bytes.
 fn files_but_the_key(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     std::fs::read_dir(dir)
@@ -148,8 +119,8 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Submits an event to `ep` and waits until the receiver got one more webhook.
-async fn deliver_one(url: &str, seen: &Seen) {
-    let before = seen.lock().unwrap().len();
+async fn deliver_one(url: &str, receiver: &Receiver) {
+    let before = receiver.count();
     let (status, body) = call(
         url,
         "POST",
@@ -160,7 +131,7 @@ async fn deliver_one(url: &str, seen: &Seen) {
     .await;
     assert_eq!(status, 202, "{body}");
     for _ in 0..400 {
-        if seen.lock().unwrap().len() > before {
+        if receiver.count() > before {
             return;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -182,7 +153,8 @@ async fn create_target(url: &str, name: &str, hook: &str) -> (u16, Value) {
 #[tokio::test]
 async fn no_signing_secret_stays_in_clear_in_the_database_its_wal_or_the_log() {
     let dir = tempfile::tempdir().unwrap();
-    let (hook, seen) = receiver().await;
+    let receiver = Receiver::answering(200);
+    let hook = receiver.url.clone();
     let cp = serve(dir.path(), &[]).await.unwrap();
     let mut secrets = Vec::new();
     for name in ["tg-a", "tg-b", "tg-c"] {
@@ -212,17 +184,15 @@ async fn no_signing_secret_stays_in_clear_in_the_database_its_wal_or_the_log() {
         Some("fl"),
     )
     .await;
-    deliver_one(&cp.url, &seen).await;
+    deliver_one(&cp.url, &receiver).await;
     let verify = |secret: &str| {
-        let seen = seen.lock().unwrap();
-        let (headers, body) = seen.last().expect("a webhook");
-        let h = |n: &str| headers.get(n).unwrap().to_str().unwrap().to_owned();
+        let last = receiver.received().pop().expect("a webhook");
         switchyard_control_plane::delivery::signing::verify(
             secret,
-            &h("webhook-id"),
-            h("webhook-timestamp").parse().unwrap(),
-            body,
-            &h("webhook-signature"),
+            last.header("webhook-id"),
+            last.header("webhook-timestamp").parse().unwrap(),
+            last.body.as_bytes(),
+            last.header("webhook-signature"),
         )
     };
     assert!(verify(&secrets[0]), "signed with the sealed secret, opened");
@@ -248,7 +218,7 @@ async fn no_signing_secret_stays_in_clear_in_the_database_its_wal_or_the_log() {
     let (status, again) = create_target(&cp.url, "tg-b", &hook).await;
     assert_eq!(status, 201, "the stored response opens under the new key");
     assert_eq!(again["status"]["signing_secret"], secrets[1].as_str());
-    deliver_one(&cp.url, &seen).await;
+    deliver_one(&cp.url, &receiver).await;
     assert!(verify(&secrets[0]), "still signed right after the rotation");
     stop(cp).await;
 

@@ -13,7 +13,8 @@ use switchyard_core::{ActionState, Console, CoreError, RotationStep};
 
 use crate::harness::{ControlPlane, console as open_console, console_with_profile};
 use crate::proxy::{FaultProxy, Faults};
-use crate::target_test::{create_target, receiver};
+use crate::target_test::create_target;
+use switchyard_test_support::receiver::Receiver;
 
 const HOUR: Option<Duration> = Some(Duration::from_secs(3600));
 const LONG: Duration = Duration::from_secs(30);
@@ -55,7 +56,7 @@ async fn a_stage_whose_answer_is_lost_is_resent_with_its_key_and_makes_one_secre
     let proxy = FaultProxy::start(&cp.url(), 11).await;
     let data = dir.path().join("console");
     let console = console_with_profile(&data, &proxy.url()).await;
-    let rx = receiver(204).await;
+    let rx = Receiver::answering(204);
     create_target(&console, "billing", &rx.url).await;
     assert_eq!(secrets(&console, "billing").await, (1, 1));
 
@@ -122,7 +123,7 @@ async fn a_stage_whose_answer_is_lost_is_resent_with_its_key_and_makes_one_secre
     assert_eq!(verified.step, RotationStep::Verified, "{verified:?}");
     let result = verified.verify_result.clone().unwrap();
     assert!(result.ok && result.status == Some(204), "{result:?}");
-    assert_eq!(rx.seen().values().sum::<u32>(), 1);
+    assert_eq!(rx.ids().values().sum::<u32>(), 1);
     let done = console.promote_rotation(&r.id, false, LONG).await.unwrap();
     assert_eq!(done.step, RotationStep::Done, "{done:?}");
     let list = console.signing_secrets("p", "billing").await.unwrap();
@@ -141,7 +142,7 @@ async fn a_failed_verify_blocks_promote_and_roll_back_restores_the_old_secret() 
     let cp = ControlPlane::start(dir.path(), true).await;
     let data = dir.path().join("console");
     let console = console_with_profile(&data, &cp.url()).await;
-    let refusing = receiver(401).await;
+    let refusing = Receiver::answering(401);
     create_target(&console, "crm", &refusing.url).await;
     let old = console.signing_secrets("p", "crm").await.unwrap()[0]
         .id
@@ -210,7 +211,7 @@ async fn of_two_consoles_promoting_and_rolling_back_one_rotation_one_wins() {
     let data = dir.path().join("console");
     let a = console_with_profile(&data, &cp.url()).await;
     let b = open_console(&data).await;
-    let rx = receiver(200).await;
+    let rx = Receiver::answering(200);
     create_target(&a, "erp", &rx.url).await;
 
     for round in 0..4 {
@@ -229,7 +230,7 @@ async fn of_two_consoles_promoting_and_rolling_back_one_rotation_one_wins() {
         }
         let r = a.rotation(&r.id).await.unwrap();
         assert_eq!((r.step, r.verify_attempts), (RotationStep::Verified, 1));
-        assert_eq!(rx.seen().values().sum::<u32>(), round + 1);
+        assert_eq!(rx.ids().values().sum::<u32>(), round + 1);
 
         // One promotes while the other rolls back: exactly one of them happens.
         let (p, rb) = if round % 2 == 0 {
@@ -272,7 +273,7 @@ async fn a_rotation_started_offline_is_staged_once_the_server_answers() {
     let proxy = FaultProxy::start(&cp.url(), 3).await;
     let data = dir.path().join("console");
     let console = console_with_profile(&data, &proxy.url()).await;
-    let rx = receiver(200).await;
+    let rx = Receiver::answering(200);
     create_target(&console, "ledger", &rx.url).await;
 
     proxy.set_upstream(None);
@@ -302,7 +303,7 @@ async fn an_overlap_that_ends_on_its_own_is_done_and_an_expiry_by_hand_is_a_roll
     let cp = ControlPlane::start(dir.path(), true).await;
     let data = dir.path().join("console");
     let console = console_with_profile(&data, &cp.url()).await;
-    let rx = receiver(200).await;
+    let rx = Receiver::answering(200);
     create_target(&console, "mail", &rx.url).await;
 
     // A one-second overlap, left to end: the server shows the old secret expired → done.
@@ -347,7 +348,7 @@ async fn a_secret_write_queued_longer_ago_than_key_retention_is_not_resent_blind
     let proxy = FaultProxy::start(&cp.url(), 3).await;
     let data = dir.path().join("console");
     let console = console_with_profile(&data, &proxy.url()).await;
-    let rx = receiver(200).await;
+    let rx = Receiver::answering(200);
     create_target(&console, "audit", &rx.url).await;
 
     proxy.set_upstream(None);

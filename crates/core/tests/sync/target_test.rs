@@ -4,71 +4,15 @@
 //! queued writes; keys name one test.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
-use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::json;
 use switchyard_core::protocol_events::ErrorClass;
 use switchyard_core::{ActionState, Console, CoreError, ResourceKind, TargetTestRequest, Write};
+use switchyard_test_support::receiver::Receiver;
 
 use crate::harness::{ControlPlane, console_with_profile};
 use crate::proxy::{FaultProxy, Faults};
-
-/// A loopback receiver that answers `status` and counts the `webhook-id`s it saw.
-pub(crate) struct Receiver {
-    pub(crate) url: String,
-    seen: Arc<Mutex<HashMap<String, u32>>>,
-}
-
-pub(crate) async fn receiver(status: u16) -> Receiver {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let seen: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
-    let counts = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let counts = counts.clone();
-            tokio::spawn(async move {
-                let svc = service_fn(move |req: Request<Incoming>| {
-                    let counts = counts.clone();
-                    async move {
-                        let id = req
-                            .headers()
-                            .get("webhook-id")
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or("")
-                            .to_owned();
-                        *counts.lock().unwrap().entry(id).or_default() += 1;
-                        Ok::<_, std::convert::Infallible>(
-                            Response::builder()
-                                .status(status)
-                                .body(Full::new(Bytes::from_static(b"{}")))
-                                .unwrap(),
-                        )
-                    }
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    Receiver { url, seen }
-}
-
-impl Receiver {
-    pub(crate) fn seen(&self) -> HashMap<String, u32> {
-        self.seen.lock().unwrap().clone()
-    }
-}
 
 /// Creates target `name` → `url` through the console and waits until it is confirmed.
 pub(crate) async fn create_target(console: &Console, name: &str, url: &str) {
@@ -102,7 +46,7 @@ async fn a_test_whose_answer_is_lost_is_resent_with_its_key_and_reaches_the_rece
     let cp = ControlPlane::start(dir.path(), true).await;
     let proxy = FaultProxy::start(&cp.url(), 7).await;
     let console = console_with_profile(&dir.path().join("console"), &proxy.url()).await;
-    let rx = receiver(200).await;
+    let rx = Receiver::answering(200);
     create_target(&console, "billing", &rx.url).await;
 
     let op = console
@@ -127,11 +71,7 @@ async fn a_test_whose_answer_is_lost_is_resent_with_its_key_and_reaches_the_rece
         op.last_error.as_ref().is_some_and(|e| e.transient),
         "{op:?}"
     );
-    assert_eq!(
-        rx.seen().values().sum::<u32>(),
-        1,
-        "the server sent it once"
-    );
+    assert_eq!(rx.ids().values().sum::<u32>(), 1, "the server sent it once");
 
     // Resent with the same key: the server answers from its stored result.
     proxy.set_faults(Faults::default());
@@ -146,7 +86,7 @@ async fn a_test_whose_answer_is_lost_is_resent_with_its_key_and_reaches_the_rece
     assert_eq!(result.status_code, Some(200));
     assert_eq!(proxy.forwarded()[&op.idempotency_key], 2, "sent twice");
     assert_eq!(
-        rx.seen(),
+        rx.ids(),
         HashMap::from([(result.webhook_id.clone(), 1)]),
         "one webhook, with the id the result names"
     );
@@ -186,7 +126,7 @@ async fn a_receiver_that_fails_makes_a_confirmed_test_that_says_how() {
     let dir = tempfile::tempdir().unwrap();
     let cp = ControlPlane::start(dir.path(), true).await;
     let console = console_with_profile(&dir.path().join("console"), &cp.url()).await;
-    let rx = receiver(503).await;
+    let rx = Receiver::answering(503);
     create_target(&console, "erp", &rx.url).await;
 
     let request = order_created();
@@ -205,7 +145,7 @@ async fn a_receiver_that_fails_makes_a_confirmed_test_that_says_how() {
     assert!(!result.ok);
     assert_eq!(result.status_code, Some(503));
     assert_eq!(result.error_class, Some(ErrorClass::Http5xx));
-    assert_eq!(rx.seen().values().sum::<u32>(), 1, "a test is not retried");
+    assert_eq!(rx.ids().values().sum::<u32>(), 1, "a test is not retried");
 
     // The same draft key again: the test already there, nothing new queued or sent.
     let again = console
@@ -239,7 +179,7 @@ async fn a_test_waits_for_its_targets_queued_writes_and_refuses_unknown_targets(
     let dir = tempfile::tempdir().unwrap();
     let cp = ControlPlane::start(dir.path(), true).await;
     let console = console_with_profile(&dir.path().join("console"), &cp.url()).await;
-    let rx = receiver(200).await;
+    let rx = Receiver::answering(200);
 
     let err = console
         .enqueue_target_test("p", "nope", TargetTestRequest::default(), None)
@@ -301,5 +241,5 @@ async fn a_test_waits_for_its_targets_queued_writes_and_refuses_unknown_targets(
     let op = console.target_test(op.id).await.unwrap();
     assert_eq!(op.state, ActionState::Done, "{op:?}");
     assert!(op.result.unwrap().ok);
-    assert_eq!(rx.seen().values().sum::<u32>(), 1);
+    assert_eq!(rx.ids().values().sum::<u32>(), 1);
 }

@@ -15,7 +15,7 @@ control_plane_markers=(
   "fingerprint = excluded.fingerprint, state = 'in_progress', attempt = 1"
   "updated_at = ? WHERE id = ? RETURNING attempts_made, lease_token"
   "updated_at = \$5 WHERE id = \$6 RETURNING attempts_made, lease_token"
-  "WHERE id = ? AND ? IS NOT NULL AND ? IS NOT NULL"
+  "? IS NOT NULL AND ? IS NOT NULL"
   "\$9::bigint IS NOT NULL"
   "ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id"
   "attempts_made = ?5 RETURNING state, replay_of"

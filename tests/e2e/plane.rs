@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_control_plane::Server;
+use switchyard_test_support::plane;
 
 pub const TOKEN: &str = "e2e-token-acme";
 
@@ -31,13 +31,8 @@ pub struct DlqSeed<'a> {
 }
 
 async fn start_on(db: &Path, port: u16, one_attempt: bool, roots: &[String]) -> Result<Server> {
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
-        format!("sqlite://{}", db.display()),
-        tenants,
-    );
+    let mut config = plane::config(db, &[("acme", TOKEN)]);
+    config.listen = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     if one_attempt {
         config.delivery.schedule = vec![Duration::ZERO];
     }

@@ -3,6 +3,7 @@
 //! PostgreSQL database of its own per test ([`postgres`]) and certificates made in the test
 //! with a TLS receiver requiring them ([`tls`]). A dev-dependency only: no shipped binary links it.
 
+pub mod plane;
 pub mod postgres;
 pub mod receiver;
 pub mod tls;

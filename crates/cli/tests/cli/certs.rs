@@ -4,10 +4,8 @@
 //! activated, and a receiver that trusts only the old CA fails the verify; roll back by
 //! activating the retired one. No file of the data dir ever holds a key.
 
-use std::net::{Ipv4Addr, SocketAddr};
-
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_control_plane::Server;
+use switchyard_test_support::plane;
 
 use crate::tls::{Ca, Issued, TlsReceiver};
 use crate::{TOKEN, json as parse, run};
@@ -40,13 +38,7 @@ async fn a_certificate_is_uploaded_verified_activated_and_rolled_back() {
     let dir = tempfile::tempdir().unwrap();
     let (old_ca, new_ca) = (Ca::new("old CA"), Ca::new("new CA"));
     let receiver = TlsReceiver::start(&[&old_ca, &new_ca]).await;
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.path().join("cp.db").display()),
-        tenants,
-    );
+    let mut config = plane::config(&dir.path().join("cp.db"), &[("acme", TOKEN)]);
     config.delivery.target_roots_pem = vec![receiver.server_ca_pem.clone()];
     let server = Server::start(config).await.unwrap();
     let data = dir.path().join("console");

@@ -1,14 +1,11 @@
 //! `switchyard dlq …` / `switchyard replay …` against a control plane whose deliveries die
 //! fast (millisecond schedule, a receiver port that refuses connections).
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchyard_control_plane::delivery::DeliveryConfig;
-use switchyard_control_plane::delivery::schedule::parse_schedule;
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_control_plane::Server;
+use switchyard_test_support::plane;
 
 use crate::{TOKEN, json as parse, run};
 
@@ -42,21 +39,8 @@ fn rand_n() -> u64 {
 /// A control plane whose deliveries die fast: endpoint `ep` → targets `crm`, `erp` on a
 /// closed loopback port (flows `to-crm`, `to-erp`).
 async fn dying_plane(dir: &std::path::Path) -> switchyard_control_plane::Server {
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.join("cp.db").display()),
-        tenants,
-    );
-    config.retry_schedule = FAST.split(',').map(str::to_owned).collect();
-    config.delivery = DeliveryConfig {
-        schedule: parse_schedule(FAST).unwrap(),
-        lease_margin: Duration::from_millis(300),
-        poll_max: Duration::from_millis(50),
-        ..DeliveryConfig::default()
-    };
-    let server = Server::start(config).await.unwrap();
+    let config = plane::config(&dir.join("cp.db"), &[("acme", TOKEN)]);
+    let server = Server::start(plane::fast(config, FAST)).await.unwrap();
     let base = server.url();
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

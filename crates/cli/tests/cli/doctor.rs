@@ -3,23 +3,18 @@
 //! shape; a server fix run online and one run offline (saved locally with its key, sent by
 //! the next sync); a destructive console fix that needs `--yes`.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::Path;
 
 use serde_json::Value;
 use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_test_support::plane;
 
 use crate::{TOKEN, json, run};
 
 pub async fn server(db: &Path) -> Server {
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", db.display()),
-        tenants,
-    );
+    let mut config = plane::config(db, &[("acme", TOKEN)]);
     config.delivery.retirement_every = std::time::Duration::from_millis(50);
     Server::start(config).await.unwrap()
 }

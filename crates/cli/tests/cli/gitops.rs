@@ -1,12 +1,11 @@
 //! `switchyard gitops …` as CI would use it: `plan --json` exit codes (0 nothing to do, 2
 //! changes, 1 error), `apply --wait`, `status`, against a real repository and server.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::process::Command;
 
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_control_plane::Server;
+use switchyard_test_support::plane;
 
 use crate::{TOKEN, json, run};
 
@@ -38,15 +37,8 @@ const MANIFESTS: &str = "kind: endpoint\nname: orders\nspec:\n  description: Ord
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_exit_codes_apply_wait_and_status() {
     let dir = tempfile::tempdir().unwrap();
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let server = Server::start(ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.path().join("cp.db").display()),
-        tenants,
-    ))
-    .await
-    .unwrap();
+    let config = plane::config(&dir.path().join("cp.db"), &[("acme", TOKEN)]);
+    let server = Server::start(config).await.unwrap();
     let data = dir.path().join("console");
     let repo = dir.path().join("config");
     std::fs::create_dir_all(&repo).unwrap();

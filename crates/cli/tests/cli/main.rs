@@ -15,13 +15,12 @@ mod status;
 mod targets;
 
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_control_plane::Server;
+use switchyard_test_support::plane;
 
 const TOKEN: &str = "cli-test-token-0123456789";
 
@@ -55,15 +54,8 @@ fn json(out: &Output) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn walkthrough_profile_edit_sync_conflict_and_wait() {
     let dir = tempfile::tempdir().unwrap();
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let server = Server::start(ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.path().join("cp.db").display()),
-        tenants,
-    ))
-    .await
-    .unwrap();
+    let config = plane::config(&dir.path().join("cp.db"), &[("acme", TOKEN)]);
+    let server = Server::start(config).await.unwrap();
     let data = dir.path().join("console");
     let url = server.url();
 

@@ -1,15 +1,14 @@
 //! `switchyard mcp` as an agent host runs it: the real binary over stdio, JSON-RPC lines in
 //! and out, killed -9 after a keyed write was sent, then started again and asked again.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_control_plane::Server;
 use switchyard_core::{Console, ConsoleOptions, OpState, OutboxFilter};
+use switchyard_test_support::plane;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -101,15 +100,8 @@ async fn endpoints_on(url: &str) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_over_stdio_survives_kill_9_after_a_keyed_write_was_sent() {
     let dir = tempfile::tempdir().unwrap();
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let server = Server::start(ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.path().join("cp.db").display()),
-        tenants,
-    ))
-    .await
-    .unwrap();
+    let config = plane::config(&dir.path().join("cp.db"), &[("acme", TOKEN)]);
+    let server = Server::start(config).await.unwrap();
     let url = server.url();
     let data = dir.path().join("console");
     let out = run(

@@ -5,7 +5,6 @@
 //! is in no file of the data dir.
 
 use std::future::Future;
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::pin::Pin;
 use std::process::{Command, Stdio};
@@ -14,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::Server;
 use switchyard_control_plane::hooks::{HookPoint, Hooks};
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_test_support::plane;
 use switchyard_test_support::receiver::Receiver;
 
 use crate::{TOKEN, json as parse, run};
@@ -84,13 +83,7 @@ impl Hooks for Pause {
 }
 
 async fn plane(dir: &Path, pause: Arc<Pause>) -> Server {
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.join("cp.db").display()),
-        tenants,
-    );
+    let mut config = plane::config(&dir.join("cp.db"), &[("acme", TOKEN)]);
     config.hooks = pause;
     // A request whose client vanished is taken over quickly by its resend.
     config.idempotency.lease = Duration::from_secs(1);

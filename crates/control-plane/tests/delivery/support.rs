@@ -1,44 +1,29 @@
 //! Test harness: in-process and out-of-process control planes, real loopback receivers,
 //! an edge process, and small API helpers.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use switchyard_control_plane::delivery::DeliveryConfig;
-use switchyard_control_plane::delivery::schedule::parse_schedule;
-use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::{Server, ServerConfig};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 pub const TOKEN: &str = "acme-token-123";
 pub const OTHER_TOKEN: &str = "other-token-456";
-pub const FAST: &str = "0s,50ms,100ms,200ms,400ms";
+pub use switchyard_test_support::plane::FAST;
 
 // Each test binary that includes this file uses some of these.
+use switchyard_test_support::plane;
 #[allow(unused_imports)]
 pub use switchyard_test_support::receiver::{Received, Receiver, Reply, status};
 
 pub fn config(db: &Path, schedule: &str) -> ServerConfig {
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    tenants.add("other", OTHER_TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", db.display()),
-        tenants,
-    );
-    config.retry_schedule = schedule.split(',').map(str::to_owned).collect();
-    config.delivery = DeliveryConfig {
-        schedule: parse_schedule(schedule).unwrap(),
-        lease_margin: Duration::from_millis(300),
-        poll_max: Duration::from_millis(100),
-        ..DeliveryConfig::default()
-    };
-    config
+    plane::fast(
+        plane::config(db, &[("acme", TOKEN), ("other", OTHER_TOKEN)]),
+        schedule,
+    )
 }
 
 pub async fn server(dir: &Path) -> Server {

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use switchyard_control_plane::delivery::schedule::parse_schedule;
-use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::limits::{Limits, Rate};
 use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_test_support::plane;
 use tempfile::TempDir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -26,11 +26,8 @@ struct Plane {
 /// A server whose limits are `Limits::default()` adjusted by `adjust`.
 async fn start(adjust: impl FnOnce(&mut Limits, &mut ServerConfig)) -> Plane {
     let dir = tempfile::tempdir().unwrap();
-    let mut tenants = Tenants::default();
-    tenants.add("acme", TOKEN);
-    tenants.add("globex", OTHER_TOKEN);
-    let db = format!("sqlite://{}", dir.path().join("cp.db").display());
-    let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), db, tenants);
+    let tenants = [("acme", TOKEN), ("globex", OTHER_TOKEN)];
+    let mut config = plane::config(&dir.path().join("cp.db"), &tenants);
     let mut limits = Limits::default();
     adjust(&mut limits, &mut config);
     config.limits = limits;

@@ -1,14 +1,12 @@
 //! The harness: a scripted receiver, a server config with a one-attempt schedule, API calls
 //! as tenant alpha, scrapes and the values of their series.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use prometheus_parse::{Scrape, Value as Sample};
 use serde_json::{Value, json};
 use switchyard_control_plane::delivery::DeliveryConfig;
 use switchyard_control_plane::delivery::schedule::parse_schedule;
-use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::telemetry::MetricsConfig;
 use switchyard_control_plane::{Server, ServerConfig};
 
@@ -18,6 +16,7 @@ pub const BETA: &str = "tenant-beta";
 pub const BETA_TOKEN: &str = "beta-token-456";
 pub const SCRAPE_TOKEN: &str = "scrape-token-789";
 
+use switchyard_test_support::plane;
 pub use switchyard_test_support::receiver::Receiver;
 use switchyard_test_support::receiver::{Reply, status};
 
@@ -44,14 +43,8 @@ pub fn hits(receiver: &Receiver) -> usize {
 }
 
 pub fn config(dir: &std::path::Path, metrics: MetricsConfig) -> ServerConfig {
-    let mut tenants = Tenants::default();
-    tenants.add(ALPHA, ALPHA_TOKEN);
-    tenants.add(BETA, BETA_TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.join("cp.db").display()),
-        tenants,
-    );
+    let tenants = [(ALPHA, ALPHA_TOKEN), (BETA, BETA_TOKEN)];
+    let mut config = plane::config(&dir.join("cp.db"), &tenants);
     // One attempt: a failure goes to the DLQ at once.
     config.retry_schedule = vec!["0s".into()];
     config.delivery = DeliveryConfig {

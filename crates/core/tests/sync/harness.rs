@@ -1,15 +1,14 @@
 //! Shared setup: a real control plane on 127.0.0.1:0 (restartable on the same database),
 //! a console on a temp data dir, and a sync child process that can be killed -9.
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
+use switchyard_control_plane::Server;
 use switchyard_core::{Console, ConsoleOptions, NewProfile, Resource, ResourceKind};
+use switchyard_test_support::plane;
 
 pub const TOKEN: &str = "acme-secret-token-0123456789";
 
@@ -42,13 +41,7 @@ impl ControlPlane {
         if let Some(s) = self.server.take() {
             s.stop().await.unwrap();
         }
-        let mut tenants = Tenants::default();
-        tenants.add("acme", TOKEN);
-        let mut config = ServerConfig::new(
-            SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-            format!("sqlite://{}", self.db.display()),
-            tenants,
-        );
+        let mut config = plane::config(&self.db, &[("acme", TOKEN)]);
         config.idempotency.require_key = self.require_key;
         config.idempotency.retention = self.retention;
         config.sweep_every = Duration::from_millis(200);

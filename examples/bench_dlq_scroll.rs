@@ -14,13 +14,14 @@
 //! `bench_dlq_scroll [ROWS] [SCROLL_SECONDS] [PX_PER_FRAME]`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 use switchyard_control_plane::demo::DEMO_TENANT;
 use switchyard_control_plane::sandbox::Sandbox;
+use switchyard_test_support::driver::{stop, tauri_driver, wait_listening};
 use thirtyfour::prelude::*;
 
 /// Not the e2e tests' 4444/4445, so a test run elsewhere on the machine does not collide.
@@ -35,18 +36,6 @@ fn app_binary() -> PathBuf {
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/switchyard-desktop")
         })
-}
-
-fn tauri_driver() -> PathBuf {
-    let installed = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default()
-        .join(".cargo/bin/tauri-driver");
-    if installed.exists() {
-        installed
-    } else {
-        PathBuf::from("tauri-driver")
-    }
 }
 
 /// Seeds `rows` dead deliveries (5 targets × 5 error classes, one a second, newest now) into
@@ -87,36 +76,6 @@ async fn seed(data_dir: &Path, rows: u64) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// tauri-driver cleans up WebKitWebDriver (and the app) only on SIGTERM/SIGINT.
-fn stop(child: &mut Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-async fn wait_port(port: u16) -> Result<()> {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(10) {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    bail!("tauri-driver did not listen on port {port}")
 }
 
 /// Runs `script` until it returns a truthy value, for up to `limit`.
@@ -481,7 +440,10 @@ async fn main() -> Result<()> {
         .spawn()
         .context("starting tauri-driver (scripts/setup.sh installs it)")?;
     let result = async {
-        wait_port(DRIVER_PORT).await?;
+        ensure!(
+            wait_listening(DRIVER_PORT).await,
+            "tauri-driver did not listen on port {DRIVER_PORT}"
+        );
         // See the `rustls` dev-dependency in Cargo.toml.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut caps = serde_json::Map::new();

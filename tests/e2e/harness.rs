@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use serde_json::json;
+use switchyard_test_support::driver::{stop, tauri_driver, wait_listening, wait_port_free};
 use thirtyfour::prelude::*;
 
 /// Only one app (and one tauri-driver on its port) at a time.
@@ -22,18 +23,6 @@ fn app_binary() -> PathBuf {
     std::env::var_os("SWITCHYARD_APP")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_switchyard-desktop")))
-}
-
-fn tauri_driver() -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let installed = home.join(".cargo/bin/tauri-driver");
-    if installed.exists() {
-        installed
-    } else {
-        PathBuf::from("tauri-driver")
-    }
 }
 
 pub fn screenshot_dir() -> PathBuf {
@@ -91,7 +80,10 @@ impl App {
             .stderr(Stdio::null())
             .spawn()
             .context("starting tauri-driver (scripts/setup.sh installs it)")?;
-        wait_for_port(DRIVER_PORT).await?;
+        ensure!(
+            wait_listening(DRIVER_PORT).await,
+            "tauri-driver did not listen on port {DRIVER_PORT}"
+        );
         // See the `rustls` dev-dependency in Cargo.toml.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut caps = serde_json::Map::new();
@@ -389,55 +381,8 @@ impl Drop for App {
     }
 }
 
-/// tauri-driver cleans up WebKitWebDriver (and the app) only on SIGTERM/SIGINT.
-fn stop(child: &mut Child) {
-    if matches!(child.try_wait(), Ok(Some(_))) {
-        return;
-    }
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
 fn tracing_note(e: &WebDriverError) {
     if std::env::var_os("E2E_VERBOSE").is_some() {
         eprintln!("click retried: {e}");
     }
-}
-
-/// Waits (a little) until nothing listens on `port` any more.
-async fn wait_port_free(port: u16) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(10) {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn wait_for_port(port: u16) -> Result<()> {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(10) {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    bail!("tauri-driver did not listen on port {port}")
 }

@@ -10,6 +10,7 @@ mod diagnostics;
 mod dlq;
 mod edges;
 mod events;
+mod finish;
 mod gauges;
 mod history;
 mod keys;

@@ -16,6 +16,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 use switchyard_control_plane::demo::DEMO_TOKEN;
 use switchyard_control_plane::sandbox::Sandbox;
+use switchyard_test_support::driver::stop;
 
 const RESOURCES: usize = 10_000;
 const WARM_RUNS: usize = 3;
@@ -120,21 +121,6 @@ fn children_of(pid: u32) -> Vec<u32> {
         );
     }
     out
-}
-
-fn stop(child: &mut Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// One cold launch (fills the cache), then `WARM_RUNS` warm ones; memory after the last.

@@ -1,6 +1,6 @@
 //! Starting and stopping `tauri-driver`, the WebDriver server the desktop's scenarios
 //! (`tests/e2e/`) and the DLQ scroll benchmark (`examples/bench_dlq_scroll.rs`) drive the app
-//! through.
+//! through, and stopping the app itself (`examples/bench_desktop.rs`).
 
 use std::path::PathBuf;
 use std::process::{Child, Command};
@@ -19,8 +19,9 @@ pub fn tauri_driver() -> PathBuf {
     }
 }
 
-/// Stops tauri-driver: it cleans up WebKitWebDriver (and the app) only on SIGTERM or SIGINT,
-/// so it gets SIGTERM and five seconds before it is killed.
+/// Stops tauri-driver or the app: tauri-driver cleans up WebKitWebDriver (and the app) only
+/// on SIGTERM or SIGINT, and the app quits cleanly on SIGTERM, so each gets SIGTERM and five
+/// seconds before it is killed.
 pub fn stop(child: &mut Child) {
     if matches!(child.try_wait(), Ok(Some(_))) {
         return;

@@ -34,7 +34,11 @@ describe("DlqPage", () => {
       retry_schedule: () => [0, 10_000, 60_000, 600_000, 3_600_000],
     });
     await renderAt("/dlq");
-    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("2 shown"));
+    // The DLQ page's script loads on first use (router.tsx): the file's first render waits
+    // for its import, which takes seconds on a busy machine.
+    await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("2 shown"), {
+      timeout: 10_000,
+    });
     expect(screen.queryByTestId("dlq-new")).toBeNull();
     all.push({ ...entry(9, "crm"), delivery_id: "dlv_new", dead_at: Date.now() + 1000 });
     await waitFor(
@@ -46,7 +50,7 @@ describe("DlqPage", () => {
     fireEvent.click(screen.getByTestId("dlq-new"));
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("3 shown"));
     await waitFor(() => expect(screen.queryByTestId("dlq-new")).toBeNull(), { timeout: 8000 });
-  }, 20_000);
+  }, 30_000);
 
   it("an empty DLQ says what lands in it", async () => {
     localStorage.clear();

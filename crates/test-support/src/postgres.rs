@@ -4,6 +4,7 @@
 //! answer.
 
 use sqlx::Connection;
+use switchyard_control_plane::store::with_database;
 
 pub struct TestDatabase {
     admin_url: String,
@@ -15,20 +16,6 @@ pub struct TestDatabase {
 fn server_url() -> String {
     std::env::var("SWITCHYARD_TEST_PG_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
-}
-
-/// `base` with its database path replaced by `name` (the query string is kept).
-fn with_database(base: &str, name: &str) -> String {
-    let (head, query) = match base.split_once('?') {
-        Some((h, q)) => (h, format!("?{q}")),
-        None => (base, String::new()),
-    };
-    let authority_start = head.find("://").map_or(0, |i| i + 3);
-    let server = match head[authority_start..].find('/') {
-        Some(slash) => &head[..authority_start + slash],
-        None => head,
-    };
-    format!("{server}/{name}{query}")
 }
 
 impl TestDatabase {
@@ -76,16 +63,4 @@ impl Drop for TestDatabase {
         })
         .join();
     }
-}
-
-#[test]
-fn database_urls_keep_server_and_options() {
-    assert_eq!(
-        with_database("postgres://postgres@127.0.0.1:5432", "t1"),
-        "postgres://postgres@127.0.0.1:5432/t1"
-    );
-    assert_eq!(
-        with_database("postgres://u:p@db:5433/postgres?sslmode=disable", "t1"),
-        "postgres://u:p@db:5433/t1?sslmode=disable"
-    );
 }

@@ -203,6 +203,22 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// A PostgreSQL URL naming database `name` on the same server: `url`'s database path
+/// replaced (or added), its query string kept. For the tests and benchmarks, which each
+/// create a database of their own.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let authority_start = head.find("://").map_or(0, |i| i + 3);
+    let server = match head[authority_start..].find('/') {
+        Some(slash) => &head[..authority_start + slash],
+        None => head,
+    };
+    format!("{server}/{name}{query}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +231,17 @@ mod tests {
         );
         assert_eq!(redact("postgres://app@db/cp"), "postgres://app@db/cp");
         assert_eq!(redact("sqlite://cp.db"), "sqlite://cp.db");
+    }
+
+    #[test]
+    fn database_urls_keep_server_and_options() {
+        assert_eq!(
+            with_database("postgres://postgres@127.0.0.1:5432", "t1"),
+            "postgres://postgres@127.0.0.1:5432/t1"
+        );
+        assert_eq!(
+            with_database("postgres://u:p@db:5433/postgres?sslmode=disable", "t1"),
+            "postgres://u:p@db:5433/t1?sslmode=disable"
+        );
     }
 }

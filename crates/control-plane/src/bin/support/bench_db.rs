@@ -3,6 +3,7 @@
 //! at the end of the run.
 
 use sqlx::Connection;
+use switchyard_control_plane::store::with_database;
 
 pub enum BenchDb {
     Sqlite {
@@ -13,20 +14,6 @@ pub enum BenchDb {
         name: String,
         url: String,
     },
-}
-
-/// `base` with its database path replaced by `name` (the query string is kept).
-fn with_database(base: &str, name: &str) -> String {
-    let (head, query) = match base.split_once('?') {
-        Some((h, q)) => (h, format!("?{q}")),
-        None => (base, String::new()),
-    };
-    let authority_start = head.find("://").map_or(0, |i| i + 3);
-    let server = match head[authority_start..].find('/') {
-        Some(slash) => &head[..authority_start + slash],
-        None => head,
-    };
-    format!("{server}/{name}{query}")
 }
 
 impl BenchDb {

@@ -413,17 +413,14 @@ impl DeliveryStore for PostgresStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.write().await?;
-        let recorded = finish(
-            FINISH_UNFENCED,
-            &mut tx,
+        let f = Finish {
             fence,
             result,
             finished_by,
             next,
-            now,
-        )
-        .await?;
+        };
+        let mut tx = self.write().await?;
+        let recorded = finish(FINISH_UNFENCED, &mut tx, &f, now).await?;
         tx.commit().await?;
         Ok(recorded)
     }

@@ -6,24 +6,31 @@ use switchyard_protocol::ErrorClass;
 
 use super::deliveries::replay_cancelled;
 use super::{PostgresStore, notify_work};
-use crate::delivery::http::AttemptResult;
-use crate::store::{Fence, Finish, FinishedBy, StoreError, Transition};
+use crate::store::{Finish, StoreError, Transition};
 
-pub(super) const FINISH: &str = "UPDATE deliveries SET state = $1, next_attempt_at = $2, \
-     dead_at = COALESCE($3, dead_at), \
-     exhausted_hop = CASE WHEN $1 = 'dead' THEN (SELECT hop FROM attempts WHERE id = $4) ELSE exhausted_hop END, \
-     lease_owner = NULL, lease_until = NULL, current_attempt = NULL, last_status = $5, error_class = $6, \
-     updated_at = $7 WHERE id = $8 AND state = 'in_flight' AND lease_token = $9 AND current_attempt = $4 \
-     RETURNING replay_of";
+/// The update of a retried attempt's delivery, given the condition that fences it.
+macro_rules! finish_update {
+    ($fence:literal) => {
+        concat!(
+            "UPDATE deliveries SET state = $1, next_attempt_at = $2, \
+             dead_at = COALESCE($3, dead_at), \
+             exhausted_hop = CASE WHEN $1 = 'dead' THEN (SELECT hop FROM attempts WHERE id = $4) ELSE exhausted_hop END, \
+             lease_owner = NULL, lease_until = NULL, current_attempt = NULL, last_status = $5, error_class = $6, \
+             updated_at = $7 WHERE id = $8 AND ",
+            $fence,
+            " RETURNING replay_of"
+        )
+    };
+}
 
-/// The negative control's finish: the same update without the fence.
+/// Fenced: only while the lease that sent the attempt still holds it.
+pub(super) const FINISH: &str =
+    finish_update!("state = 'in_flight' AND lease_token = $9 AND current_attempt = $4");
+
+/// The negative control's finish: the same update without the fence (the binds kept).
 #[cfg(feature = "fault-injection")]
-pub(super) const FINISH_UNFENCED: &str = "UPDATE deliveries SET state = $1, next_attempt_at = $2, \
-     dead_at = COALESCE($3, dead_at), \
-     exhausted_hop = CASE WHEN $1 = 'dead' THEN (SELECT hop FROM attempts WHERE id = $4) ELSE exhausted_hop END, \
-     lease_owner = NULL, lease_until = NULL, current_attempt = NULL, last_status = $5, error_class = $6, \
-     updated_at = $7 WHERE id = $8 AND $9::bigint IS NOT NULL AND $4 IS NOT NULL \
-     RETURNING replay_of";
+pub(super) const FINISH_UNFENCED: &str =
+    finish_update!("$9::bigint IS NOT NULL AND $4 IS NOT NULL");
 
 /// Succeeded or dead: the fenced update and the attempt's outcome in one statement (it
 /// commits on its own; nothing else needs to be read first).
@@ -38,12 +45,11 @@ const FINISH_FINAL: &str = "WITH d AS (UPDATE deliveries SET state = $1, dead_at
 /// [`FINISH_FINAL`]: `false` when fenced out.
 async fn finish_final(
     conn: &mut PgConnection,
-    fence: Fence<'_>,
-    result: &AttemptResult,
-    finished_by: FinishedBy,
+    f: &Finish<'_>,
     dead: bool,
     now: i64,
 ) -> Result<bool, StoreError> {
+    let (fence, result) = (f.fence, f.result);
     let (state, dead_at) = if dead {
         ("dead", Some(now))
     } else {
@@ -65,7 +71,7 @@ async fn finish_final(
         })
         .bind(i64::try_from(result.duration_ms).unwrap_or(i64::MAX))
         .bind(result.error.as_deref())
-        .bind(finished_by.as_str())
+        .bind(f.finished_by.as_str())
         .fetch_optional(conn)
         .await?;
     Ok(done.is_some())
@@ -78,11 +84,10 @@ pub(super) async fn finish_one(
     f: &Finish<'_>,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let (fence, result, by) = (f.fence, f.result, f.finished_by);
     match f.next {
-        Transition::RetryAt(_) => finish(FINISH, conn, fence, result, by, f.next, now).await,
-        Transition::Succeeded => finish_final(conn, fence, result, by, false, now).await,
-        Transition::Dead => finish_final(conn, fence, result, by, true, now).await,
+        Transition::RetryAt(_) => finish(FINISH, conn, f, now).await,
+        Transition::Succeeded => finish_final(conn, f, false, now).await,
+        Transition::Dead => finish_final(conn, f, true, now).await,
     }
 }
 
@@ -102,16 +107,17 @@ pub(super) async fn finish_together(
     Ok(recorded)
 }
 
+/// The fenced update of the delivery with `sql` ([`FINISH`] or the negative control's), then
+/// its attempt row; a retry of a cancelled session's re-delivery is withdrawn instead and
+/// gives its original back.
 pub(super) async fn finish(
     sql: &str,
     conn: &mut PgConnection,
-    fence: Fence<'_>,
-    result: &AttemptResult,
-    finished_by: FinishedBy,
-    next: Transition,
+    f: &Finish<'_>,
     now: i64,
 ) -> Result<bool, StoreError> {
-    let (mut state, mut next_at, dead_at, class) = match next {
+    let (fence, result) = (f.fence, f.result);
+    let (mut state, mut next_at, dead_at, class) = match f.next {
         Transition::Succeeded => ("succeeded", None, None, None),
         Transition::RetryAt(at) => ("pending", Some(at), None, result.error_class),
         Transition::Dead => ("dead", None, Some(now), result.error_class),
@@ -143,7 +149,7 @@ pub(super) async fn finish(
     .bind(result.status_code.map(i64::from))
     .bind(result.error_class.map(ErrorClass::as_str))
     .bind(result.error.as_deref())
-    .bind(finished_by.as_str())
+    .bind(f.finished_by.as_str())
     .bind(fence.attempt_id)
     .execute(&mut *conn)
     .await?;

@@ -297,23 +297,8 @@ fn load_tenants(args: &ServeArgs) -> anyhow::Result<Tenants> {
     Ok(tenants)
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let args = match Cli::parse().command {
-        Command::Serve(args) => *args,
-        Command::Edge(args) => return run_edge(args).await,
-        Command::RotateMainKey(args) => return rotate_main_key(args).await,
-    };
-    let tenants = load_tenants(&args)?;
-    if tenants.is_empty() && !args.demo {
-        bail!("no tenants: pass --tenant NAME:TOKEN, --tenants-file PATH or SWITCHYARD_TENANTS");
-    }
+/// The server's configuration from `serve`'s flags.
+fn server_config(args: &ServeArgs, tenants: Tenants) -> anyhow::Result<ServerConfig> {
     let schedule_text = args.retry_schedule.clone().unwrap_or_else(|| {
         if args.demo {
             DEMO_SCHEDULE
@@ -356,8 +341,8 @@ async fn main() -> anyhow::Result<()> {
     }
     config.db_max_connections = args.db_max_connections;
     config.main_key_file = args.store.main_key_file.clone();
-    config.limits = limits(&args)?;
-    config.metrics = metrics(&args)?;
+    config.limits = limits(args)?;
+    config.metrics = metrics(args)?;
     config.diagnostics = switchyard_control_plane::diagnostics::DiagnosticsConfig {
         stuck_after: args.diagnose_stuck_after,
         edge_silence: args.diagnose_edge_silence,
@@ -365,6 +350,27 @@ async fn main() -> anyhow::Result<()> {
         failure_run: args.diagnose_failure_run,
         ..Default::default()
     };
+    Ok(config)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = match Cli::parse().command {
+        Command::Serve(args) => *args,
+        Command::Edge(args) => return run_edge(args).await,
+        Command::RotateMainKey(args) => return rotate_main_key(args).await,
+    };
+    let tenants = load_tenants(&args)?;
+    if tenants.is_empty() && !args.demo {
+        bail!("no tenants: pass --tenant NAME:TOKEN, --tenants-file PATH or SWITCHYARD_TENANTS");
+    }
+    let mut config = server_config(&args, tenants)?;
     #[cfg(feature = "fault-injection")]
     arm_fault_injection(&mut config)?;
     let server = Server::start(config).await?;

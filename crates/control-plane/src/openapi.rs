@@ -5,9 +5,7 @@ use switchyard_protocol::{
     FlowStatus, Problem, ResourceKind, ServerInfo, SigningSecretInfo, TargetSpec, TargetStatus,
     TargetTestRequest, TargetTestResult, UpdateRequest,
 };
-use utoipa::openapi::path::{
-    HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem,
-};
+use utoipa::openapi::path::{OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::{ResponseBuilder, ResponsesBuilder};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
@@ -22,8 +20,10 @@ mod constraints;
 mod delivery;
 mod diagnostics;
 mod limits;
+mod resources;
 mod retirements;
 mod secrets;
+mod system;
 
 const IDEMPOTENCY_DOC: &str = "Required on every mutating request: 1-255 printable ASCII characters, \
 as an RFC 8941 string (\"abc\") or a bare token. Scoped to the tenant. The same key with the same \
@@ -43,39 +43,6 @@ fn problem_response(description: &str) -> utoipa::openapi::Response {
     ResponseBuilder::new()
         .description(description)
         .content("application/problem+json", json_content("Problem"))
-        .build()
-}
-
-/// `GET /metrics` (docs/prometheus.md): Prometheus text, not JSON; on the API's listener
-/// unless `--metrics-listen` moves it; behind its own token when `--metrics-token-file` is set.
-fn metrics_operation() -> utoipa::openapi::path::Operation {
-    let text = ContentBuilder::new()
-        .schema(Some(
-            utoipa::openapi::ObjectBuilder::new()
-                .schema_type(utoipa::openapi::schema::Type::String),
-        ))
-        .build();
-    OperationBuilder::new()
-        .summary(Some(
-            "Prometheus metrics in the text exposition format (not on this listener when \
-             --metrics-listen is set); Bearer the metrics token when --metrics-token-file is set",
-        ))
-        .tag("system")
-        .responses(
-            ResponsesBuilder::new()
-                .response(
-                    "200",
-                    ResponseBuilder::new()
-                        .description("The metrics (docs/prometheus.md)")
-                        .content("text/plain; version=0.0.4", text)
-                        .build(),
-                )
-                .response(
-                    "401",
-                    problem_response("a metrics token is set and was not presented: unauthorized"),
-                )
-                .build(),
-        )
         .build()
 }
 
@@ -199,244 +166,8 @@ pub fn document() -> serde_json::Value {
 }
 
 fn operations() -> OpenApi {
-    let mut paths = PathsBuilder::new();
-    for kind in ResourceKind::ALL {
-        let plural = kind.plural();
-        let tag = plural;
-        let res = format!("{}Resource", capitalize(kind.as_str()));
-        let [create_body, update_body, apply_body] = ["Create", "Update", "Apply"]
-            .map(|op| format!("{}{op}Request", capitalize(kind.as_str())));
-        let collection = format!("/v1/{plural}");
-        let item = format!("/v1/{plural}/{{name}}");
-        let name = || vec![path_param("name")];
-        paths = paths
-            .path(
-                &collection,
-                PathItem::new(
-                    HttpMethod::Get,
-                    operation(Op {
-                        summary: format!("List {plural}, ordered by name"),
-                        tag,
-                        keyed: false,
-                        if_match: false,
-                        params: vec![
-                            query_param("limit", "1-500, default 100"),
-                            query_param("cursor", "next_cursor of the previous page"),
-                        ],
-                        body: None,
-                        ok: ("200", "A page", Some(format!("{res}Page"))),
-                        errors: &[],
-                    }),
-                ),
-            )
-            .path(
-                &collection,
-                PathItem::new(
-                    HttpMethod::Post,
-                    operation(Op {
-                        summary: format!("Create a {}", kind.as_str()),
-                        tag,
-                        keyed: true,
-                        if_match: false,
-                        params: vec![],
-                        body: Some(&create_body),
-                        ok: ("201", "Created; Location and ETag set", Some(res.clone())),
-                        errors: &[("409", "name_taken or reference_missing")],
-                    }),
-                ),
-            )
-            .path(
-                &item,
-                PathItem::new(
-                    HttpMethod::Get,
-                    operation(Op {
-                        summary: format!("Read a {}", kind.as_str()),
-                        tag,
-                        keyed: false,
-                        if_match: false,
-                        params: name(),
-                        body: None,
-                        ok: ("200", "The resource; ETag set", Some(res.clone())),
-                        errors: &[("404", "not_found")],
-                    }),
-                ),
-            )
-            .path(
-                &item,
-                PathItem::new(
-                    HttpMethod::Patch,
-                    operation(Op {
-                        summary: format!(
-                            "Update a {} with a JSON merge patch of its spec",
-                            kind.as_str()
-                        ),
-                        tag,
-                        keyed: true,
-                        if_match: true,
-                        params: name(),
-                        body: Some(&update_body),
-                        ok: ("200", "Updated (or unchanged)", Some(res.clone())),
-                        errors: &[("404", "not_found"), ("412", "version_mismatch")],
-                    }),
-                ),
-            )
-            .path(
-                &item,
-                PathItem::new(
-                    HttpMethod::Put,
-                    operation(Op {
-                        summary: format!("Apply a {} (declarative upsert)", kind.as_str()),
-                        tag,
-                        keyed: true,
-                        if_match: true,
-                        params: name(),
-                        body: Some(&apply_body),
-                        ok: (
-                            "200",
-                            "Updated or unchanged (201 when created)",
-                            Some(res.clone()),
-                        ),
-                        errors: &[("412", "version_mismatch")],
-                    }),
-                ),
-            )
-            .path(
-                &item,
-                PathItem::new(
-                    HttpMethod::Delete,
-                    operation(Op {
-                        summary: format!("Delete a {}", kind.as_str()),
-                        tag,
-                        keyed: true,
-                        if_match: true,
-                        params: name(),
-                        body: None,
-                        ok: ("204", "Deleted", None),
-                        errors: &[("404", "not_found"), ("412", "version_mismatch")],
-                    }),
-                ),
-            );
-    }
-    for action in ["disable", "enable"] {
-        paths = paths.path(
-            format!("/v1/endpoints/{{name}}/{action}"),
-            PathItem::new(
-                HttpMethod::Post,
-                operation(Op {
-                    summary: format!("{} an endpoint", capitalize(action)),
-                    tag: "endpoints",
-                    keyed: true,
-                    if_match: true,
-                    params: vec![path_param("name")],
-                    body: None,
-                    ok: ("200", "The endpoint", Some("EndpointResource".into())),
-                    errors: &[("404", "not_found"), ("412", "version_mismatch")],
-                }),
-            ),
-        );
-    }
-    paths = paths.path(
-        "/v1/targets/{name}/test",
-        PathItem::new(
-            HttpMethod::Post,
-            operation(Op {
-                summary: "Send one signed test webhook to a target (an external effect: \
-                          the webhook-id is derived from the Idempotency-Key); with secret_id, \
-                          signed with that secret only (a rotation's verify step); with \
-                          client_certificate_id, presenting that client certificate in the TLS \
-                          handshake instead of the active one"
-                    .into(),
-                tag: "targets",
-                keyed: true,
-                if_match: false,
-                params: vec![path_param("name")],
-                body: Some("TargetTestRequest"),
-                ok: (
-                    "200",
-                    "What the receiver answered (ok: false when it failed)",
-                    Some("TargetTestResult".into()),
-                ),
-                errors: &[
-                    (
-                        "404",
-                        "not_found: the target, or the secret_id or client_certificate_id it names",
-                    ),
-                    (
-                        "409",
-                        "secret_expired or certificate_expired: the secret or certificate it \
-                         names has expired",
-                    ),
-                ],
-            }),
-        ),
-    );
-    paths = paths
-        .path(
-            "/healthz",
-            PathItem::new(
-                HttpMethod::Get,
-                OperationBuilder::new()
-                    .summary(Some("Liveness: 200 when the store is reachable"))
-                    .tag("system")
-                    .responses(
-                        ResponsesBuilder::new()
-                            .response("200", ResponseBuilder::new().description("ok").build())
-                            .response(
-                                "503",
-                                ResponseBuilder::new()
-                                    .description("store unreachable")
-                                    .build(),
-                            )
-                            .build(),
-                    )
-                    .build(),
-            ),
-        )
-        .path(
-            "/readyz",
-            PathItem::new(
-                HttpMethod::Get,
-                OperationBuilder::new()
-                    .summary(Some(
-                        "Readiness: 200 while serving, 503 once draining (stop a load \
-                         balancer's traffic) or when the store is unreachable",
-                    ))
-                    .tag("system")
-                    .responses(
-                        ResponsesBuilder::new()
-                            .response("200", ResponseBuilder::new().description("ready").build())
-                            .response(
-                                "503",
-                                ResponseBuilder::new()
-                                    .description("draining, or store unreachable")
-                                    .build(),
-                            )
-                            .build(),
-                    )
-                    .build(),
-            ),
-        )
-        .path(
-            "/metrics",
-            PathItem::new(HttpMethod::Get, metrics_operation()),
-        )
-        .path(
-            "/v1/info",
-            PathItem::new(
-                HttpMethod::Get,
-                operation(Op {
-                    summary: "Server version, idempotency retention, retry schedule, features"
-                        .into(),
-                    tag: "system",
-                    keyed: false,
-                    if_match: false,
-                    params: vec![],
-                    body: None,
-                    ok: ("200", "Server info", Some("ServerInfo".into())),
-                    errors: &[],
-                }),
-            ),
-        );
+    let mut paths = resources::paths(PathsBuilder::new());
+    paths = system::paths(paths);
 
     paths = delivery::paths(paths);
     paths = secrets::paths(paths);
@@ -465,18 +196,7 @@ fn operations() -> OpenApi {
         .schema(FlowStatus::name(), FlowStatus::schema())
         .schema(TargetTestRequest::name(), TargetTestRequest::schema())
         .schema(TargetTestResult::name(), TargetTestResult::schema());
-    for (kind, spec, status) in [
-        ("Endpoint", "EndpointSpec", "EndpointStatus"),
-        ("Target", "TargetSpec", "TargetStatus"),
-        ("Flow", "FlowSpec", "FlowStatus"),
-    ] {
-        components = components
-            .schema(format!("{kind}Resource"), resource_schema(spec, status))
-            .schema(
-                format!("{kind}ResourcePage"),
-                page_schema(&format!("{kind}Resource")),
-            );
-    }
+    components = resources::components(components);
 
     components = delivery::components(components);
     components = secrets::components(components);
@@ -500,47 +220,6 @@ fn capitalize(s: &str) -> String {
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()
-}
-
-fn resource_schema(spec: &str, status: &str) -> utoipa::openapi::schema::Schema {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    ObjectBuilder::new()
-        .property("kind", ResourceKind::schema())
-        .property(
-            "name",
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some("^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"))
-                .max_length(Some(63)),
-        )
-        .property(
-            "version",
-            ObjectBuilder::new()
-                .schema_type(Type::Integer)
-                .minimum(Some(1)),
-        )
-        .property(
-            "created_at",
-            ObjectBuilder::new().schema_type(Type::String).format(Some(
-                utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::DateTime),
-            )),
-        )
-        .property(
-            "updated_at",
-            ObjectBuilder::new().schema_type(Type::String).format(Some(
-                utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::DateTime),
-            )),
-        )
-        .property("spec", Ref::from_schema_name(spec))
-        .property("status", Ref::from_schema_name(status))
-        .required("kind")
-        .required("name")
-        .required("version")
-        .required("created_at")
-        .required("updated_at")
-        .required("spec")
-        .required("status")
-        .into()
 }
 
 fn page_schema(item: &str) -> utoipa::openapi::schema::Schema {

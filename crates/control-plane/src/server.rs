@@ -231,7 +231,7 @@ pub struct Server {
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
     /// The separate metrics listener: its stop signal and task.
-    metrics: Option<(oneshot::Sender<()>, JoinHandle<std::io::Result<()>>)>,
+    metrics: Option<MetricsListener>,
     sweeper: JoinHandle<()>,
     worker: Option<JoinHandle<()>>,
     /// Wakes the worker when another replica commits new work.
@@ -305,6 +305,32 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// A listener serving in the background: its stop signal and task.
+type MetricsListener = (oneshot::Sender<()>, JoinHandle<std::io::Result<()>>);
+
+/// The separate metrics listener (`--metrics-listen`), when there is one: its address, stop
+/// signal and task.
+async fn serve_metrics(
+    listen: Option<SocketAddr>,
+    state: &AppState,
+) -> std::io::Result<(Option<SocketAddr>, Option<MetricsListener>)> {
+    let Some(at) = listen else {
+        return Ok((None, None));
+    };
+    let listener = TcpListener::bind(at).await?;
+    let at = listener.local_addr()?;
+    let (tx, rx) = oneshot::channel::<()>();
+    let app = crate::telemetry::metrics_router(state.clone());
+    let task = tokio::spawn(serve(
+        listener,
+        app,
+        http1_settings(&state.limits),
+        state.limits.max_header_bytes,
+        rx,
+    ));
+    Ok((Some(at), Some((tx, task))))
+}
+
 impl Server {
     /// Opens the store, binds the listener and starts serving in the background.
     pub async fn start(mut config: ServerConfig) -> anyhow::Result<Self> {
@@ -346,23 +372,7 @@ impl Server {
             None => TcpListener::bind(config.listen).await?,
         };
         let addr = listener.local_addr()?;
-        let (metrics_addr, metrics) = match config.metrics.listen {
-            Some(at) => {
-                let listener = TcpListener::bind(at).await?;
-                let at = listener.local_addr()?;
-                let (tx, rx) = oneshot::channel::<()>();
-                let app = crate::telemetry::metrics_router(state.clone());
-                let task = tokio::spawn(serve(
-                    listener,
-                    app,
-                    http1_settings(&state.limits),
-                    state.limits.max_header_bytes,
-                    rx,
-                ));
-                (Some(at), Some((tx, task)))
-            }
-            None => (None, None),
-        };
+        let (metrics_addr, metrics) = serve_metrics(config.metrics.listen, &state).await?;
         let (tx, rx) = oneshot::channel::<()>();
         let app = router(state.clone());
         let connections = http1_settings(&state.limits);

@@ -164,6 +164,47 @@ fn counter(registry: &Registry, name: &str, help: &str) -> IntCounter {
     metric
 }
 
+/// `first`, and `tenant` when metrics carry tenant labels.
+fn with_tenant(first: &'static str, tenant_labels: bool) -> Vec<&'static str> {
+    let mut labels = vec![first];
+    if tenant_labels {
+        labels.push("tenant");
+    }
+    labels
+}
+
+impl GaugeFamilies {
+    /// The gauges read from the store at scrape time.
+    fn new(r: &Registry, by_tenant: &[&str]) -> Self {
+        Self {
+            dlq_depth: gauge_vec(
+                r,
+                "switchyard_dlq_depth",
+                "Dead deliveries in the DLQ (read from the store at scrape time).",
+                by_tenant,
+            ),
+            pending: gauge_vec(
+                r,
+                "switchyard_deliveries_pending",
+                "Deliveries waiting for their next attempt (read from the store at scrape time).",
+                by_tenant,
+            ),
+            in_flight: gauge_vec(
+                r,
+                "switchyard_deliveries_in_flight",
+                "Deliveries with an attempt under a lease (read from the store at scrape time).",
+                by_tenant,
+            ),
+            replays_running: gauge_vec(
+                r,
+                "switchyard_replays_running",
+                "Replay sessions not cancelled with re-deliveries still open (read from the store at scrape time).",
+                by_tenant,
+            ),
+        }
+    }
+}
+
 impl Telemetry {
     /// A fresh registry with every metric at zero; `tenants` are the names the server
     /// serves (used only with tenant labels).
@@ -171,13 +212,6 @@ impl Telemetry {
         let registry = Registry::new();
         let tenant_labels = config.tenant_labels;
         let by_tenant: &[&str] = if tenant_labels { &["tenant"] } else { &[] };
-        let with_tenant = |first: &'static str| -> Vec<&'static str> {
-            let mut labels = vec![first];
-            if tenant_labels {
-                labels.push("tenant");
-            }
-            labels
-        };
         let r = &registry;
         let telemetry = Self {
             http_requests: counter_vec(
@@ -209,7 +243,7 @@ impl Telemetry {
                 r,
                 "switchyard_deliveries_finished_total",
                 "Deliveries that reached a final state: succeeded, dead (into the DLQ) or cancelled (a replay session's re-delivery withdrawn).",
-                &with_tenant("outcome"),
+                &with_tenant("outcome", tenant_labels),
             ),
             attempts: counter_vec(
                 r,
@@ -237,32 +271,7 @@ impl Telemetry {
                 &["operation"],
                 STORE_BUCKETS,
             ),
-            gauges: GaugeFamilies {
-                dlq_depth: gauge_vec(
-                    r,
-                    "switchyard_dlq_depth",
-                    "Dead deliveries in the DLQ (read from the store at scrape time).",
-                    by_tenant,
-                ),
-                pending: gauge_vec(
-                    r,
-                    "switchyard_deliveries_pending",
-                    "Deliveries waiting for their next attempt (read from the store at scrape time).",
-                    by_tenant,
-                ),
-                in_flight: gauge_vec(
-                    r,
-                    "switchyard_deliveries_in_flight",
-                    "Deliveries with an attempt under a lease (read from the store at scrape time).",
-                    by_tenant,
-                ),
-                replays_running: gauge_vec(
-                    r,
-                    "switchyard_replays_running",
-                    "Replay sessions not cancelled with re-deliveries still open (read from the store at scrape time).",
-                    by_tenant,
-                ),
-            },
+            gauges: GaugeFamilies::new(r, by_tenant),
             gauge_failures: counter(
                 r,
                 "switchyard_metrics_gauge_failures_total",

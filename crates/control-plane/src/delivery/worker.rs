@@ -242,17 +242,9 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
             }
             // Every slot taken: more may be due, and the next outcome recorded wakes the
             // loop; no need to ask the store when to look again.
-            let sleep = if full {
-                ctx.config.poll_max
-            } else {
-                match ctx.store.next_wakeup(ctx.pickup_ms()).await {
-                    Ok(Some(at)) => {
-                        let ms = (at - ctx.clock.now_ms())
-                            .clamp(5, ctx.config.poll_max.as_millis() as i64);
-                        Duration::from_millis(ms as u64)
-                    }
-                    _ => ctx.config.poll_max,
-                }
+            let sleep = match full {
+                true => ctx.config.poll_max,
+                false => until_next_due(&ctx).await,
             };
             timer_fired = tokio::select! {
                 () = tokio::time::sleep(sleep) => true,
@@ -260,6 +252,18 @@ pub fn spawn(ctx: Arc<DeliveryContext>) -> tokio::task::JoinHandle<()> {
             };
         }
     })
+}
+
+/// How long to sleep until the next attempt falls due (at least 5 ms, at most the poll
+/// interval; the poll interval when the store cannot tell).
+async fn until_next_due(ctx: &DeliveryContext) -> Duration {
+    match ctx.store.next_wakeup(ctx.pickup_ms()).await {
+        Ok(Some(at)) => {
+            let ms = (at - ctx.clock.now_ms()).clamp(5, ctx.config.poll_max.as_millis() as i64);
+            Duration::from_millis(ms as u64)
+        }
+        _ => ctx.config.poll_max,
+    }
 }
 
 /// Sends `claimed` in a task of its own and records its outcome through `recorder`, which

@@ -105,6 +105,27 @@ pub async fn run_until(
     Ok(drain)
 }
 
+/// Asks the control plane for up to `max` due attempts.
+async fn request_lease(
+    config: &EdgeConfig,
+    control: &reqwest::Client,
+    max: u32,
+) -> anyhow::Result<EdgeLease> {
+    let r = control
+        .post(format!(
+            "{}/v1/edges/{}/lease",
+            config.control_plane, config.name
+        ))
+        .bearer_auth(&config.token)
+        .json(&EdgeLeaseRequest { max })
+        .send()
+        .await?;
+    if !r.status().is_success() {
+        anyhow::bail!("control plane answered HTTP {}", r.status());
+    }
+    Ok(r.json::<EdgeLease>().await?)
+}
+
 /// Leases attempts and starts each in its own task, until the future is dropped.
 async fn lease_loop(
     config: &Arc<EdgeConfig>,
@@ -121,25 +142,7 @@ async fn lease_loop(
             tokio::time::sleep(Duration::from_millis(5)).await;
             continue;
         }
-        let leased = control
-            .post(format!(
-                "{}/v1/edges/{}/lease",
-                config.control_plane, config.name
-            ))
-            .bearer_auth(&config.token)
-            .json(&EdgeLeaseRequest { max: free })
-            .send()
-            .await;
-        let lease = match leased {
-            Ok(r) if r.status().is_success() => {
-                r.json::<EdgeLease>().await.map_err(anyhow::Error::from)
-            }
-            Ok(r) => Err(anyhow::anyhow!(
-                "control plane answered HTTP {}",
-                r.status()
-            )),
-            Err(e) => Err(e.into()),
-        };
+        let lease = request_lease(config, control, free).await;
         let lease = match lease {
             Ok(lease) => {
                 failures = 0;

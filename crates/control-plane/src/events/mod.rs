@@ -157,27 +157,16 @@ async fn accept(
         Ok(deliveries) => deliveries,
         Err(refused) => {
             // A copy of an event accepted earlier is still answered as that event.
-            if let Some(key) = &request.event_key
-                && let Some(existing) = state
-                    .store
-                    .event_key_holder(tenant, &request.endpoint, key, dedup_cutoff)
-                    .await?
-            {
-                return Ok(Submitted::Duplicate(existing));
-            }
-            return Err(refused);
+            return earlier_copy(state, tenant, request, dedup_cutoff)
+                .await?
+                .ok_or(refused);
         }
     };
     #[cfg(feature = "fault-injection")]
     let dedup_cutoff = if ctx.config.unguarded_event_dedup {
         // Check, then insert: the key is read here and claimed below whoever holds it.
-        if let Some(key) = &request.event_key
-            && let Some(existing) = state
-                .store
-                .event_key_holder(tenant, &request.endpoint, key, dedup_cutoff)
-                .await?
-        {
-            return Ok(Submitted::Duplicate(existing));
+        if let Some(copy) = earlier_copy(state, tenant, request, dedup_cutoff).await? {
+            return Ok(copy);
         }
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         i64::MAX
@@ -216,6 +205,23 @@ async fn accept(
             Ok(Submitted::New { event_id, sync })
         }
     }
+}
+
+/// The event accepted under this request's event key since `dedup_cutoff`, if any.
+async fn earlier_copy(
+    state: &AppState,
+    tenant: &str,
+    request: &SubmitEventRequest,
+    dedup_cutoff: i64,
+) -> Result<Option<Submitted>, ApiError> {
+    let Some(key) = &request.event_key else {
+        return Ok(None);
+    };
+    Ok(state
+        .store
+        .event_key_holder(tenant, &request.endpoint, key, dedup_cutoff)
+        .await?
+        .map(Submitted::Duplicate))
 }
 
 /// The deliveries of an event: one per flow of the endpoint that routes its type; a `sync`

@@ -35,35 +35,7 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
                 }),
             ),
         )
-        .path(
-            "/v1/targets/{name}/client-certificates/{id}",
-            PathItem::new(
-                HttpMethod::Put,
-                operation(Op {
-                    summary: "Upload a client certificate chain (PEM, leaf first) and its key, \
-                              staged (idempotent by the id: 201 new, 200 the same certificate \
-                              and key again, 422 certificate_reused otherwise). Checked: it \
-                              parses, the chain is in order, nothing in it has expired, the key \
-                              is the leaf's (400 validation_failed names the field). The key is \
-                              stored sealed and never returned"
-                        .into(),
-                    tag: "targets",
-                    keyed: false,
-                    if_match: false,
-                    params: vec![path_param("name"), path_param("id")],
-                    body: Some("UploadCertificateRequest"),
-                    ok: (
-                        "201",
-                        "Staged (200: the same upload again)",
-                        Some("ClientCertificateInfo".into()),
-                    ),
-                    errors: &[
-                        ("404", "not_found: no such target"),
-                        ("422", "certificate_reused"),
-                    ],
-                }),
-            ),
-        )
+        .path("/v1/targets/{name}/client-certificates/{id}", upload())
         .path(
             "/v1/targets/{name}/client-certificates/{id}/activate",
             PathItem::new(
@@ -90,6 +62,36 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
                 }),
             ),
         )
+}
+
+/// `PUT /v1/targets/{name}/client-certificates/{id}`.
+fn upload() -> PathItem {
+    PathItem::new(
+        HttpMethod::Put,
+        operation(Op {
+            summary: "Upload a client certificate chain (PEM, leaf first) and its key, \
+                      staged (idempotent by the id: 201 new, 200 the same certificate \
+                      and key again, 422 certificate_reused otherwise). Checked: it \
+                      parses, the chain is in order, nothing in it has expired, the key \
+                      is the leaf's (400 validation_failed names the field). The key is \
+                      stored sealed and never returned"
+                .into(),
+            tag: "targets",
+            keyed: false,
+            if_match: false,
+            params: vec![path_param("name"), path_param("id")],
+            body: Some("UploadCertificateRequest"),
+            ok: (
+                "201",
+                "Staged (200: the same upload again)",
+                Some("ClientCertificateInfo".into()),
+            ),
+            errors: &[
+                ("404", "not_found: no such target"),
+                ("422", "certificate_reused"),
+            ],
+        }),
+    )
 }
 
 pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {

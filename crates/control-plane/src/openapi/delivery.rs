@@ -50,14 +50,15 @@ fn get(
 }
 
 pub fn paths(paths: PathsBuilder) -> PathsBuilder {
-    let mut dlq_params: Vec<_> = DLQ_FILTER.iter().map(|(n, d)| query_param(n, d)).collect();
-    dlq_params.push(query_param("limit", "1-500, default 50"));
-    dlq_params.push(query_param("cursor", "next_cursor of the previous page"));
-    let mut stats_params = vec![query_param(
-        "group_by",
-        "target (default) | error_class | hour | error_class,target (two dimensions: rows)",
-    )];
-    stats_params.extend(DLQ_FILTER.iter().map(|(n, d)| query_param(n, d)));
+    let paths = events(paths);
+    let paths = dlq(paths);
+    let paths = metrics(paths);
+    let paths = replays(paths);
+    edges(paths)
+}
+
+/// `POST` and `GET /v1/events`, an event, a delivery.
+fn events(paths: PathsBuilder) -> PathsBuilder {
     let mut events = PathItem::new(
         HttpMethod::Post,
         operation(Op {
@@ -110,6 +111,88 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
         }),
     )
     .get;
+    paths
+        .path("/v1/events", events)
+        .path(
+            "/v1/events/{id}",
+            get(
+                "An event with its deliveries and their attempts",
+                "events",
+                vec![path_param("id")],
+                "The event",
+                "Event",
+            ),
+        )
+        .path(
+            "/v1/deliveries/{id}",
+            get(
+                "A delivery with its full attempt history and the next planned attempt",
+                "events",
+                vec![path_param("id")],
+                "The delivery",
+                "Delivery",
+            ),
+        )
+}
+
+/// The dead deliveries and their counts.
+fn dlq(paths: PathsBuilder) -> PathsBuilder {
+    let mut dlq_params: Vec<_> = DLQ_FILTER.iter().map(|(n, d)| query_param(n, d)).collect();
+    dlq_params.push(query_param("limit", "1-500, default 50"));
+    dlq_params.push(query_param("cursor", "next_cursor of the previous page"));
+    let mut stats_params = vec![query_param(
+        "group_by",
+        "target (default) | error_class | hour | error_class,target (two dimensions: rows)",
+    )];
+    stats_params.extend(DLQ_FILTER.iter().map(|(n, d)| query_param(n, d)));
+    paths
+        .path(
+            "/v1/dlq",
+            get(
+                "Dead deliveries, newest first, filtered, cursor-paginated",
+                "dlq",
+                dlq_params,
+                "One page",
+                "DlqEntryPage",
+            ),
+        )
+        .path(
+            "/v1/dlq/stats",
+            get(
+                "Counts of dead deliveries matching the filter (the same as GET /v1/dlq), grouped \
+                 by target, error_class or hour (groups), or by error_class,target (rows: one per \
+                 pair present). total: the matching dead deliveries.",
+                "dlq",
+                stats_params,
+                "Counts",
+                "DlqStats",
+            ),
+        )
+}
+
+fn metrics(paths: PathsBuilder) -> PathsBuilder {
+    paths.path(
+        "/v1/metrics/deliveries",
+        get(
+            "Delivery health over a window ending now: per target, endpoint or flow, the \
+                 attempts that finished, successes, failures by error class, success rate, \
+                 latency percentiles (from a fixed histogram), the current run of failures, and \
+                 chart buckets; plus the tenant's totals (events accepted, pending, in flight, \
+                 dead, replays running). Read from rollups kept with every recorded attempt. A \
+                 figure that cannot be computed is null.",
+            "metrics",
+            vec![
+                query_param("window", "15m | 1h (default) | 24h | 7d"),
+                query_param("group_by", "target (default) | endpoint | flow"),
+            ],
+            "Health report",
+            "DeliveryMetrics",
+        ),
+    )
+}
+
+/// Replay sessions: list, start, read, cancel.
+fn replays(paths: PathsBuilder) -> PathsBuilder {
     let mut replay = PathItem::new(
         HttpMethod::Put,
         operation(Op {
@@ -141,67 +224,6 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
     )
     .get;
     paths
-        .path("/v1/events", events)
-        .path(
-            "/v1/events/{id}",
-            get(
-                "An event with its deliveries and their attempts",
-                "events",
-                vec![path_param("id")],
-                "The event",
-                "Event",
-            ),
-        )
-        .path(
-            "/v1/deliveries/{id}",
-            get(
-                "A delivery with its full attempt history and the next planned attempt",
-                "events",
-                vec![path_param("id")],
-                "The delivery",
-                "Delivery",
-            ),
-        )
-        .path(
-            "/v1/dlq",
-            get(
-                "Dead deliveries, newest first, filtered, cursor-paginated",
-                "dlq",
-                dlq_params,
-                "One page",
-                "DlqEntryPage",
-            ),
-        )
-        .path(
-            "/v1/dlq/stats",
-            get(
-                "Counts of dead deliveries matching the filter (the same as GET /v1/dlq), grouped \
-                 by target, error_class or hour (groups), or by error_class,target (rows: one per \
-                 pair present). total: the matching dead deliveries.",
-                "dlq",
-                stats_params,
-                "Counts",
-                "DlqStats",
-            ),
-        )
-        .path(
-            "/v1/metrics/deliveries",
-            get(
-                "Delivery health over a window ending now: per target, endpoint or flow, the \
-                 attempts that finished, successes, failures by error class, success rate, \
-                 latency percentiles (from a fixed histogram), the current run of failures, and \
-                 chart buckets; plus the tenant's totals (events accepted, pending, in flight, \
-                 dead, replays running). Read from rollups kept with every recorded attempt. A \
-                 figure that cannot be computed is null.",
-                "metrics",
-                vec![
-                    query_param("window", "15m | 1h (default) | 24h | 7d"),
-                    query_param("group_by", "target (default) | endpoint | flow"),
-                ],
-                "Health report",
-                "DeliveryMetrics",
-            ),
-        )
         .path(
             "/v1/replays",
             get(
@@ -236,6 +258,11 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
                 }),
             ),
         )
+}
+
+/// The edge-plane protocol: leases and attempt reports.
+fn edges(paths: PathsBuilder) -> PathsBuilder {
+    paths
         .path(
             "/v1/edges/{name}/lease",
             PathItem::new(

@@ -11,6 +11,60 @@ use utoipa::{PartialSchema, ToSchema};
 use super::{Op, operation, path_param, query_param};
 
 pub fn paths(paths: PathsBuilder) -> PathsBuilder {
+    paths
+        .path(
+            "/v1/retirements",
+            PathItem::new(
+                HttpMethod::Get,
+                operation(Op {
+                    summary: "Retirements, newest first".into(),
+                    tag: "retirements",
+                    keyed: false,
+                    if_match: false,
+                    params: vec![
+                        query_param(
+                            "state",
+                            "Only retirements in this state: blocked | draining | disabled | \
+                             scheduled | deleted | cancelled",
+                        ),
+                        query_param("limit", "1-200, default 50"),
+                    ],
+                    body: None,
+                    ok: ("200", "The retirements", Some("RetirementList".into())),
+                    errors: &[],
+                }),
+            ),
+        )
+        .path("/v1/retirements/{id}", item())
+        .path(
+            "/v1/retirements/{id}/cancel",
+            PathItem::new(
+                HttpMethod::Post,
+                operation(Op {
+                    summary: "Cancel a retirement that has not deleted its resource: what it \
+                              disabled is enabled again (an endpoint as it was before), \
+                              nothing is deleted. A cancelled one answers 200 as it is."
+                        .into(),
+                    tag: "retirements",
+                    keyed: true,
+                    if_match: false,
+                    params: vec![path_param("id")],
+                    body: None,
+                    ok: ("200", "The cancelled retirement", Some("Retirement".into())),
+                    errors: &[
+                        ("404", "not_found"),
+                        (
+                            "409",
+                            "retirement_not_cancellable: it has deleted its resource",
+                        ),
+                    ],
+                }),
+            ),
+        )
+}
+
+/// `PUT` (start) and `GET /v1/retirements/{id}`.
+fn item() -> PathItem {
     let mut item = PathItem::new(
         HttpMethod::Put,
         operation(Op {
@@ -61,56 +115,7 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
         }),
     )
     .get;
-    paths
-        .path(
-            "/v1/retirements",
-            PathItem::new(
-                HttpMethod::Get,
-                operation(Op {
-                    summary: "Retirements, newest first".into(),
-                    tag: "retirements",
-                    keyed: false,
-                    if_match: false,
-                    params: vec![
-                        query_param(
-                            "state",
-                            "Only retirements in this state: blocked | draining | disabled | \
-                             scheduled | deleted | cancelled",
-                        ),
-                        query_param("limit", "1-200, default 50"),
-                    ],
-                    body: None,
-                    ok: ("200", "The retirements", Some("RetirementList".into())),
-                    errors: &[],
-                }),
-            ),
-        )
-        .path("/v1/retirements/{id}", item)
-        .path(
-            "/v1/retirements/{id}/cancel",
-            PathItem::new(
-                HttpMethod::Post,
-                operation(Op {
-                    summary: "Cancel a retirement that has not deleted its resource: what it \
-                              disabled is enabled again (an endpoint as it was before), \
-                              nothing is deleted. A cancelled one answers 200 as it is."
-                        .into(),
-                    tag: "retirements",
-                    keyed: true,
-                    if_match: false,
-                    params: vec![path_param("id")],
-                    body: None,
-                    ok: ("200", "The cancelled retirement", Some("Retirement".into())),
-                    errors: &[
-                        ("404", "not_found"),
-                        (
-                            "409",
-                            "retirement_not_cancellable: it has deleted its resource",
-                        ),
-                    ],
-                }),
-            ),
-        )
+    item
 }
 
 pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {

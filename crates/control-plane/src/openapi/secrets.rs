@@ -32,37 +32,7 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
                 }),
             ),
         )
-        .path(
-            "/v1/targets/{name}/secrets/rotate",
-            PathItem::new(
-                HttpMethod::Post,
-                operation(Op {
-                    summary: "Add a new signing secret and schedule every older valid one to \
-                              expire after the overlap; the new value is shown in this response \
-                              (and its keyed replays) only, stored sealed"
-                        .into(),
-                    tag: "targets",
-                    keyed: true,
-                    if_match: false,
-                    params: vec![path_param("name")],
-                    body: Some("RotateSecretRequest"),
-                    ok: (
-                        "201",
-                        "The new secret with its value, and the older ones' expiry",
-                        Some("RotateSecretResponse".into()),
-                    ),
-                    errors: &[
-                        ("404", "not_found: no such target"),
-                        (
-                            "409",
-                            "rotation_in_progress (an older secret is still in its overlap; \
-                             expire it or pass force: true) or secret_limit_reached (10 valid \
-                             secrets)",
-                        ),
-                    ],
-                }),
-            ),
-        )
+        .path("/v1/targets/{name}/secrets/rotate", rotate())
         .path(
             "/v1/targets/{name}/secrets/{id}/expire",
             PathItem::new(
@@ -91,6 +61,38 @@ pub fn paths(paths: PathsBuilder) -> PathsBuilder {
                 }),
             ),
         )
+}
+
+/// `POST /v1/targets/{name}/secrets/rotate`.
+fn rotate() -> PathItem {
+    PathItem::new(
+        HttpMethod::Post,
+        operation(Op {
+            summary: "Add a new signing secret and schedule every older valid one to \
+                      expire after the overlap; the new value is shown in this response \
+                      (and its keyed replays) only, stored sealed"
+                .into(),
+            tag: "targets",
+            keyed: true,
+            if_match: false,
+            params: vec![path_param("name")],
+            body: Some("RotateSecretRequest"),
+            ok: (
+                "201",
+                "The new secret with its value, and the older ones' expiry",
+                Some("RotateSecretResponse".into()),
+            ),
+            errors: &[
+                ("404", "not_found: no such target"),
+                (
+                    "409",
+                    "rotation_in_progress (an older secret is still in its overlap; \
+                     expire it or pass force: true) or secret_limit_reached (10 valid \
+                     secrets)",
+                ),
+            ],
+        }),
+    )
 }
 
 pub fn components(components: ComponentsBuilder) -> ComponentsBuilder {

@@ -13,7 +13,7 @@ use crate::clock::to_datetime;
 use crate::delivery::{http, signing};
 use crate::error::ApiError;
 use crate::idempotency::{Effect, OpContext, Operation};
-use crate::store::{StoreTx, StoredResponse};
+use crate::store::{SigningKey, StoreTx, StoredResponse};
 
 /// The `type` of a test webhook when the request names none.
 pub const DEFAULT_TEST_EVENT_TYPE: &str = "switchyard.test";
@@ -26,6 +26,39 @@ pub struct TestTarget {
     pub client_certificate_id: Option<String>,
     pub event_type: String,
     pub payload: Value,
+}
+
+impl TestTarget {
+    /// The secrets to sign with: the target's active ones, or only the one `secret_id` names
+    /// (a rotation's verify step), which must still be valid.
+    async fn signing_secrets(
+        &self,
+        state: &AppState,
+        ctx: &OpContext<'_>,
+    ) -> Result<Vec<SigningKey>, ApiError> {
+        Ok(match &self.secret_id {
+            None => {
+                state
+                    .store
+                    .active_secrets(ctx.tenant, &self.name, ctx.now)
+                    .await?
+            }
+            Some(id) => {
+                let key = state
+                    .store
+                    .signing_secret(ctx.tenant, &self.name, id)
+                    .await?
+                    .ok_or_else(|| ApiError::NotFound {
+                        kind: "signing secret",
+                        name: id.clone(),
+                    })?;
+                if !key.valid_at(ctx.now) {
+                    return Err(ApiError::SecretExpired { id: id.clone() });
+                }
+                vec![key]
+            }
+        })
+    }
 }
 
 #[async_trait]
@@ -51,28 +84,7 @@ impl Operation for TestTarget {
             .ok_or_else(not_found)?;
         let spec: TargetSpec = serde_json::from_value(row.spec)
             .map_err(|e| ApiError::Internal(format!("stored target spec: {e}")))?;
-        let secrets = match &self.secret_id {
-            None => {
-                state
-                    .store
-                    .active_secrets(ctx.tenant, &self.name, ctx.now)
-                    .await?
-            }
-            Some(id) => {
-                let key = state
-                    .store
-                    .signing_secret(ctx.tenant, &self.name, id)
-                    .await?
-                    .ok_or_else(|| ApiError::NotFound {
-                        kind: "signing secret",
-                        name: id.clone(),
-                    })?;
-                if !key.valid_at(ctx.now) {
-                    return Err(ApiError::SecretExpired { id: id.clone() });
-                }
-                vec![key]
-            }
-        };
+        let secrets = self.signing_secrets(state, ctx).await?;
         let secrets: Vec<&str> = secrets.iter().map(|k| k.value.as_str()).collect();
         let identity = crate::client_certs::test_identity(
             state,

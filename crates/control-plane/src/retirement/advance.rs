@@ -227,14 +227,14 @@ pub async fn start(
     fingerprint: &[u8],
     request: &RetirementRequest,
 ) -> Result<Started, ApiError> {
-    let store = &ctx.store;
-    if let Some(row) = store.retirement(tenant, id).await? {
+    if let Some(row) = ctx.store.retirement(tenant, id).await? {
         return Ok(Started::Exists(row));
     }
     // The facts are read outside the transaction; if they moved before it (a flow came or
     // went), the effect finds out and the attempt is made again with fresh ones.
     for _ in 0..3 {
-        let facts = store
+        let facts = ctx
+            .store
             .retirement_facts(tenant, request.kind, &request.name)
             .await?;
         if !facts.exists {
@@ -247,7 +247,6 @@ pub async fn start(
         let state = machine::initial_state(request.cascade_flows, &facts);
         let blockers = machine::blockers(request.cascade_flows, &facts);
         let impact = machine::impact(&facts);
-        let mut tx = store.begin().await?;
         let new = NewRetirement {
             tenant,
             id,
@@ -258,63 +257,78 @@ pub async fn start(
             impact: &impact,
             now,
         };
-        match tx.insert_retirement(&new).await? {
-            Inserted::Created => {}
-            Inserted::IdTaken => {
-                drop(tx);
-                let row = store
-                    .retirement(tenant, id)
-                    .await?
-                    .ok_or_else(|| ApiError::Internal("a retirement vanished".into()))?;
-                return Ok(Started::Exists(row));
-            }
-            Inserted::ResourceRetiring => {
-                return Err(ApiError::ResourceRetiring {
-                    kind: request.kind.as_str(),
-                    name: request.name.clone(),
-                });
-            }
+        if let Some(started) = try_start(ctx, &facts, &new).await? {
+            return Ok(started);
         }
-        if state == RetirementState::Draining {
-            let row = tx
-                .retirement_in_tx(tenant, id)
-                .await?
-                .ok_or_else(|| ApiError::Internal("a retirement vanished".into()))?;
-            let Some((cascaded, enabled_before)) =
-                enter_draining(&mut *tx, tenant, &row, now).await?
-            else {
-                continue;
-            };
-            let change = RetirementChange {
-                tenant,
-                id,
-                from: state,
-                to: state,
-                blockers: &blockers,
-                impact: &impact,
-                cascaded_flows: &cascaded,
-                enabled_before,
-                drain_eta: eta(ctx, &facts),
-                delete_at: None,
-                require_drained: false,
-                now,
-                #[cfg(feature = "fault-injection")]
-                unguarded: false,
-            };
-            tx.change_retirement(&change).await?;
-        }
-        crash_point(ctx, state, false);
-        tx.commit().await?;
-        crash_point(ctx, state, true);
-        let row = store
-            .retirement(tenant, id)
-            .await?
-            .ok_or_else(|| ApiError::Internal("a retirement vanished".into()))?;
-        return Ok(Started::Created(row));
     }
     Err(ApiError::Internal(
         "the resource kept changing while the retirement was created; retry".into(),
     ))
+}
+
+/// One attempt at creating a retirement in one transaction. `None`: the facts moved under
+/// it (the draining effect found out); nothing was written.
+async fn try_start(
+    ctx: &DeliveryContext,
+    facts: &RetirementFacts,
+    new: &NewRetirement<'_>,
+) -> Result<Option<Started>, ApiError> {
+    let (tenant, id, state) = (new.tenant, new.id, new.state);
+    let mut tx = ctx.store.begin().await?;
+    match tx.insert_retirement(new).await? {
+        Inserted::Created => {}
+        Inserted::IdTaken => {
+            drop(tx);
+            return Ok(Some(Started::Exists(reread(ctx, tenant, id).await?)));
+        }
+        Inserted::ResourceRetiring => {
+            return Err(ApiError::ResourceRetiring {
+                kind: new.request.kind.as_str(),
+                name: new.request.name.clone(),
+            });
+        }
+    }
+    if state == RetirementState::Draining {
+        let row = tx
+            .retirement_in_tx(tenant, id)
+            .await?
+            .ok_or_else(vanished)?;
+        let Some((cascaded, enabled_before)) =
+            enter_draining(&mut *tx, tenant, &row, new.now).await?
+        else {
+            return Ok(None);
+        };
+        let change = RetirementChange {
+            tenant,
+            id,
+            from: state,
+            to: state,
+            blockers: new.blockers,
+            impact: new.impact,
+            cascaded_flows: &cascaded,
+            enabled_before,
+            drain_eta: eta(ctx, facts),
+            delete_at: None,
+            require_drained: false,
+            now: new.now,
+            #[cfg(feature = "fault-injection")]
+            unguarded: false,
+        };
+        tx.change_retirement(&change).await?;
+    }
+    crash_point(ctx, state, false);
+    tx.commit().await?;
+    crash_point(ctx, state, true);
+    Ok(Some(Started::Created(reread(ctx, tenant, id).await?)))
+}
+
+/// Reads back a retirement this request created or found.
+async fn reread(ctx: &DeliveryContext, tenant: &str, id: &str) -> Result<RetirementRow, ApiError> {
+    ctx.store.retirement(tenant, id).await?.ok_or_else(vanished)
+}
+
+fn vanished() -> ApiError {
+    ApiError::Internal("a retirement vanished".into())
 }
 
 /// Applies `step` to `row` in one transaction. `false`: the guard (or the effect's re-check)

@@ -17,3 +17,24 @@ pub trait SealStore {
     /// there are any: an error when the main key does not match the database.
     async fn check_sealed(&self) -> Result<(), StoreError>;
 }
+
+/// A text column of values each sealed under (tenant, target, id): what re-sealing reads and
+/// guards in the same way for signing secrets and client-certificate keys.
+pub(crate) struct SealedText {
+    pub table: &'static str,
+    pub column: &'static str,
+    pub aad: fn(&str, &str, &str) -> Vec<u8>,
+}
+
+pub(crate) const SEALED_TEXT: [SealedText; 2] = [
+    SealedText {
+        table: "signing_secrets",
+        column: "secret",
+        aad: crate::sealing::secret_aad,
+    },
+    SealedText {
+        table: "client_certificates",
+        column: "private_key",
+        aad: crate::sealing::client_key_aad,
+    },
+];

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 
 use super::PostgresStore;
 use crate::sealing::{client_key_aad, response_aad, secret_aad};
+use crate::store::sealed::{SEALED_TEXT, SealedText};
 use crate::store::{SealStore, StoreError, sealed_error};
 
 /// The sealed prefix of a value under the store's current key.
@@ -11,105 +12,95 @@ fn current_prefix(store: &PostgresStore) -> String {
     format!("sy1:{}:", store.sealer.current_id())
 }
 
+/// Re-seals up to `room` values of one sealed text column not under `prefix`.
+async fn reseal_text(
+    store: &PostgresStore,
+    text: &SealedText,
+    prefix: &str,
+    room: i64,
+) -> Result<u64, StoreError> {
+    let (table, col) = (text.table, text.column);
+    let rows: Vec<(String, String, String, String)> =
+        sqlx::query_as(&format!("SELECT tenant, target, id, {col} FROM {table} WHERE substring({col} from 1 for $1::int) <> $2 LIMIT $3"))
+            .bind(prefix.len() as i64)
+            .bind(prefix)
+            .bind(room)
+            .fetch_all(&store.pool)
+            .await?;
+    let mut done = 0;
+    for (tenant, target, id, stored) in rows {
+        let aad = (text.aad)(&tenant, &target, &id);
+        let plain = store
+            .sealer
+            .open(stored.as_bytes(), &aad)
+            .map_err(sealed_error)?;
+        let resealed = store.sealer.seal(&plain, &aad);
+        // Guarded by the value read: a row changed meanwhile is left to the next batch.
+        done += sqlx::query(&format!("UPDATE {table} SET {col} = $1 WHERE tenant = $2 AND target = $3 AND id = $4 AND {col} = $5"))
+            .bind(resealed)
+            .bind(&tenant)
+            .bind(&target)
+            .bind(&id)
+            .bind(&stored)
+            .execute(&store.pool)
+            .await?
+            .rows_affected();
+    }
+    Ok(done)
+}
+
+/// Re-seals up to `room` stored responses not under `prefix`.
+async fn reseal_responses(
+    store: &PostgresStore,
+    prefix: &str,
+    room: i64,
+) -> Result<u64, StoreError> {
+    let responses: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
+        "SELECT tenant, key, response_body FROM idempotency_keys \
+         WHERE response_body IS NOT NULL AND substring(response_body from 1 for $1::int) <> $2 LIMIT $3",
+    )
+    .bind(prefix.len() as i64)
+    .bind(prefix.as_bytes())
+    .bind(room)
+    .fetch_all(&store.pool)
+    .await?;
+    let mut done = 0;
+    for (tenant, key, stored) in responses {
+        let aad = response_aad(&tenant, &key);
+        let plain = store.sealer.open(&stored, &aad).map_err(sealed_error)?;
+        let resealed = store.sealer.seal(&plain, &aad).into_bytes();
+        done += sqlx::query(
+            "UPDATE idempotency_keys SET response_body = $1 \
+         WHERE tenant = $2 AND key = $3 AND response_body = $4",
+        )
+        .bind(resealed)
+        .bind(&tenant)
+        .bind(&key)
+        .bind(&stored)
+        .execute(&store.pool)
+        .await?
+        .rows_affected();
+    }
+    Ok(done)
+}
+
 #[async_trait]
 impl SealStore for PostgresStore {
     async fn reseal_batch(&self, limit: u32) -> Result<u64, StoreError> {
         let prefix = current_prefix(self);
-        let len = prefix.len() as i64;
-        let secrets: Vec<(String, String, String, String)> = sqlx::query_as(
-            "SELECT tenant, target, id, secret FROM signing_secrets \
-             WHERE substring(secret from 1 for $1::int) <> $2 LIMIT $3",
-        )
-        .bind(len)
-        .bind(&prefix)
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
         let mut done = 0;
-        for (tenant, target, id, stored) in secrets {
-            let aad = secret_aad(&tenant, &target, &id);
-            let plain = self
-                .sealer
-                .open(stored.as_bytes(), &aad)
-                .map_err(sealed_error)?;
-            let resealed = self.sealer.seal(&plain, &aad);
-            // Guarded by the value read: a row changed meanwhile is left to the next batch.
-            done += sqlx::query(
-                "UPDATE signing_secrets SET secret = $1 \
-                 WHERE tenant = $2 AND target = $3 AND id = $4 AND secret = $5",
-            )
-            .bind(resealed)
-            .bind(&tenant)
-            .bind(&target)
-            .bind(&id)
-            .bind(&stored)
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
+        for text in &SEALED_TEXT {
+            let room = i64::from(limit) - done as i64;
+            if room <= 0 {
+                return Ok(done);
+            }
+            done += reseal_text(self, text, &prefix, room).await?;
         }
         let room = i64::from(limit) - done as i64;
         if room <= 0 {
             return Ok(done);
         }
-        let keys: Vec<(String, String, String, String)> = sqlx::query_as(
-            "SELECT tenant, target, id, private_key FROM client_certificates \
-             WHERE substring(private_key from 1 for $1::int) <> $2 LIMIT $3",
-        )
-        .bind(len)
-        .bind(&prefix)
-        .bind(room)
-        .fetch_all(&self.pool)
-        .await?;
-        for (tenant, target, id, stored) in keys {
-            let aad = client_key_aad(&tenant, &target, &id);
-            let plain = self
-                .sealer
-                .open(stored.as_bytes(), &aad)
-                .map_err(sealed_error)?;
-            let resealed = self.sealer.seal(&plain, &aad);
-            done += sqlx::query(
-                "UPDATE client_certificates SET private_key = $1 \
-                 WHERE tenant = $2 AND target = $3 AND id = $4 AND private_key = $5",
-            )
-            .bind(resealed)
-            .bind(&tenant)
-            .bind(&target)
-            .bind(&id)
-            .bind(&stored)
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
-        }
-        let room = i64::from(limit) - done as i64;
-        if room <= 0 {
-            return Ok(done);
-        }
-        let responses: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
-            "SELECT tenant, key, response_body FROM idempotency_keys \
-             WHERE response_body IS NOT NULL AND substring(response_body from 1 for $1::int) <> $2 LIMIT $3",
-        )
-        .bind(len)
-        .bind(prefix.as_bytes())
-        .bind(room)
-        .fetch_all(&self.pool)
-        .await?;
-        for (tenant, key, stored) in responses {
-            let aad = response_aad(&tenant, &key);
-            let plain = self.sealer.open(&stored, &aad).map_err(sealed_error)?;
-            let resealed = self.sealer.seal(&plain, &aad).into_bytes();
-            done += sqlx::query(
-                "UPDATE idempotency_keys SET response_body = $1 \
-                 WHERE tenant = $2 AND key = $3 AND response_body = $4",
-            )
-            .bind(resealed)
-            .bind(&tenant)
-            .bind(&key)
-            .bind(&stored)
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
-        }
-        Ok(done)
+        Ok(done + reseal_responses(self, &prefix, room).await?)
     }
 
     async fn check_sealed(&self) -> Result<(), StoreError> {

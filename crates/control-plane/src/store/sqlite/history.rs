@@ -31,49 +31,7 @@ impl HistoryStore for SqliteStore {
             .bind(e.created_at)
             .execute(&mut *tx)
             .await?;
-            for d in &e.deliveries {
-                let last = d.attempts.last();
-                let dead = !d.succeeded();
-                sqlx::query(
-                    "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
-                     attempts_made, webhook_hop_attempts, max_attempts, created_at, updated_at, dead_at, \
-                     exhausted_hop, error_class, last_status) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, 'async_inline', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                )
-                .bind(&d.id)
-                .bind(tenant)
-                .bind(&e.id)
-                .bind(&e.event_type)
-                .bind(&e.endpoint)
-                .bind(&d.flow)
-                .bind(&d.target)
-                .bind(if dead { "dead" } else { "succeeded" })
-                .bind(d.attempts.len() as i64)
-                .bind(d.attempts.len() as i64)
-                .bind(d.max_attempts)
-                .bind(e.created_at)
-                .bind(d.finished_at())
-                .bind(dead.then(|| d.finished_at()))
-                .bind(dead.then_some("control_plane_webhook"))
-                .bind(last.and_then(|a| a.error_class))
-                .bind(last.and_then(|a| a.status_code))
-                .execute(&mut *tx)
-                .await?;
-                for a in &d.attempts {
-                    sqlx::query(
-                        "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
-                         VALUES (?, ?, ?, 'control_plane_webhook', ?, ?, 'in_flight', ?)",
-                    )
-                    .bind(&a.id)
-                    .bind(&d.id)
-                    .bind(a.number)
-                    .bind(a.number)
-                    .bind(a.started_at)
-                    .bind(HISTORY_WORKER)
-                    .execute(&mut *tx)
-                    .await?;
-                }
-            }
+            insert_deliveries(&mut tx, tenant, e).await?;
         }
         for a in attempts_in_finish_order(events) {
             sqlx::query(
@@ -92,4 +50,57 @@ impl HistoryStore for SqliteStore {
         tx.commit().await?;
         Ok(events.len() as u64)
     }
+}
+
+/// An imported event's deliveries, each with its attempts (recorded as in flight; they
+/// finish in order afterwards).
+async fn insert_deliveries(
+    conn: &mut sqlx::SqliteConnection,
+    tenant: &str,
+    e: &PastEvent,
+) -> Result<(), StoreError> {
+    for d in &e.deliveries {
+        let last = d.attempts.last();
+        let dead = !d.succeeded();
+        sqlx::query(
+            "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
+             attempts_made, webhook_hop_attempts, max_attempts, created_at, updated_at, dead_at, \
+             exhausted_hop, error_class, last_status) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, 'async_inline', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&d.id)
+        .bind(tenant)
+        .bind(&e.id)
+        .bind(&e.event_type)
+        .bind(&e.endpoint)
+        .bind(&d.flow)
+        .bind(&d.target)
+        .bind(if dead { "dead" } else { "succeeded" })
+        .bind(d.attempts.len() as i64)
+        .bind(d.attempts.len() as i64)
+        .bind(d.max_attempts)
+        .bind(e.created_at)
+        .bind(d.finished_at())
+        .bind(dead.then(|| d.finished_at()))
+        .bind(dead.then_some("control_plane_webhook"))
+        .bind(last.and_then(|a| a.error_class))
+        .bind(last.and_then(|a| a.status_code))
+        .execute(&mut *conn)
+        .await?;
+        for a in &d.attempts {
+            sqlx::query(
+                "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
+                 VALUES (?, ?, ?, 'control_plane_webhook', ?, ?, 'in_flight', ?)",
+            )
+            .bind(&a.id)
+            .bind(&d.id)
+            .bind(a.number)
+            .bind(a.number)
+            .bind(a.started_at)
+            .bind(HISTORY_WORKER)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(())
 }

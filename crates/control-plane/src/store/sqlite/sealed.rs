@@ -4,6 +4,7 @@ use async_trait::async_trait;
 
 use super::SqliteStore;
 use crate::sealing::{client_key_aad, response_aad, secret_aad};
+use crate::store::sealed::{SEALED_TEXT, SealedText};
 use crate::store::{SealStore, StoreError, sealed_error};
 
 /// The sealed prefix of a value under the store's current key.
@@ -11,105 +12,94 @@ fn current_prefix(store: &SqliteStore) -> String {
     format!("sy1:{}:", store.sealer.current_id())
 }
 
+/// Re-seals up to `room` values of one sealed text column not under `prefix`.
+async fn reseal_text(
+    store: &SqliteStore,
+    text: &SealedText,
+    prefix: &str,
+    room: i64,
+) -> Result<u64, StoreError> {
+    let (table, col) = (text.table, text.column);
+    let rows: Vec<(String, String, String, String)> = sqlx::query_as(&format!(
+        "SELECT tenant, target, id, {col} FROM {table} WHERE substr({col}, 1, ?) <> ? LIMIT ?"
+    ))
+    .bind(prefix.len() as i64)
+    .bind(prefix)
+    .bind(room)
+    .fetch_all(&mut *store.read().await?)
+    .await?;
+    let mut done = 0;
+    for (tenant, target, id, stored) in rows {
+        let aad = (text.aad)(&tenant, &target, &id);
+        let plain = store
+            .sealer
+            .open(stored.as_bytes(), &aad)
+            .map_err(sealed_error)?;
+        let resealed = store.sealer.seal(&plain, &aad);
+        // Guarded by the value read: a row changed meanwhile is left to the next batch.
+        done += sqlx::query(&format!(
+            "UPDATE {table} SET {col} = ? WHERE tenant = ? AND target = ? AND id = ? AND {col} = ?"
+        ))
+        .bind(resealed)
+        .bind(&tenant)
+        .bind(&target)
+        .bind(&id)
+        .bind(&stored)
+        .execute(&store.writer)
+        .await?
+        .rows_affected();
+    }
+    Ok(done)
+}
+
+/// Re-seals up to `room` stored responses not under `prefix`.
+async fn reseal_responses(store: &SqliteStore, prefix: &str, room: i64) -> Result<u64, StoreError> {
+    let responses: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
+        "SELECT tenant, key, response_body FROM idempotency_keys \
+         WHERE response_body IS NOT NULL AND substr(response_body, 1, ?) <> ? LIMIT ?",
+    )
+    .bind(prefix.len() as i64)
+    .bind(prefix.as_bytes())
+    .bind(room)
+    .fetch_all(&mut *store.read().await?)
+    .await?;
+    let mut done = 0;
+    for (tenant, key, stored) in responses {
+        let aad = response_aad(&tenant, &key);
+        let plain = store.sealer.open(&stored, &aad).map_err(sealed_error)?;
+        let resealed = store.sealer.seal(&plain, &aad).into_bytes();
+        done += sqlx::query(
+            "UPDATE idempotency_keys SET response_body = ? \
+         WHERE tenant = ? AND key = ? AND response_body = ?",
+        )
+        .bind(resealed)
+        .bind(&tenant)
+        .bind(&key)
+        .bind(&stored)
+        .execute(&store.writer)
+        .await?
+        .rows_affected();
+    }
+    Ok(done)
+}
+
 #[async_trait]
 impl SealStore for SqliteStore {
     async fn reseal_batch(&self, limit: u32) -> Result<u64, StoreError> {
         let prefix = current_prefix(self);
-        let len = prefix.len() as i64;
-        let secrets: Vec<(String, String, String, String)> = sqlx::query_as(
-            "SELECT tenant, target, id, secret FROM signing_secrets \
-             WHERE substr(secret, 1, ?) <> ? LIMIT ?",
-        )
-        .bind(len)
-        .bind(&prefix)
-        .bind(i64::from(limit))
-        .fetch_all(&mut *self.read().await?)
-        .await?;
         let mut done = 0;
-        for (tenant, target, id, stored) in secrets {
-            let aad = secret_aad(&tenant, &target, &id);
-            let plain = self
-                .sealer
-                .open(stored.as_bytes(), &aad)
-                .map_err(sealed_error)?;
-            let resealed = self.sealer.seal(&plain, &aad);
-            // Guarded by the value read: a row changed meanwhile is left to the next batch.
-            done += sqlx::query(
-                "UPDATE signing_secrets SET secret = ? \
-                 WHERE tenant = ? AND target = ? AND id = ? AND secret = ?",
-            )
-            .bind(resealed)
-            .bind(&tenant)
-            .bind(&target)
-            .bind(&id)
-            .bind(&stored)
-            .execute(&self.writer)
-            .await?
-            .rows_affected();
+        for text in &SEALED_TEXT {
+            let room = i64::from(limit) - done as i64;
+            if room <= 0 {
+                return Ok(done);
+            }
+            done += reseal_text(self, text, &prefix, room).await?;
         }
         let room = i64::from(limit) - done as i64;
         if room <= 0 {
             return Ok(done);
         }
-        let keys: Vec<(String, String, String, String)> = sqlx::query_as(
-            "SELECT tenant, target, id, private_key FROM client_certificates \
-             WHERE substr(private_key, 1, ?) <> ? LIMIT ?",
-        )
-        .bind(len)
-        .bind(&prefix)
-        .bind(room)
-        .fetch_all(&mut *self.read().await?)
-        .await?;
-        for (tenant, target, id, stored) in keys {
-            let aad = client_key_aad(&tenant, &target, &id);
-            let plain = self
-                .sealer
-                .open(stored.as_bytes(), &aad)
-                .map_err(sealed_error)?;
-            let resealed = self.sealer.seal(&plain, &aad);
-            done += sqlx::query(
-                "UPDATE client_certificates SET private_key = ? \
-                 WHERE tenant = ? AND target = ? AND id = ? AND private_key = ?",
-            )
-            .bind(resealed)
-            .bind(&tenant)
-            .bind(&target)
-            .bind(&id)
-            .bind(&stored)
-            .execute(&self.writer)
-            .await?
-            .rows_affected();
-        }
-        let room = i64::from(limit) - done as i64;
-        if room <= 0 {
-            return Ok(done);
-        }
-        let responses: Vec<(String, String, Vec<u8>)> = sqlx::query_as(
-            "SELECT tenant, key, response_body FROM idempotency_keys \
-             WHERE response_body IS NOT NULL AND substr(response_body, 1, ?) <> ? LIMIT ?",
-        )
-        .bind(len)
-        .bind(prefix.as_bytes())
-        .bind(room)
-        .fetch_all(&mut *self.read().await?)
-        .await?;
-        for (tenant, key, stored) in responses {
-            let aad = response_aad(&tenant, &key);
-            let plain = self.sealer.open(&stored, &aad).map_err(sealed_error)?;
-            let resealed = self.sealer.seal(&plain, &aad).into_bytes();
-            done += sqlx::query(
-                "UPDATE idempotency_keys SET response_body = ? \
-                 WHERE tenant = ? AND key = ? AND response_body = ?",
-            )
-            .bind(resealed)
-            .bind(&tenant)
-            .bind(&key)
-            .bind(&stored)
-            .execute(&self.writer)
-            .await?
-            .rows_affected();
-        }
-        Ok(done)
+        Ok(done + reseal_responses(self, &prefix, room).await?)
     }
 
     async fn check_sealed(&self) -> Result<(), StoreError> {

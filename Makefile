@@ -38,6 +38,8 @@ ui:
 lint:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	# The desktop without its embedded sandbox (src-tauri/sandbox.rs) builds too.
+	cargo clippy -p switchyard-desktop --lib --no-default-features -- -D warnings
 
 # Includes the store conformance suite on SQLite and PostgreSQL and the multi-replica tests
 # (PostgreSQL from SWITCHYARD_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432).

@@ -11,6 +11,7 @@ mod events;
 pub mod ipc;
 mod navigation;
 mod quit;
+mod sandbox;
 pub mod state;
 mod sync_driver;
 mod update_flow;
@@ -54,7 +55,9 @@ async fn open_state() -> anyhow::Result<AppState> {
         .unwrap_or_else(|| SANDBOX_PROFILE.to_owned());
     let state = AppState::new(core, active.clone());
     state.load_last_sync(&active).await;
-    if AppState::is_sandbox(&active) {
+    // Without the embedded sandbox and with no control plane added yet, nothing is started:
+    // the app opens on its Control planes page's error until one is added.
+    if AppState::is_sandbox(&active) && sandbox::BUILT_IN {
         state.ensure_sandbox().await?;
     }
     Ok(state)
@@ -69,9 +72,9 @@ fn updater_plugin() -> tauri::plugin::TauriPlugin<tauri::Wry, tauri_plugin_updat
     }
 }
 
-pub fn run() {
-    started();
-    let log = tauri_plugin_log::Builder::new()
+/// The log: the app's log dir (`switchyard.log`, shown in About) and standard error.
+fn log_plugin() -> tauri::plugin::TauriPlugin<tauri::Wry> {
+    tauri_plugin_log::Builder::new()
         .clear_targets()
         .level(log::LevelFilter::Info)
         .level_for("sqlx", log::LevelFilter::Warn)
@@ -84,7 +87,34 @@ pub fn run() {
         .target(tauri_plugin_log::Target::new(
             tauri_plugin_log::TargetKind::Stderr,
         ))
-        .build();
+        .build()
+}
+
+/// Opens the data and starts the background tasks, before the window shows.
+fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
+    let key = updates::test_pubkey_override().or_else(|| updates::configured_pubkey(app.config()));
+    updates::set_key_present(key.is_some());
+    tracing::info!(
+        "Switchyard {} starting",
+        switchyard_build_info::LONG_VERSION
+    );
+    update_flow::init(app.handle().clone());
+    let state = tauri::async_runtime::block_on(open_state())
+        .map_err(|e| format!("Switchyard could not open its data: {e:#}"))?;
+    tracing::info!(
+        "launch: core ready after {} ms",
+        started().elapsed().as_millis()
+    );
+    app.manage(state);
+    let handle = app.handle().clone();
+    tauri::async_runtime::spawn(events::forward(handle.clone()));
+    tauri::async_runtime::spawn(sync_driver::run(handle.clone()));
+    tauri::async_runtime::spawn(update_flow::auto_check(handle));
+    Ok(())
+}
+
+pub fn run() {
+    started();
     tauri::Builder::default()
         // First: a second launch focuses the running window instead of opening another.
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
@@ -94,31 +124,10 @@ pub fn run() {
             }
         }))
         .plugin(navigation::guard())
-        .plugin(log)
+        .plugin(log_plugin())
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(updater_plugin())
-        .setup(|app| {
-            let key = updates::test_pubkey_override()
-                .or_else(|| updates::configured_pubkey(app.config()));
-            updates::set_key_present(key.is_some());
-            tracing::info!(
-                "Switchyard {} starting",
-                switchyard_build_info::LONG_VERSION
-            );
-            update_flow::init(app.handle().clone());
-            let state = tauri::async_runtime::block_on(open_state())
-                .map_err(|e| format!("Switchyard could not open its data: {e:#}"))?;
-            tracing::info!(
-                "launch: core ready after {} ms",
-                started().elapsed().as_millis()
-            );
-            app.manage(state);
-            let handle = app.handle().clone();
-            tauri::async_runtime::spawn(events::forward(handle.clone()));
-            tauri::async_runtime::spawn(sync_driver::run(handle.clone()));
-            tauri::async_runtime::spawn(update_flow::auto_check(handle));
-            Ok(())
-        })
+        .setup(setup)
         .on_page_load(|_webview, payload| {
             let at = started().elapsed().as_millis();
             match payload.event() {

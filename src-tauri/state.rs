@@ -2,14 +2,12 @@
 //! and the embedded sandbox.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use switchyard_control_plane::demo::DEMO_TOKEN;
-use switchyard_control_plane::sandbox::Sandbox;
 use switchyard_core::{Console, SANDBOX_PROFILE};
 use tokio::sync::{Notify, RwLock};
 
-use crate::ipc::{IpcError, IpcErrorCode, SyncStatus};
+use crate::ipc::{IpcError, SyncStatus};
 
 pub struct AppState {
     pub core: Console,
@@ -25,7 +23,7 @@ pub struct AppState {
     pub sync_round: tokio::sync::Mutex<()>,
     /// The embedded control plane, once started. Its lock is held while it starts, so a
     /// second `ensure_sandbox` waits for the first.
-    pub sandbox: Arc<tokio::sync::Mutex<Option<Sandbox>>>,
+    pub sandbox: crate::sandbox::Slot,
     /// Where the active profile is remembered between launches.
     settings: PathBuf,
 }
@@ -43,7 +41,7 @@ impl AppState {
             kick: Notify::new(),
             ui_ready: Notify::new(),
             sync_round: tokio::sync::Mutex::new(()),
-            sandbox: Arc::new(tokio::sync::Mutex::new(None)),
+            sandbox: crate::sandbox::Slot::empty(),
             settings,
         }
     }
@@ -107,48 +105,10 @@ impl AppState {
         status.clone()
     }
 
-    /// Starts the embedded sandbox (once) and registers it as the `sandbox` profile.
-    ///
-    /// Only the port is bound here (the one registered last time when it is free, so the
-    /// profile's URL stays put) and registered; the control plane itself — its database,
-    /// migrations, demo data — starts in the background, so the window does not wait for it.
-    /// What the console sends it meanwhile waits in the socket's backlog and is answered once
-    /// it is up; a caller of this function during the start waits for the start.
+    /// Starts the embedded sandbox (once) and registers it as the `sandbox` profile
+    /// (`sandbox.rs`); a build without the `sandbox` feature answers with an error saying so.
     pub async fn ensure_sandbox(&self) -> Result<(), IpcError> {
-        let mut slot = self.sandbox.clone().lock_owned().await;
-        if slot.is_some() {
-            return Ok(());
-        }
-        let previous_port = match self.core.profile(SANDBOX_PROFILE).await {
-            Ok(p) => tauri::Url::parse(&p.url).ok().and_then(|u| u.port()),
-            Err(_) => None,
-        };
-        let dir = self.core.data_dir().join("sandbox");
-        let binding = Sandbox::bind(&dir, previous_port).map_err(|e| {
-            IpcError::new(
-                IpcErrorCode::Internal,
-                format!("the embedded sandbox could not bind a loopback port: {e}"),
-            )
-        })?;
-        self.core
-            .register_sandbox(&binding.url(), DEMO_TOKEN)
-            .await
-            .map_err(IpcError::from)?;
-        tauri::async_runtime::spawn(async move {
-            let url = binding.url();
-            match binding.start().await {
-                Ok(sandbox) => {
-                    tracing::info!(
-                        "sandbox control plane on {url}, started after {} ms",
-                        crate::started().elapsed().as_millis()
-                    );
-                    *slot = Some(sandbox);
-                }
-                // The slot stays empty: the next switch to the sandbox tries again.
-                Err(e) => tracing::error!("the embedded sandbox did not start: {e:#}"),
-            }
-        });
-        Ok(())
+        crate::sandbox::ensure(&self.core, &self.sandbox).await
     }
 
     pub fn is_sandbox(name: &str) -> bool {

@@ -54,13 +54,23 @@ pub async fn save_profile(
     Ok(profile_view(&profile, &state.active().await, counts))
 }
 
-/// Removes a profile; removing the active one switches to the sandbox.
+/// Removes a profile; removing the active one switches to the sandbox (in a build without
+/// it, to the first profile left).
 #[tauri::command]
 pub async fn remove_profile(state: State<'_, AppState>, name: String) -> Result<()> {
     state.core.remove_profile(&name).await?;
     if state.active().await == name {
-        state.ensure_sandbox().await?;
-        state.set_active(SANDBOX_PROFILE).await;
+        let next = match crate::sandbox::BUILT_IN {
+            true => None,
+            false => state.core.list_profiles().await?.into_iter().next(),
+        };
+        match next {
+            Some(profile) => state.set_active(&profile.name).await,
+            None => {
+                state.ensure_sandbox().await?;
+                state.set_active(SANDBOX_PROFILE).await;
+            }
+        }
     }
     Ok(())
 }

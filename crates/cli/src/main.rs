@@ -96,52 +96,14 @@ pub fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce(&T)) {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<Exit> {
-    let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
-    // The audit log's actor for what this process does by itself (e.g. sync outcomes).
-    let actor = match cli.command {
-        Command::Mcp(_) => "mcp",
-        _ => "cli",
-    };
-    let console = Console::open(ConsoleOptions::new(&data_dir, actor))
-        .await
-        .with_context(|| format!("opening the data dir {}", data_dir.display()))?;
+    let console = open_console(&cli).await?;
     let json = cli.json;
     match cli.command {
         Command::Profile(cmd) => profile::profile_cmd(&console, json, cmd).await,
         Command::Endpoints(cmd) => {
             resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Endpoint, cmd).await
         }
-        Command::Targets(TargetCmd::Resource(cmd)) => {
-            resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Target, cmd).await
-        }
-        Command::Targets(TargetCmd::Test(args)) => {
-            let profile = pick_profile(&console, &cli.profile).await?;
-            targets::test(&console, &profile, json, args).await
-        }
-        Command::Targets(TargetCmd::Secrets { name }) => {
-            let profile = pick_profile(&console, &cli.profile).await?;
-            secrets::list(&console, &profile, json, &name).await
-        }
-        Command::Targets(TargetCmd::RotateSecret(args)) => {
-            let profile = pick_profile(&console, &cli.profile).await?;
-            secrets::rotate(&console, &profile, json, args).await
-        }
-        Command::Targets(TargetCmd::ExpireSecret(args)) => {
-            let profile = pick_profile(&console, &cli.profile).await?;
-            secrets::expire(&console, &profile, json, args).await
-        }
-        Command::Targets(TargetCmd::Certs { name }) => {
-            let profile = pick_profile(&console, &cli.profile).await?;
-            certs::list(&console, &profile, json, &name).await
-        }
-        Command::Targets(TargetCmd::UploadCert(args)) => {
-            let profile = pick_profile(&console, &cli.profile).await?;
-            certs::upload(&console, &profile, json, args).await
-        }
-        Command::Targets(TargetCmd::ActivateCert(args)) => {
-            let profile = pick_profile(&console, &cli.profile).await?;
-            certs::activate(&console, &profile, json, args).await
-        }
+        Command::Targets(cmd) => targets_cmd(&console, &cli.profile, json, cmd).await,
         Command::Flows(cmd) => {
             resources::resource_cmd(&console, &cli.profile, json, ResourceKind::Flow, cmd).await
         }
@@ -156,11 +118,7 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
         }
         Command::Refresh => {
             let profile = pick_profile(&console, &cli.profile).await?;
-            let report = console.refresh(&profile).await?;
-            emit(json, &report, |r| {
-                println!("refreshed {}: {} resources", r.profile, r.resources)
-            });
-            Ok(Exit::Ok)
+            refresh(&console, &profile, json).await
         }
         Command::Dlq(cmd) => {
             let profile = pick_profile(&console, &cli.profile).await?;
@@ -200,4 +158,67 @@ async fn run(cli: Cli) -> anyhow::Result<Exit> {
             mcp::mcp_cmd(console, profile, args).await
         }
     }
+}
+
+/// The console on the data dir, acting as `mcp` or `cli` in the audit log.
+async fn open_console(cli: &Cli) -> anyhow::Result<Console> {
+    let data_dir = cli.data_dir.clone().unwrap_or_else(default_data_dir);
+    // The audit log's actor for what this process does by itself (e.g. sync outcomes).
+    let actor = match cli.command {
+        Command::Mcp(_) => "mcp",
+        _ => "cli",
+    };
+    Console::open(ConsoleOptions::new(&data_dir, actor))
+        .await
+        .with_context(|| format!("opening the data dir {}", data_dir.display()))
+}
+
+/// `switchyard targets …`: the resource commands, and what only targets have.
+async fn targets_cmd(
+    console: &Console,
+    chosen: &Option<String>,
+    json: bool,
+    cmd: TargetCmd,
+) -> anyhow::Result<Exit> {
+    match cmd {
+        TargetCmd::Resource(cmd) => {
+            resources::resource_cmd(console, chosen, json, ResourceKind::Target, cmd).await
+        }
+        TargetCmd::Test(args) => {
+            let profile = pick_profile(console, chosen).await?;
+            targets::test(console, &profile, json, args).await
+        }
+        TargetCmd::Secrets { name } => {
+            let profile = pick_profile(console, chosen).await?;
+            secrets::list(console, &profile, json, &name).await
+        }
+        TargetCmd::RotateSecret(args) => {
+            let profile = pick_profile(console, chosen).await?;
+            secrets::rotate(console, &profile, json, args).await
+        }
+        TargetCmd::ExpireSecret(args) => {
+            let profile = pick_profile(console, chosen).await?;
+            secrets::expire(console, &profile, json, args).await
+        }
+        TargetCmd::Certs { name } => {
+            let profile = pick_profile(console, chosen).await?;
+            certs::list(console, &profile, json, &name).await
+        }
+        TargetCmd::UploadCert(args) => {
+            let profile = pick_profile(console, chosen).await?;
+            certs::upload(console, &profile, json, args).await
+        }
+        TargetCmd::ActivateCert(args) => {
+            let profile = pick_profile(console, chosen).await?;
+            certs::activate(console, &profile, json, args).await
+        }
+    }
+}
+
+async fn refresh(console: &Console, profile: &str, json: bool) -> anyhow::Result<Exit> {
+    let report = console.refresh(profile).await?;
+    emit(json, &report, |r| {
+        println!("refreshed {}: {} resources", r.profile, r.resources)
+    });
+    Ok(Exit::Ok)
 }

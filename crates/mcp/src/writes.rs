@@ -293,27 +293,7 @@ pub async fn start_replay(
         return Ok(result);
     }
     let session_id = derived_key(profile, &a.request_key);
-    // A replay larger than the limit needs --allow-destructive; a retry of a start already
-    // queued is not a new replay.
-    if mode < Mode::Destructive && console.replay_start(profile, &session_id).await?.is_none() {
-        let count = match &selection {
-            ReplaySelection::DeliveryIds(ids) => ids.len() as u64,
-            ReplaySelection::Filter(_) => {
-                console.replay_dry_run(profile, selection.clone()).await?
-            }
-        };
-        let limit = srv.inner.config.replay_limit;
-        if count > limit {
-            return Err(ToolError {
-                code: "not_allowed",
-                field: Some("selection".into()),
-                message: format!(
-                    "this replay takes {count} dead deliveries, more than this server's limit of \
-                     {limit} without --allow-destructive; nothing was queued (narrow the selection)"
-                ),
-            });
-        }
-    }
+    check_replay_limit(srv, &session_id, &selection, mode).await?;
     let start = ReplayStart {
         session_id: Some(session_id.clone()),
         selection,
@@ -351,6 +331,36 @@ pub async fn start_replay(
             .map(without_items);
     }
     Ok(result)
+}
+
+/// A replay larger than the server's limit needs --allow-destructive; a retry of a start
+/// already queued is not a new replay.
+async fn check_replay_limit(
+    srv: &McpServer,
+    session_id: &str,
+    selection: &ReplaySelection,
+    mode: Mode,
+) -> Result<(), ToolError> {
+    let (console, profile) = (&srv.inner.console, &srv.inner.config.profile);
+    if mode >= Mode::Destructive || console.replay_start(profile, session_id).await?.is_some() {
+        return Ok(());
+    }
+    let count = match selection {
+        ReplaySelection::DeliveryIds(ids) => ids.len() as u64,
+        ReplaySelection::Filter(_) => console.replay_dry_run(profile, selection.clone()).await?,
+    };
+    let limit = srv.inner.config.replay_limit;
+    if count > limit {
+        return Err(ToolError {
+            code: "not_allowed",
+            field: Some("selection".into()),
+            message: format!(
+                "this replay takes {count} dead deliveries, more than this server's limit of \
+                 {limit} without --allow-destructive; nothing was queued (narrow the selection)"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Sends pending replay writes of the profile until this one is confirmed or refused, or the

@@ -14,137 +14,9 @@ pub async fn outbox_cmd(
     cmd: OutboxCmd,
 ) -> anyhow::Result<Exit> {
     match cmd {
-        OutboxCmd::List { all } => {
-            let states = if all {
-                vec![
-                    OpState::Pending,
-                    OpState::Sending,
-                    OpState::NeedsAttention,
-                    OpState::Done,
-                    OpState::Discarded,
-                    OpState::Superseded,
-                ]
-            } else {
-                vec![]
-            };
-            let ops = console
-                .list_outbox(OutboxFilter {
-                    profile: Some(profile.to_owned()),
-                    states,
-                    ..Default::default()
-                })
-                .await?;
-            emit(json, &ops, |ops| {
-                let rows = ops
-                    .iter()
-                    .map(|o| {
-                        vec![
-                            o.id.to_string(),
-                            o.op.as_str().to_owned(),
-                            format!("{}/{}", o.kind, o.name),
-                            o.state.as_str().to_owned(),
-                            o.attempts.to_string(),
-                            table::time(Some(o.created_at)),
-                            o.origin.actor("console"),
-                            o.last_error
-                                .as_ref()
-                                .map(|e| e.message.clone())
-                                .unwrap_or_default(),
-                        ]
-                    })
-                    .collect::<Vec<_>>();
-                table::print(
-                    &[
-                        "ID",
-                        "OP",
-                        "RESOURCE",
-                        "STATE",
-                        "ATTEMPTS",
-                        "QUEUED",
-                        "BY",
-                        "LAST ERROR",
-                    ],
-                    &rows,
-                );
-            });
-            if !json {
-                print_recovery_writes(console, profile, all).await?;
-            }
-        }
-        OutboxCmd::Show { id } => {
-            let op = console.op(id).await?;
-            let conflict = if op.last_error.as_ref().and_then(|e| e.status) == Some(412) {
-                Some(console.conflict(id).await?)
-            } else {
-                None
-            };
-            let value = serde_json::json!({"op": op, "conflict": conflict});
-            emit(json, &value, |_| {
-                println!(
-                    "#{} {} {}/{}: {}",
-                    op.id,
-                    op.op.as_str(),
-                    op.kind,
-                    op.name,
-                    describe_state(&op)
-                );
-                println!("idempotency key: {}", op.idempotency_key);
-                println!(
-                    "if-match: {}",
-                    op.if_match
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "-".into())
-                );
-                println!("body: {}", op.body);
-                if let Some(c) = &conflict {
-                    println!(
-                        "\nconflict (the server changed since you edited version {}):",
-                        c.base_version.unwrap_or(0)
-                    );
-                    println!("  base:   {}", c.base.clone().unwrap_or(Value::Null));
-                    println!("  mine:   {}", c.mine.clone().unwrap_or(Value::Null));
-                    match &c.theirs {
-                        Some(t) => println!(
-                            "  theirs: {} (version {}{})",
-                            t.spec,
-                            t.version,
-                            if c.theirs_from_cache {
-                                ", from cache"
-                            } else {
-                                ""
-                            }
-                        ),
-                        None => println!("  theirs: (absent on the server)"),
-                    }
-                    if !c.conflicting_fields.is_empty() {
-                        println!("  both changed: {}", c.conflicting_fields.join(", "));
-                    }
-                    println!(
-                        "\nresolve: `switchyard outbox retry {id}` (re-apply mine on their version) or `switchyard outbox discard {id}`"
-                    );
-                }
-            });
-        }
-        OutboxCmd::Retry { id, new_key } => {
-            let op = if new_key {
-                console.retry_as_new(id).await?
-            } else {
-                console.retry(id).await?
-            };
-            emit(json, &op, |op| {
-                if op.id == id {
-                    println!("#{id} queued again with the same idempotency key");
-                } else {
-                    println!(
-                        "#{id} replaced by #{} (new key, If-Match {})",
-                        op.id,
-                        op.if_match
-                            .map(|v| v.to_string())
-                            .unwrap_or_else(|| "-".into())
-                    );
-                }
-            });
-        }
+        OutboxCmd::List { all } => list(console, profile, json, all).await?,
+        OutboxCmd::Show { id } => show(console, json, id).await?,
+        OutboxCmd::Retry { id, new_key } => retry(console, json, id, new_key).await?,
         OutboxCmd::Discard { id } => {
             let op = console.discard(id).await?;
             emit(json, &op, |op| {
@@ -153,6 +25,154 @@ pub async fn outbox_cmd(
         }
     }
     Ok(Exit::Ok)
+}
+
+/// The profile's queued writes (every state with `--all`), then its recovery writes.
+async fn list(console: &Console, profile: &str, json: bool, all: bool) -> anyhow::Result<()> {
+    let states = if all {
+        vec![
+            OpState::Pending,
+            OpState::Sending,
+            OpState::NeedsAttention,
+            OpState::Done,
+            OpState::Discarded,
+            OpState::Superseded,
+        ]
+    } else {
+        vec![]
+    };
+    let ops = console
+        .list_outbox(OutboxFilter {
+            profile: Some(profile.to_owned()),
+            states,
+            ..Default::default()
+        })
+        .await?;
+    emit(json, &ops, |ops| print_ops(ops));
+    if !json {
+        print_recovery_writes(console, profile, all).await?;
+    }
+    Ok(())
+}
+
+fn print_ops(ops: &[OutboxOp]) {
+    let rows = ops
+        .iter()
+        .map(|o| {
+            vec![
+                o.id.to_string(),
+                o.op.as_str().to_owned(),
+                format!("{}/{}", o.kind, o.name),
+                o.state.as_str().to_owned(),
+                o.attempts.to_string(),
+                table::time(Some(o.created_at)),
+                o.origin.actor("console"),
+                o.last_error
+                    .as_ref()
+                    .map(|e| e.message.clone())
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect::<Vec<_>>();
+    table::print(
+        &[
+            "ID",
+            "OP",
+            "RESOURCE",
+            "STATE",
+            "ATTEMPTS",
+            "QUEUED",
+            "BY",
+            "LAST ERROR",
+        ],
+        &rows,
+    );
+}
+
+/// One queued write, with the three sides of its conflict when the server refused it with
+/// 412.
+async fn show(console: &Console, json: bool, id: i64) -> anyhow::Result<()> {
+    let op = console.op(id).await?;
+    let conflict = if op.last_error.as_ref().and_then(|e| e.status) == Some(412) {
+        Some(console.conflict(id).await?)
+    } else {
+        None
+    };
+    let value = serde_json::json!({"op": op, "conflict": conflict});
+    emit(json, &value, |_| {
+        println!(
+            "#{} {} {}/{}: {}",
+            op.id,
+            op.op.as_str(),
+            op.kind,
+            op.name,
+            describe_state(&op)
+        );
+        println!("idempotency key: {}", op.idempotency_key);
+        println!(
+            "if-match: {}",
+            op.if_match
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "-".into())
+        );
+        println!("body: {}", op.body);
+        if let Some(c) = &conflict {
+            print_conflict(id, c);
+        }
+    });
+    Ok(())
+}
+
+fn print_conflict(id: i64, c: &ConflictView) {
+    println!(
+        "\nconflict (the server changed since you edited version {}):",
+        c.base_version.unwrap_or(0)
+    );
+    println!("  base:   {}", c.base.clone().unwrap_or(Value::Null));
+    println!("  mine:   {}", c.mine.clone().unwrap_or(Value::Null));
+    match &c.theirs {
+        Some(t) => println!(
+            "  theirs: {} (version {}{})",
+            t.spec,
+            t.version,
+            if c.theirs_from_cache {
+                ", from cache"
+            } else {
+                ""
+            }
+        ),
+        None => println!("  theirs: (absent on the server)"),
+    }
+    if !c.conflicting_fields.is_empty() {
+        println!("  both changed: {}", c.conflicting_fields.join(", "));
+    }
+    println!(
+        "\nresolve: `switchyard outbox retry {id}` (re-apply mine on their version) or `switchyard outbox discard {id}`"
+    );
+}
+
+/// Queues a write again: under its own key, or (`--new-key`) as a new write on the
+/// server's current version.
+async fn retry(console: &Console, json: bool, id: i64, new_key: bool) -> anyhow::Result<()> {
+    let op = if new_key {
+        console.retry_as_new(id).await?
+    } else {
+        console.retry(id).await?
+    };
+    emit(json, &op, |op| {
+        if op.id == id {
+            println!("#{id} queued again with the same idempotency key");
+        } else {
+            println!(
+                "#{id} replaced by #{} (new key, If-Match {})",
+                op.id,
+                op.if_match
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into())
+            );
+        }
+    });
+    Ok(())
 }
 
 /// Fixes and retirements queued in `recovery_ops` (not yet confirmed, or every one with

@@ -57,16 +57,7 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
             name,
             url,
             token_stdin: _,
-        } => {
-            let token = read_token()?;
-            let p = console.add_profile(NewProfile { name, url, token }).await?;
-            if let Some(note) = storage_note(&p) {
-                eprintln!("{note}");
-            }
-            emit(json, &p, |p| {
-                println!("added profile {} ({})", p.name, p.url)
-            });
-        }
+        } => add(console, json, name, url).await?,
         ProfileCmd::Edit {
             name,
             url,
@@ -84,79 +75,13 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
                 println!("updated profile {} ({})", p.name, p.url)
             });
         }
-        ProfileCmd::List => {
-            let profiles = console.list_profiles().await?;
-            emit(json, &profiles, |ps| {
-                let rows = ps
-                    .iter()
-                    .map(|p| {
-                        let storage = match &p.token_storage {
-                            TokenStorage::Keychain => "keychain".to_owned(),
-                            TokenStorage::File { .. } => "file (0600)".to_owned(),
-                            TokenStorage::Memory => "memory".to_owned(),
-                        };
-                        vec![
-                            p.name.clone(),
-                            p.url.clone(),
-                            storage,
-                            if p.sandbox { "yes".into() } else { "".into() },
-                            if p.agents_read_only {
-                                "read-only".into()
-                            } else {
-                                "".into()
-                            },
-                        ]
-                    })
-                    .collect::<Vec<_>>();
-                table::print(&["NAME", "URL", "TOKEN", "SANDBOX", "AGENTS"], &rows);
-            });
-        }
-        ProfileCmd::Test { name } => {
-            let name = pick_profile(console, &name).await?;
-            let r = console.test_connection(&name).await?;
-            let ok = r.healthy && r.authenticated;
-            emit(json, &r, |r| {
-                if ok {
-                    let v = r
-                        .server
-                        .as_ref()
-                        .map(|s| s.version.clone())
-                        .unwrap_or_default();
-                    println!(
-                        "{}: healthy, token accepted, {} ms, server {v}",
-                        r.profile,
-                        r.latency_ms.unwrap_or(0)
-                    );
-                } else {
-                    println!(
-                        "{}: FAILED: {}",
-                        r.profile,
-                        r.error.clone().unwrap_or_default()
-                    );
-                }
-            });
-            return Ok(if ok { Exit::Ok } else { Exit::Error });
-        }
+        ProfileCmd::List => list(console, json).await?,
+        ProfileCmd::Test { name } => return test(console, json, &name).await,
         ProfileCmd::Agents {
             name,
             read_only,
             allow_writes: _,
-        } => {
-            let p = console.set_agents_read_only(&name, read_only).await?;
-            emit(json, &p, |p| {
-                if p.agents_read_only {
-                    println!(
-                        "profile {}: read-only for agents (switchyard mcp offers no write tools for it)",
-                        p.name
-                    )
-                } else {
-                    println!(
-                        "profile {}: agents may write (when their server runs with --allow-writes)",
-                        p.name
-                    )
-                }
-            });
-        }
+        } => agents(console, json, &name, read_only).await?,
         ProfileCmd::Remove { name } => {
             console.remove_profile(&name).await?;
             emit(json, &serde_json::json!({"removed": name}), |_| {
@@ -165,4 +90,91 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
         }
     }
     Ok(Exit::Ok)
+}
+
+async fn add(console: &Console, json: bool, name: String, url: String) -> anyhow::Result<()> {
+    let token = read_token()?;
+    let p = console.add_profile(NewProfile { name, url, token }).await?;
+    if let Some(note) = storage_note(&p) {
+        eprintln!("{note}");
+    }
+    emit(json, &p, |p| {
+        println!("added profile {} ({})", p.name, p.url)
+    });
+    Ok(())
+}
+
+async fn list(console: &Console, json: bool) -> anyhow::Result<()> {
+    let profiles = console.list_profiles().await?;
+    emit(json, &profiles, |ps| {
+        let rows = ps
+            .iter()
+            .map(|p| {
+                let storage = match &p.token_storage {
+                    TokenStorage::Keychain => "keychain".to_owned(),
+                    TokenStorage::File { .. } => "file (0600)".to_owned(),
+                    TokenStorage::Memory => "memory".to_owned(),
+                };
+                vec![
+                    p.name.clone(),
+                    p.url.clone(),
+                    storage,
+                    if p.sandbox { "yes".into() } else { "".into() },
+                    if p.agents_read_only {
+                        "read-only".into()
+                    } else {
+                        "".into()
+                    },
+                ]
+            })
+            .collect::<Vec<_>>();
+        table::print(&["NAME", "URL", "TOKEN", "SANDBOX", "AGENTS"], &rows);
+    });
+    Ok(())
+}
+
+/// Checks the profile's connection and token: exit 0 when both are good, else 1.
+async fn test(console: &Console, json: bool, name: &Option<String>) -> anyhow::Result<Exit> {
+    let name = pick_profile(console, name).await?;
+    let r = console.test_connection(&name).await?;
+    let ok = r.healthy && r.authenticated;
+    emit(json, &r, |r| {
+        if ok {
+            let v = r
+                .server
+                .as_ref()
+                .map(|s| s.version.clone())
+                .unwrap_or_default();
+            println!(
+                "{}: healthy, token accepted, {} ms, server {v}",
+                r.profile,
+                r.latency_ms.unwrap_or(0)
+            );
+        } else {
+            println!(
+                "{}: FAILED: {}",
+                r.profile,
+                r.error.clone().unwrap_or_default()
+            );
+        }
+    });
+    Ok(if ok { Exit::Ok } else { Exit::Error })
+}
+
+async fn agents(console: &Console, json: bool, name: &str, read_only: bool) -> anyhow::Result<()> {
+    let p = console.set_agents_read_only(name, read_only).await?;
+    emit(json, &p, |p| {
+        if p.agents_read_only {
+            println!(
+                "profile {}: read-only for agents (switchyard mcp offers no write tools for it)",
+                p.name
+            )
+        } else {
+            println!(
+                "profile {}: agents may write (when their server runs with --allow-writes)",
+                p.name
+            )
+        }
+    });
+    Ok(())
 }

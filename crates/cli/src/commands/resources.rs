@@ -9,7 +9,7 @@ use switchyard_core::*;
 
 use super::profile::pick_profile;
 use super::sync::run_sync;
-use crate::args::{ResourceCmd, parse_duration};
+use crate::args::{ResourceCmd, WaitArg, parse_duration};
 use crate::{Exit, emit, table};
 
 /// A JSON argument (`--spec`, `--payload`): inline JSON, `@FILE`, or `-` for stdin.
@@ -71,52 +71,8 @@ pub async fn resource_cmd(
 ) -> anyhow::Result<Exit> {
     let profile = pick_profile(console, profile).await?;
     let (write, wait) = match cmd {
-        ResourceCmd::List => {
-            let items = console.list_resources(&profile, kind).await?;
-            emit(json, &items, |items| {
-                let rows = items
-                    .iter()
-                    .map(|r| {
-                        vec![
-                            r.name.clone(),
-                            r.server
-                                .as_ref()
-                                .map(|s| s.version.to_string())
-                                .unwrap_or_else(|| "-".into()),
-                            state_word(r.sync_state).to_owned(),
-                            summary(kind, r),
-                        ]
-                    })
-                    .collect::<Vec<_>>();
-                table::print(&["NAME", "VERSION", "STATE", "SUMMARY"], &rows);
-            });
-            return Ok(Exit::Ok);
-        }
-        ResourceCmd::Get { name } => {
-            let r = console.get_resource(&profile, kind, &name).await?;
-            emit(json, &r, |r| {
-                println!("{} {}  ({})", kind, r.name, state_word(r.sync_state));
-                match &r.server {
-                    Some(s) => println!("server version {} (updated {})", s.version, s.updated_at),
-                    None => println!("not on the server yet"),
-                }
-                match &r.local {
-                    Some(l) => println!(
-                        "spec: {}",
-                        serde_json::to_string_pretty(&l.spec).unwrap_or_default()
-                    ),
-                    None => println!("deleted locally"),
-                }
-                if let Some(s) = &r.server {
-                    println!("status: {}", s.status);
-                }
-                if !r.pending_ops.is_empty() {
-                    println!("queued operations: {:?}", r.pending_ops);
-                }
-                println!("cache refreshed: {}", table::time(r.refreshed_at));
-            });
-            return Ok(Exit::Ok);
-        }
+        ResourceCmd::List => return list(console, &profile, json, kind).await,
+        ResourceCmd::Get { name } => return get(console, &profile, json, kind, &name).await,
         ResourceCmd::Create { name, spec, wait } => (
             Write::Create {
                 kind,
@@ -151,7 +107,78 @@ pub async fn resource_cmd(
         ResourceCmd::Enable { name, wait } => (Write::Enable { name }, wait),
         ResourceCmd::Disable { name, wait } => (Write::Disable { name }, wait),
     };
-    let op = console.enqueue(&profile, write).await?;
+    queue(console, &profile, json, write, wait).await
+}
+
+async fn list(
+    console: &Console,
+    profile: &str,
+    json: bool,
+    kind: ResourceKind,
+) -> anyhow::Result<Exit> {
+    let items = console.list_resources(profile, kind).await?;
+    emit(json, &items, |items| {
+        let rows = items
+            .iter()
+            .map(|r| {
+                vec![
+                    r.name.clone(),
+                    r.server
+                        .as_ref()
+                        .map(|s| s.version.to_string())
+                        .unwrap_or_else(|| "-".into()),
+                    state_word(r.sync_state).to_owned(),
+                    summary(kind, r),
+                ]
+            })
+            .collect::<Vec<_>>();
+        table::print(&["NAME", "VERSION", "STATE", "SUMMARY"], &rows);
+    });
+    Ok(Exit::Ok)
+}
+
+async fn get(
+    console: &Console,
+    profile: &str,
+    json: bool,
+    kind: ResourceKind,
+    name: &str,
+) -> anyhow::Result<Exit> {
+    let r = console.get_resource(profile, kind, name).await?;
+    emit(json, &r, |r| {
+        println!("{} {}  ({})", kind, r.name, state_word(r.sync_state));
+        match &r.server {
+            Some(s) => println!("server version {} (updated {})", s.version, s.updated_at),
+            None => println!("not on the server yet"),
+        }
+        match &r.local {
+            Some(l) => println!(
+                "spec: {}",
+                serde_json::to_string_pretty(&l.spec).unwrap_or_default()
+            ),
+            None => println!("deleted locally"),
+        }
+        if let Some(s) = &r.server {
+            println!("status: {}", s.status);
+        }
+        if !r.pending_ops.is_empty() {
+            println!("queued operations: {:?}", r.pending_ops);
+        }
+        println!("cache refreshed: {}", table::time(r.refreshed_at));
+    });
+    Ok(Exit::Ok)
+}
+
+/// Queues the write and returns at once, or with `--wait` syncs until it is confirmed,
+/// refused or the timeout passes.
+async fn queue(
+    console: &Console,
+    profile: &str,
+    json: bool,
+    write: Write,
+    wait: WaitArg,
+) -> anyhow::Result<Exit> {
+    let op = console.enqueue(profile, write).await?;
     if !wait.wait {
         emit(json, &op, |op| {
             println!(
@@ -165,7 +192,7 @@ pub async fn resource_cmd(
         return Ok(Exit::Ok);
     }
     let timeout = parse_duration(&wait.timeout)?;
-    let sync_result = run_sync(console, &profile, true, Some(timeout), !json).await;
+    let sync_result = run_sync(console, profile, true, Some(timeout), !json).await;
     let op = console.op(op.id).await?;
     emit(json, &op, |op| {
         println!(

@@ -94,44 +94,9 @@ pub async fn rotation_cmd(
         } => {
             let deadline = wait.deadline()?;
             let overlap = overlap.as_deref().map(parse_duration).transpose()?;
-            let r = console
-                .start_rotation(profile, &target, overlap, force)
-                .await?;
-            let progress = console.resume_rotation(&r.id, deadline).await?;
-            let exit = match progress.rotation.step {
-                RotationStep::Staged => Exit::Ok,
-                step => exit_of(step),
-            };
-            show(json, &progress.rotation, progress.value.as_ref());
-            Ok(exit)
+            start(console, profile, json, &target, overlap, force, deadline).await
         }
-        RotationCmd::List => {
-            let all = console.rotations(profile).await?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
-            } else {
-                let rows: Vec<Vec<String>> = all
-                    .iter()
-                    .map(|r| {
-                        vec![
-                            r.id.clone(),
-                            r.target.clone(),
-                            r.step.as_str().to_owned(),
-                            r.new_secret_id
-                                .clone()
-                                .or_else(|| r.new_certificate_id.clone())
-                                .unwrap_or_else(|| "-".into()),
-                            table::time(Some(r.created_at)),
-                        ]
-                    })
-                    .collect();
-                table::print(
-                    &["ID", "TARGET", "STEP", "NEW CREDENTIAL", "STARTED"],
-                    &rows,
-                );
-            }
-            Ok(Exit::Ok)
-        }
+        RotationCmd::List => list(console, profile, json).await,
         RotationCmd::Status { id } => {
             let r = console.rotation(&id).await?;
             show(json, &r, None);
@@ -140,25 +105,7 @@ pub async fn rotation_cmd(
                 _ => Exit::Ok,
             })
         }
-        RotationCmd::Resume { id, wait } => {
-            let deadline = wait.deadline()?;
-            let started = std::time::Instant::now();
-            let RotationProgress { rotation, value } =
-                console.resume_rotation(&id, deadline).await?;
-            if rotation.step != RotationStep::Staged {
-                show(json, &rotation, value.as_ref());
-                return Ok(exit_of(rotation.step));
-            }
-            // Staged: the value (when it can still be shown) goes out before the verify, which
-            // records it as stored.
-            if let (Some(v), false) = (&value, json) {
-                println!("{}", value_lines(&rotation, v));
-            }
-            let left = deadline.saturating_sub(started.elapsed());
-            let r = console.verify_rotation(&id, left).await?;
-            show(json, &r, if json { value.as_ref() } else { None });
-            Ok(verify_exit(&r))
-        }
+        RotationCmd::Resume { id, wait } => resume(console, json, &id, wait.deadline()?).await,
         RotationCmd::Verify { id, wait } => {
             let r = console.verify_rotation(&id, wait.deadline()?).await?;
             show(json, &r, None);
@@ -181,6 +128,82 @@ pub async fn rotation_cmd(
             Ok(exit_of(r.step))
         }
     }
+}
+
+/// Starts the rotation and sends its first step: staged (the value shown) is where it
+/// should rest.
+async fn start(
+    console: &Console,
+    profile: &str,
+    json: bool,
+    target: &str,
+    overlap: Option<Duration>,
+    force: bool,
+    deadline: Duration,
+) -> anyhow::Result<Exit> {
+    let r = console
+        .start_rotation(profile, target, overlap, force)
+        .await?;
+    let progress = console.resume_rotation(&r.id, deadline).await?;
+    let exit = match progress.rotation.step {
+        RotationStep::Staged => Exit::Ok,
+        step => exit_of(step),
+    };
+    show(json, &progress.rotation, progress.value.as_ref());
+    Ok(exit)
+}
+
+async fn list(console: &Console, profile: &str, json: bool) -> anyhow::Result<Exit> {
+    let all = console.rotations(profile).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        let rows: Vec<Vec<String>> = all
+            .iter()
+            .map(|r| {
+                vec![
+                    r.id.clone(),
+                    r.target.clone(),
+                    r.step.as_str().to_owned(),
+                    r.new_secret_id
+                        .clone()
+                        .or_else(|| r.new_certificate_id.clone())
+                        .unwrap_or_else(|| "-".into()),
+                    table::time(Some(r.created_at)),
+                ]
+            })
+            .collect();
+        table::print(
+            &["ID", "TARGET", "STEP", "NEW CREDENTIAL", "STARTED"],
+            &rows,
+        );
+    }
+    Ok(Exit::Ok)
+}
+
+/// Sends what is queued; a rotation that reaches staged is verified within the same
+/// deadline.
+async fn resume(
+    console: &Console,
+    json: bool,
+    id: &str,
+    deadline: Duration,
+) -> anyhow::Result<Exit> {
+    let started = std::time::Instant::now();
+    let RotationProgress { rotation, value } = console.resume_rotation(id, deadline).await?;
+    if rotation.step != RotationStep::Staged {
+        show(json, &rotation, value.as_ref());
+        return Ok(exit_of(rotation.step));
+    }
+    // Staged: the value (when it can still be shown) goes out before the verify, which
+    // records it as stored.
+    if let (Some(v), false) = (&value, json) {
+        println!("{}", value_lines(&rotation, v));
+    }
+    let left = deadline.saturating_sub(started.elapsed());
+    let r = console.verify_rotation(id, left).await?;
+    show(json, &r, if json { value.as_ref() } else { None });
+    Ok(verify_exit(&r))
 }
 
 /// How a command that asked for a step ends: 0 once the rotation rests at a step, 4 while a

@@ -90,6 +90,41 @@ pub fn ranked(groups: &[MetricsGroup]) -> Vec<&MetricsGroup> {
 }
 
 fn print(profile: &str, r: &DeliveryMetrics) {
+    print_totals(profile, r);
+    println!();
+    if r.groups.is_empty() {
+        println!(
+            "no {} had an attempt in the last {}",
+            r.group_by.as_str(),
+            r.window.as_str()
+        );
+        return;
+    }
+    let count = |what: &str| r.groups.iter().filter(|g| state(g) == what).count();
+    let (failing, degraded) = (count("failing"), count("degraded"));
+    if failing + degraded == 0 {
+        println!("every {} delivered without a failure", r.group_by.as_str());
+    } else {
+        println!("{failing} failing, {degraded} degraded (worst first):");
+    }
+    let rows: Vec<Vec<String>> = ranked(&r.groups).into_iter().map(group_row).collect();
+    table::print(
+        &[
+            &r.group_by.as_str().to_uppercase(),
+            "STATE",
+            "SUCCESS",
+            "ATTEMPTS",
+            "FAILED IN A ROW",
+            "FAILING SINCE",
+            "P95",
+            "LAST ERROR",
+        ],
+        &rows,
+    );
+}
+
+/// The header: the window, then the profile-wide figures.
+fn print_totals(profile: &str, r: &DeliveryMetrics) {
     let t = &r.totals;
     println!(
         "{profile}: delivery health over the last {} (until {} UTC)",
@@ -115,60 +150,30 @@ fn print(profile: &str, r: &DeliveryMetrics) {
         t.dead,
         t.replays_running
     );
-    println!();
-    if r.groups.is_empty() {
-        println!(
-            "no {} had an attempt in the last {}",
-            r.group_by.as_str(),
-            r.window.as_str()
-        );
-        return;
-    }
-    let count = |what: &str| r.groups.iter().filter(|g| state(g) == what).count();
-    let (failing, degraded) = (count("failing"), count("degraded"));
-    if failing + degraded == 0 {
-        println!("every {} delivered without a failure", r.group_by.as_str());
-    } else {
-        println!("{failing} failing, {degraded} degraded (worst first):");
-    }
-    let rows: Vec<Vec<String>> = ranked(&r.groups)
-        .into_iter()
-        .map(|g| {
-            let last_error = match (&g.last_error_class, &g.last_error) {
-                _ if state(g) == "ok" => "-".into(),
-                (Some(c), Some(e)) => format!("{c}: {e}"),
-                (Some(c), None) => c.to_string(),
-                (None, Some(e)) => e.clone(),
-                (None, None) => "-".into(),
-            };
-            vec![
-                g.name.clone(),
-                state(g).into(),
-                percent(g.figures.success_rate),
-                g.figures.attempts.to_string(),
-                g.consecutive_failures
-                    .map(|n| n.to_string())
-                    .unwrap_or_else(|| "-".into()),
-                time(g.failing_since.as_ref()),
-                g.figures
-                    .latency_ms
-                    .map(|l| format!("{:.0} ms", l.p95))
-                    .unwrap_or_else(|| "-".into()),
-                last_error,
-            ]
-        })
-        .collect();
-    table::print(
-        &[
-            &r.group_by.as_str().to_uppercase(),
-            "STATE",
-            "SUCCESS",
-            "ATTEMPTS",
-            "FAILED IN A ROW",
-            "FAILING SINCE",
-            "P95",
-            "LAST ERROR",
-        ],
-        &rows,
-    );
+}
+
+/// One group's table row; a group in state `ok` shows no last error.
+fn group_row(g: &MetricsGroup) -> Vec<String> {
+    let last_error = match (&g.last_error_class, &g.last_error) {
+        _ if state(g) == "ok" => "-".into(),
+        (Some(c), Some(e)) => format!("{c}: {e}"),
+        (Some(c), None) => c.to_string(),
+        (None, Some(e)) => e.clone(),
+        (None, None) => "-".into(),
+    };
+    vec![
+        g.name.clone(),
+        state(g).into(),
+        percent(g.figures.success_rate),
+        g.figures.attempts.to_string(),
+        g.consecutive_failures
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "-".into()),
+        time(g.failing_since.as_ref()),
+        g.figures
+            .latency_ms
+            .map(|l| format!("{:.0} ms", l.p95))
+            .unwrap_or_else(|| "-".into()),
+        last_error,
+    ]
 }

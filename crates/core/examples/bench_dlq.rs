@@ -9,6 +9,7 @@
 //! `cargo run --release -p switchyard-core --example bench_dlq [-- ROWS]`
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use switchyard_control_plane::extract::Tenants;
@@ -41,19 +42,41 @@ async fn main() -> anyhow::Result<()> {
         .transpose()?
         .unwrap_or(100_000);
     let dir = tempfile::tempdir()?;
+    let server = start_server(dir.path()).await?;
+    // Held to the end: its connection is part of the process whose RSS is measured.
+    let _writer = seed(dir.path(), rows).await?;
+    let console = Console::open(ConsoleOptions::new(dir.path().join("console"), "bench")).await?;
+    console
+        .add_profile(NewProfile {
+            name: "b".into(),
+            url: server.url(),
+            token: TOKEN.into(),
+        })
+        .await?;
+    first_page(&console).await?;
+    every_page(&console).await?;
+    server.stop().await?;
+    Ok(())
+}
+
+/// The control plane in this process, on loopback, its database in `dir`; no delivery worker.
+async fn start_server(dir: &Path) -> anyhow::Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("bench", TOKEN);
     let mut config = ServerConfig::new(
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.path().join("cp.db").display()),
+        format!("sqlite://{}", dir.join("cp.db").display()),
         tenants,
     );
     config.delivery.run_worker = false;
-    let server = Server::start(config).await?;
+    Server::start(config).await
+}
+
+/// `rows` dead deliveries in the server's database; returns the connection that wrote them.
+async fn seed(dir: &Path, rows: u64) -> anyhow::Result<sqlx::SqlitePool> {
     // The fixture rows go straight into the server's database file (bench data, written once).
     let writer =
-        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("cp.db").display()))
-            .await?;
+        sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.join("cp.db").display())).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     sqlx::query(
@@ -78,15 +101,11 @@ async fn main() -> anyhow::Result<()> {
         "dead deliveries on the server: {rows} (inserted in {:.1} s)",
         started.elapsed().as_secs_f64()
     );
+    Ok(writer)
+}
 
-    let console = Console::open(ConsoleOptions::new(dir.path().join("console"), "bench")).await?;
-    console
-        .add_profile(NewProfile {
-            name: "b".into(),
-            url: server.url(),
-            token: TOKEN.into(),
-        })
-        .await?;
+/// Time to the first page: cold, then p50/p95 of 50 calls against `server_info`'s.
+async fn first_page(console: &Console) -> anyhow::Result<()> {
     let first_page = DlqQuery {
         limit: Some(200),
         ..Default::default()
@@ -120,7 +139,11 @@ async fn main() -> anyhow::Result<()> {
         pct(base.clone(), 0.5),
         pct(base, 0.95)
     );
+    Ok(())
+}
 
+/// Paging through everything at 200 per page, and the RSS it costs to hold every page.
+async fn every_page(console: &Console) -> anyhow::Result<()> {
     let rss_before = rss_kib();
     let t = Instant::now();
     let mut held = Vec::new();
@@ -152,6 +175,5 @@ async fn main() -> anyhow::Result<()> {
         held.len(),
         (rss_after.saturating_sub(rss_before)) as f64 / 1024.0
     );
-    server.stop().await?;
     Ok(())
 }

@@ -40,27 +40,51 @@ pub fn wave(kind: ResourceKind, action: PlanAction) -> u8 {
 }
 
 pub fn plan(input: &PlanInput<'_>) -> Result<(Vec<PlanItem>, PlanSummary), CoreError> {
-    let mut mine: HashMap<(ResourceKind, &str), &InventoryEntry> = HashMap::new();
-    let mut elsewhere = Vec::new();
-    for e in input.inventory {
-        if e.source == input.source {
-            mine.insert((e.kind, e.name.as_str()), e);
-        }
-    }
-    let others: HashMap<(ResourceKind, &str), &InventoryEntry> = input
-        .inventory
-        .iter()
-        .filter(|e| e.source != input.source)
-        .map(|e| ((e.kind, e.name.as_str()), e))
-        .collect();
-    let mut items = Vec::with_capacity(input.manifests.len());
+    let owners = Owners::of(input);
     let declared: HashSet<(ResourceKind, &str)> = input
         .manifests
         .iter()
         .map(|m| (m.kind, m.name.as_str()))
         .collect();
+    let mut items = declared_items(input, &owners)?;
+    check_references(input, &declared)?;
+    undeclared_items(input, &owners, &declared, &mut items)?;
+    items.sort_by_key(order);
+    let summary = summarize(&items);
+    Ok((items, summary))
+}
+
+/// The inventory split by source: this source's entries, and the other sources'.
+struct Owners<'a> {
+    mine: HashMap<(ResourceKind, &'a str), &'a InventoryEntry>,
+    others: HashMap<(ResourceKind, &'a str), &'a InventoryEntry>,
+}
+
+impl<'a> Owners<'a> {
+    fn of(input: &PlanInput<'a>) -> Self {
+        let mut mine: HashMap<(ResourceKind, &str), &InventoryEntry> = HashMap::new();
+        for e in input.inventory {
+            if e.source == input.source {
+                mine.insert((e.kind, e.name.as_str()), e);
+            }
+        }
+        let others = input
+            .inventory
+            .iter()
+            .filter(|e| e.source != input.source)
+            .map(|e| ((e.kind, e.name.as_str()), e))
+            .collect();
+        Self { mine, others }
+    }
+}
+
+/// An item per manifest; refused (`managed_elsewhere`) when another source manages any of
+/// them, naming every such manifest.
+fn declared_items(input: &PlanInput<'_>, owners: &Owners<'_>) -> Result<Vec<PlanItem>, CoreError> {
+    let mut items = Vec::with_capacity(input.manifests.len());
+    let mut elsewhere = Vec::new();
     for m in input.manifests {
-        if let Some(other) = others.get(&(m.kind, m.name.as_str())) {
+        if let Some(other) = owners.others.get(&(m.kind, m.name.as_str())) {
             elsewhere.push(format!(
                 "{} {:?} ({}) is managed by source {}",
                 m.kind, m.name, m.path, other.source
@@ -68,7 +92,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<(Vec<PlanItem>, PlanSummary), CoreE
             continue;
         }
         let live = input.live.get(&(m.kind, m.name.clone()));
-        let inv = mine.get(&(m.kind, m.name.as_str()));
+        let inv = owners.mine.get(&(m.kind, m.name.as_str()));
         items.push(declared_item(input, m, live, inv.copied()));
     }
     if !elsewhere.is_empty() {
@@ -80,10 +104,22 @@ pub fn plan(input: &PlanInput<'_>) -> Result<(Vec<PlanItem>, PlanSummary), CoreE
             ),
         });
     }
-    check_references(input, &declared)?;
+    Ok(items)
+}
+
+/// An item per resource this source manages that the commit no longer declares and the
+/// control plane still has: delete (the source created it, `prune`), orphaned (created,
+/// no `prune`) or release (not created by it). Refused (`prune_all_refused`) when that
+/// deletes every resource the source manages, unless `allow_delete_all`.
+fn undeclared_items(
+    input: &PlanInput<'_>,
+    owners: &Owners<'_>,
+    declared: &HashSet<(ResourceKind, &str)>,
+    items: &mut Vec<PlanItem>,
+) -> Result<(), CoreError> {
     let mut managed_left = 0;
     let mut deletes = 0;
-    for e in mine.values() {
+    for e in owners.mine.values() {
         if declared.contains(&(e.kind, e.name.as_str())) {
             managed_left += 1;
             continue;
@@ -119,9 +155,13 @@ pub fn plan(input: &PlanInput<'_>) -> Result<(Vec<PlanItem>, PlanSummary), CoreE
             ),
         });
     }
-    items.sort_by_key(order);
+    Ok(())
+}
+
+/// How many items of each action.
+fn summarize(items: &[PlanItem]) -> PlanSummary {
     let mut summary = PlanSummary::default();
-    for i in &items {
+    for i in items {
         let n = match i.action {
             PlanAction::Create => &mut summary.create,
             PlanAction::Update => &mut summary.update,
@@ -133,7 +173,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<(Vec<PlanItem>, PlanSummary), CoreE
         };
         *n += 1;
     }
-    Ok((items, summary))
+    summary
 }
 
 /// A resource the commit declares.

@@ -13,6 +13,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sqlx::{Sqlite, Transaction};
 
 use crate::Console;
 use crate::action::{self, ActionState, Queued};
@@ -212,49 +213,8 @@ impl Console {
         let body = new.body.map(Value::to_string);
         let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let existing: Option<RecoveryRow> = match (&new.key, new.action) {
-            (Some(key), _) => {
-                sqlx::query_as(&format!(
-                    "SELECT {COLUMNS} FROM recovery_ops WHERE idempotency_key = ?"
-                ))
-                .bind(key)
-                .fetch_optional(&mut *tx)
-                .await?
-            }
-            (None, RecoveryAction::Fix) => None,
-            (None, action) => {
-                sqlx::query_as(&format!(
-                    "SELECT {COLUMNS} FROM recovery_ops WHERE profile = ? AND action = ? AND subject = ?"
-                ))
-                .bind(profile)
-                .bind(action)
-                .bind(new.subject)
-                .fetch_optional(&mut *tx)
-                .await?
-            }
-        };
-        if let Some(row) = existing {
-            let same = row.profile == profile
-                && row.action == new.action
-                && row.subject == new.subject
-                && row.method == new.method
-                && row.path == new.path
-                && row.body == body;
-            if !same {
-                return Err(match new.action {
-                    RecoveryAction::Fix => CoreError::KeyReused {
-                        key: row.idempotency_key,
-                    },
-                    _ => CoreError::invalid(
-                        "retirement id",
-                        format!(
-                            "{:?} was already used for another retirement request",
-                            new.subject
-                        ),
-                    ),
-                });
-            }
-            return Ok((row.try_into()?, false));
+        if let Some(row) = existing_recovery(&mut tx, profile, &new).await? {
+            return Ok((same_recovery(row, profile, &new, &body)?, false));
         }
         let key = new
             .key
@@ -263,6 +223,23 @@ impl Console {
         if action::key_used_elsewhere(&mut tx, &key, &TABLE).await? {
             return Err(CoreError::KeyReused { key });
         }
+        let row = self
+            .insert_recovery(&mut tx, profile, &new, &body, &key, now)
+            .await?;
+        tx.commit().await?;
+        Ok((row.try_into()?, true))
+    }
+
+    /// The row of a new recovery write and its audit entry, in the caller's transaction.
+    async fn insert_recovery(
+        &self,
+        tx: &mut Transaction<'_, Sqlite>,
+        profile: &str,
+        new: &NewRecoveryOp<'_>,
+        body: &Option<String>,
+        key: &str,
+        now: i64,
+    ) -> Result<RecoveryRow> {
         let row: RecoveryRow = sqlx::query_as(&format!(
             "INSERT INTO recovery_ops (profile, action, subject, label, method, path, body, destructive, \
              idempotency_key, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
@@ -274,13 +251,13 @@ impl Console {
         .bind(new.label)
         .bind(new.method)
         .bind(new.path)
-        .bind(&body)
+        .bind(body)
         .bind(new.destructive)
-        .bind(&key)
+        .bind(key)
         .bind(now)
         .bind(now)
         .bind(now)
-        .fetch_one(&mut *tx)
+        .fetch_one(&mut **tx)
         .await?;
         Audit::new(
             now,
@@ -291,10 +268,9 @@ impl Console {
         .profile(profile)
         .resource(audit_resource(new.action, new.subject))
         .detail(format!("{} {}: {}", new.method, new.path, new.label))
-        .record(&mut tx)
+        .record(tx)
         .await?;
-        tx.commit().await?;
-        Ok((row.try_into()?, true))
+        Ok(row)
     }
 
     /// One recovery write.
@@ -494,6 +470,65 @@ impl Console {
         tx.commit().await?;
         self.recovery_op(op.id).await
     }
+}
+
+/// The row already naming `new`: by its key (a caller's key), or by its retirement id (a
+/// retirement start or cancel). A fix without a key is always new.
+async fn existing_recovery(
+    tx: &mut Transaction<'_, Sqlite>,
+    profile: &str,
+    new: &NewRecoveryOp<'_>,
+) -> Result<Option<RecoveryRow>> {
+    Ok(match (&new.key, new.action) {
+        (Some(key), _) => {
+            sqlx::query_as(&format!(
+                "SELECT {COLUMNS} FROM recovery_ops WHERE idempotency_key = ?"
+            ))
+            .bind(key)
+            .fetch_optional(&mut **tx)
+            .await?
+        }
+        (None, RecoveryAction::Fix) => None,
+        (None, action) => sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM recovery_ops WHERE profile = ? AND action = ? AND subject = ?"
+        ))
+        .bind(profile)
+        .bind(action)
+        .bind(new.subject)
+        .fetch_optional(&mut **tx)
+        .await?,
+    })
+}
+
+/// The row found for `new` (see [`existing_recovery`]), when it is the same request; another
+/// request under the same key or retirement id is refused.
+fn same_recovery(
+    row: RecoveryRow,
+    profile: &str,
+    new: &NewRecoveryOp<'_>,
+    body: &Option<String>,
+) -> Result<RecoveryOp> {
+    let same = row.profile == profile
+        && row.action == new.action
+        && row.subject == new.subject
+        && row.method == new.method
+        && row.path == new.path
+        && row.body == *body;
+    if !same {
+        return Err(match new.action {
+            RecoveryAction::Fix => CoreError::KeyReused {
+                key: row.idempotency_key,
+            },
+            _ => CoreError::invalid(
+                "retirement id",
+                format!(
+                    "{:?} was already used for another retirement request",
+                    new.subject
+                ),
+            ),
+        });
+    }
+    row.try_into()
 }
 
 fn audit_resource(action: RecoveryAction, subject: &str) -> String {

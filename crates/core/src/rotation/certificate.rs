@@ -12,7 +12,7 @@
 
 use std::time::Duration;
 
-use switchyard_protocol::{CertificateState, UploadCertificateRequest};
+use switchyard_protocol::{CertificateState, ClientCertificateInfo, UploadCertificateRequest};
 
 use super::types::{Credential, Rotation, RotationStep};
 use super::{Change, already_open, open_rotation, step_key, wrong_step};
@@ -45,37 +45,35 @@ impl Console {
         deadline: Duration,
     ) -> Result<Rotation> {
         self.profile(profile).await?;
-        switchyard_protocol::validate_name(target)
-            .map_err(|e| CoreError::invalid("target", format!("{target:?}: {e}")))?;
-        if !switchyard_protocol::client_certs::is_certificate_id(certificate_id) {
-            return Err(CoreError::invalid(
-                "certificate_id",
-                format!("{certificate_id:?}: 1-128 characters of letters, digits and `. _ : -`"),
-            ));
-        }
-        if request.certificate_pem.trim().is_empty() {
-            return Err(CoreError::invalid("certificate_pem", "is empty"));
-        }
-        if request.private_key_pem.trim().is_empty() {
-            return Err(CoreError::invalid("private_key_pem", "is empty"));
-        }
+        check_upload(target, certificate_id, &request)?;
         {
             let mut tx = self.inner.writer.begin().await?;
             if let Some(open) = open_rotation(&mut tx, profile, target).await? {
                 return Err(already_open(&open));
             }
         }
-        let not_uploaded = |e: CoreError| match e {
-            CoreError::Offline { profile, message } => CoreError::Offline {
-                profile,
-                message: format!(
-                    "{message}; the certificate was not uploaded (or not confirmed) and no rotation was saved: \
-                     the private key is never queued, so start the rotation again once the control plane \
-                     is reachable (the upload is idempotent by its id)"
-                ),
-            },
-            other => other,
-        };
+        let old = self
+            .certificate_to_replace(profile, target, certificate_id)
+            .await?;
+        let uploaded = self
+            .upload_client_certificate(profile, target, certificate_id, &request, deadline)
+            .await
+            .map_err(not_uploaded)?;
+        drop(request);
+        let id = self
+            .save_certificate_rotation(profile, target, uploaded.certificate, old)
+            .await?;
+        self.stored_rotation(&id).await
+    }
+
+    /// The certificate active on `target` before the rotation (what a rollback activates
+    /// again), read live; refused (`certificate_active`) when that is `certificate_id` itself.
+    async fn certificate_to_replace(
+        &self,
+        profile: &str,
+        target: &str,
+        certificate_id: &str,
+    ) -> Result<Option<ClientCertificateInfo>> {
         let listed = self
             .client_certificates(profile, target)
             .await
@@ -91,20 +89,24 @@ impl Console {
                 ),
             });
         }
-        let old = listed
+        Ok(listed
             .into_iter()
-            .find(|c| c.state == CertificateState::Active);
-        let uploaded = self
-            .upload_client_certificate(profile, target, certificate_id, &request, deadline)
-            .await
-            .map_err(not_uploaded)?;
-        drop(request);
-        let new = uploaded.certificate;
+            .find(|c| c.state == CertificateState::Active))
+    }
+
+    /// Saves the rotation at `staged` with its audit entry, in one transaction that first
+    /// checks no other rotation of the target opened during the upload. Returns its id.
+    async fn save_certificate_rotation(
+        &self,
+        profile: &str,
+        target: &str,
+        new: ClientCertificateInfo,
+        old: Option<ClientCertificateInfo>,
+    ) -> Result<String> {
         let id = format!("rot_{}", uuid::Uuid::new_v4().simple());
         let now = self.now();
-        let json = |c: &switchyard_protocol::ClientCertificateInfo| {
-            serde_json::to_string(c).expect("certificates serialize")
-        };
+        let json =
+            |c: &ClientCertificateInfo| serde_json::to_string(c).expect("certificates serialize");
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         if let Some(open) = open_rotation(&mut tx, profile, target).await? {
             return Err(already_open(&open));
@@ -135,7 +137,7 @@ impl Console {
             .record(&mut tx)
             .await?;
         tx.commit().await?;
-        self.stored_rotation(&id).await
+        Ok(id)
     }
 
     /// A certificate rotation's promote, queued with its step change: the activation of the
@@ -211,67 +213,9 @@ impl Console {
                 return self.stored_rotation(&id).await;
             }
             Done => {
-                let Some(old) = r.old_certificate.clone() else {
-                    return Err(CoreError::Refused {
-                        code: "old_certificate_expired",
-                        message: format!(
-                            "rotation {id} cannot be rolled back: {} had no active certificate before it",
-                            r.target
-                        ),
-                    });
-                };
-                if !r.old_certificate_valid(self.now()) {
-                    return Err(CoreError::Refused {
-                        code: "old_certificate_expired",
-                        message: format!(
-                            "rotation {id} cannot be rolled back: the old certificate {} of {} expired at {}; \
-                             upload and activate a valid one",
-                            old.id,
-                            r.target,
-                            old.not_after.to_rfc3339()
-                        ),
-                    });
-                }
-                match self.client_certificates(&r.profile, &r.target).await {
-                    Ok(list) => {
-                        let active = list.iter().find(|c| c.state == CertificateState::Active);
-                        if active.map(|c| c.id.as_str()) != r.new_certificate_id.as_deref() {
-                            return Err(CoreError::Refused {
-                                code: "certificate_changed",
-                                message: format!(
-                                    "rotation {id} cannot be rolled back: the active certificate of {} is now {}, \
-                                     not this rotation's; nothing was queued",
-                                    r.target,
-                                    active.map(|c| c.id.as_str()).unwrap_or("none")
-                                ),
-                            });
-                        }
-                    }
-                    // Offline: queued, sent by a resume (the activation is keyed).
-                    Err(CoreError::Offline { .. }) => {}
-                    Err(e) => return Err(e),
-                }
-                let now = self.now();
-                let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-                if let Some(open) = open_rotation(&mut tx, &r.profile, &r.target).await? {
-                    return Err(already_open(&open));
-                }
-                self.insert_cert_op(
-                    &mut tx,
-                    &r.profile,
-                    &r.target,
-                    &old.id,
-                    &step_key(&id, "rollback"),
-                )
-                .await?;
-                if !Change::to(RollingBack)
-                    .apply(&mut tx, &id, Done, now)
-                    .await?
-                {
-                    drop(tx);
-                    return Err(self.moved(&id).await);
-                }
-                tx.commit().await?;
+                let old = self.certificate_to_restore(&r)?;
+                self.check_active_unchanged(&r).await?;
+                self.queue_certificate_rollback(&r, &old.id).await?;
             }
             RollingBack => {}
             _ => return Err(wrong_step(&r, "roll it back", "")),
@@ -280,6 +224,127 @@ impl Console {
         self.send_certificate_activation(&r, "rollback", deadline)
             .await?;
         self.stored_rotation(&id).await
+    }
+
+    /// The certificate a rollback after promote activates again: the one active before the
+    /// rotation, refused (`old_certificate_expired`) when there was none or it expired.
+    fn certificate_to_restore(&self, r: &Rotation) -> Result<ClientCertificateInfo> {
+        let id = &r.id;
+        let Some(old) = r.old_certificate.clone() else {
+            return Err(CoreError::Refused {
+                code: "old_certificate_expired",
+                message: format!(
+                    "rotation {id} cannot be rolled back: {} had no active certificate before it",
+                    r.target
+                ),
+            });
+        };
+        if !r.old_certificate_valid(self.now()) {
+            return Err(CoreError::Refused {
+                code: "old_certificate_expired",
+                message: format!(
+                    "rotation {id} cannot be rolled back: the old certificate {} of {} expired at {}; \
+                     upload and activate a valid one",
+                    old.id,
+                    r.target,
+                    old.not_after.to_rfc3339()
+                ),
+            });
+        }
+        Ok(old)
+    }
+
+    /// Refuses (`certificate_changed`) a rollback when the server shows another certificate
+    /// active than the rotation's new one. Offline, the rollback is queued all the same.
+    async fn check_active_unchanged(&self, r: &Rotation) -> Result<()> {
+        match self.client_certificates(&r.profile, &r.target).await {
+            Ok(list) => {
+                let active = list.iter().find(|c| c.state == CertificateState::Active);
+                if active.map(|c| c.id.as_str()) != r.new_certificate_id.as_deref() {
+                    return Err(CoreError::Refused {
+                        code: "certificate_changed",
+                        message: format!(
+                            "rotation {} cannot be rolled back: the active certificate of {} is now {}, \
+                             not this rotation's; nothing was queued",
+                            r.id,
+                            r.target,
+                            active.map(|c| c.id.as_str()).unwrap_or("none")
+                        ),
+                    });
+                }
+            }
+            // Offline: queued, sent by a resume (the activation is keyed).
+            Err(CoreError::Offline { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    /// Queues the activation of `old_id` under `<id>:rollback` with the step change to
+    /// `rolling_back`, in one transaction (so a resume finds the activation to send).
+    async fn queue_certificate_rollback(&self, r: &Rotation, old_id: &str) -> Result<()> {
+        let id = &r.id;
+        let now = self.now();
+        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
+        if let Some(open) = open_rotation(&mut tx, &r.profile, &r.target).await? {
+            return Err(already_open(&open));
+        }
+        self.insert_cert_op(
+            &mut tx,
+            &r.profile,
+            &r.target,
+            old_id,
+            &step_key(id, "rollback"),
+        )
+        .await?;
+        if !Change::to(RollingBack)
+            .apply(&mut tx, id, Done, now)
+            .await?
+        {
+            drop(tx);
+            return Err(self.moved(id).await);
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// The stage's arguments: the target's name, the certificate id, a chain and a key.
+fn check_upload(
+    target: &str,
+    certificate_id: &str,
+    request: &UploadCertificateRequest,
+) -> Result<()> {
+    switchyard_protocol::validate_name(target)
+        .map_err(|e| CoreError::invalid("target", format!("{target:?}: {e}")))?;
+    if !switchyard_protocol::client_certs::is_certificate_id(certificate_id) {
+        return Err(CoreError::invalid(
+            "certificate_id",
+            format!("{certificate_id:?}: 1-128 characters of letters, digits and `. _ : -`"),
+        ));
+    }
+    if request.certificate_pem.trim().is_empty() {
+        return Err(CoreError::invalid("certificate_pem", "is empty"));
+    }
+    if request.private_key_pem.trim().is_empty() {
+        return Err(CoreError::invalid("private_key_pem", "is empty"));
+    }
+    Ok(())
+}
+
+/// An offline failure of the stage, told as what it means here: nothing was saved, and the
+/// key cannot wait in a queue.
+fn not_uploaded(e: CoreError) -> CoreError {
+    match e {
+        CoreError::Offline { profile, message } => CoreError::Offline {
+            profile,
+            message: format!(
+                "{message}; the certificate was not uploaded (or not confirmed) and no rotation was saved: \
+                 the private key is never queued, so start the rotation again once the control plane \
+                 is reachable (the upload is idempotent by its id)"
+            ),
+        },
+        other => other,
     }
 }
 

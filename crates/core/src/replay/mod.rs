@@ -8,6 +8,10 @@
 //! or a restart after a crash never makes a second session. A cancel carries an
 //! `Idempotency-Key` minted once, and there is at most one cancel row per session.
 //! Two processes sending one row at once is harmless for the same reasons.
+//!
+//! Here: the rows, reading them and sending them; `enqueue`: queuing a start or a cancel.
+
+mod enqueue;
 
 use std::time::Duration;
 
@@ -22,6 +26,7 @@ use crate::audit::Audit;
 use crate::client::SendResult;
 use crate::error::{CoreError, Result};
 use crate::types::{OpError, Origin};
+pub use enqueue::new_session_id;
 
 /// What the operator asks for when starting a replay.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -168,243 +173,7 @@ pub(crate) async fn key_names_replay(
     Ok(found.is_some())
 }
 
-/// A replay start to insert: its origin and the caller's request fingerprint.
-struct NewStart<'a> {
-    body: &'a Value,
-    origin: &'a Origin,
-    fingerprint: Option<&'a str>,
-}
-
-fn check_session_id(id: &str) -> Result<()> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
-    if ok {
-        Ok(())
-    } else {
-        Err(CoreError::invalid(
-            "session id",
-            format!("{id:?} must be 1-128 of letters, digits, . _ : -"),
-        ))
-    }
-}
-
-fn check_request(start: &ReplayStart) -> Result<()> {
-    if let Some(rate) = start.rate_per_s
-        && !(rate.is_finite()
-            && (switchyard_protocol::replay::MIN_RATE_PER_S
-                ..=switchyard_protocol::replay::MAX_RATE_PER_S)
-                .contains(&rate))
-    {
-        return Err(CoreError::invalid(
-            "rate",
-            "must be from 0.001 to 10000 re-deliveries per second",
-        ));
-    }
-    if let ReplaySelection::DeliveryIds(ids) = &start.selection {
-        if ids.is_empty() || ids.len() > 1000 {
-            return Err(CoreError::invalid(
-                "delivery ids",
-                "select between 1 and 1000 deliveries (or replay by filter)",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A new session id: `rpl_` + a UUID.
-pub fn new_session_id() -> String {
-    format!("rpl_{}", uuid::Uuid::new_v4().simple())
-}
-
 impl Console {
-    /// Queues starting a replay session. Returns the (new or existing) row at once.
-    /// Same `session_id` and same request again: the existing row. Same id, another
-    /// request: `Invalid` (the server would answer `replay_session_reused`).
-    pub async fn enqueue_replay_start(
-        &self,
-        profile: &str,
-        start: ReplayStart,
-    ) -> Result<ReplayOp> {
-        check_request(&start)?;
-        let session_id = match &start.session_id {
-            Some(id) => {
-                check_session_id(id)?;
-                id.clone()
-            }
-            None => new_session_id(),
-        };
-        let body = serde_json::to_value(ReplayRequest {
-            selection: start.selection.clone(),
-            rate_per_s: start.rate_per_s,
-            dry_run: false,
-        })
-        .expect("request serializes");
-        let start = NewStart {
-            body: &body,
-            origin: &Origin::Console,
-            fingerprint: None,
-        };
-        let (op, _) = self
-            .insert_replay_op(profile, ReplayAction::Start, &session_id, Some(start))
-            .await?;
-        if op.body != body {
-            return Err(CoreError::invalid(
-                "session id",
-                format!("{session_id:?} was already used for another replay request"),
-            ));
-        }
-        Ok(op)
-    }
-
-    /// [`Console::enqueue_replay_start`] for a caller that derives the session id from its own
-    /// request key (an agent's `start_replay`): the session id is required, the start keeps
-    /// `origin`, and queuing it again returns the row already queued (`replayed`) only when
-    /// the request and `fingerprint` match; otherwise [`CoreError::KeyReused`] and nothing is
-    /// queued. A session id that is already the idempotency key of a resource write is refused
-    /// the same way (one key names one write).
-    pub async fn enqueue_replay_start_with(
-        &self,
-        profile: &str,
-        start: ReplayStart,
-        origin: Origin,
-        fingerprint: Option<String>,
-    ) -> Result<ReplayEnqueued> {
-        let Some(session_id) = start.session_id.clone() else {
-            return Err(CoreError::invalid("session id", "is required"));
-        };
-        check_session_id(&session_id)?;
-        check_request(&start)?;
-        let body = serde_json::to_value(ReplayRequest {
-            selection: start.selection.clone(),
-            rate_per_s: start.rate_per_s,
-            dry_run: false,
-        })
-        .expect("request serializes");
-        let new = NewStart {
-            body: &body,
-            origin: &origin,
-            fingerprint: fingerprint.as_deref(),
-        };
-        let (op, fresh) = self
-            .insert_replay_op(profile, ReplayAction::Start, &session_id, Some(new))
-            .await?;
-        Ok(ReplayEnqueued {
-            op,
-            replayed: !fresh,
-        })
-    }
-
-    /// Queues cancelling a replay session (at most one cancel per session is queued).
-    pub async fn enqueue_replay_cancel(&self, profile: &str, session_id: &str) -> Result<ReplayOp> {
-        check_session_id(session_id)?;
-        let (op, _) = self
-            .insert_replay_op(profile, ReplayAction::Cancel, session_id, None)
-            .await?;
-        Ok(op)
-    }
-
-    /// Inserts a row (or finds the one already there). Returns it and whether it is new. A
-    /// start with a fingerprint that finds an existing row checks it is the same request.
-    async fn insert_replay_op(
-        &self,
-        profile: &str,
-        action: ReplayAction,
-        session_id: &str,
-        start: Option<NewStart<'_>>,
-    ) -> Result<(ReplayOp, bool)> {
-        let now = self.now();
-        let action_text = action.as_str();
-        let origin = start.as_ref().map_or(&Origin::Console, |s| s.origin);
-        let keyed = start.as_ref().is_some_and(|s| s.fingerprint.is_some());
-        let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        if keyed && action::key_used_elsewhere(&mut tx, session_id, &TABLE).await? {
-            return Err(CoreError::KeyReused {
-                key: session_id.to_owned(),
-            });
-        }
-        let existing: Option<(Option<String>, Option<String>)> = sqlx::query_as(
-            "SELECT body, request_fingerprint FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?",
-        )
-        .bind(profile)
-        .bind(action_text)
-        .bind(session_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let (Some((body, fingerprint)), Some(new)) = (&existing, &start)
-            && new.fingerprint.is_some()
-        {
-            let same_body = body
-                .as_deref()
-                .and_then(|b| serde_json::from_str::<Value>(b).ok())
-                .is_some_and(|b| &b == new.body);
-            if !same_body || fingerprint.as_deref() != new.fingerprint {
-                return Err(CoreError::KeyReused {
-                    key: session_id.to_owned(),
-                });
-            }
-        }
-        if existing.is_none() {
-            crate::outbox::enqueue::check_agent_may_write(&mut tx, profile, origin).await?;
-        }
-        let inserted = sqlx::query(
-            "INSERT INTO replay_outbox (profile, action, session_id, body, idempotency_key, next_attempt_at, \
-             created_at, updated_at, origin, request_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (profile, action, session_id) DO NOTHING",
-        )
-        .bind(profile)
-        .bind(action)
-        .bind(session_id)
-        .bind(start.as_ref().map(|s| s.body.to_string()))
-        .bind(uuid::Uuid::new_v4().to_string())
-        .bind(now)
-        .bind(now)
-        .bind(now)
-        .bind(
-            (origin != &Origin::Console)
-                .then(|| serde_json::to_string(origin).expect("origin serializes")),
-        )
-        .bind(start.as_ref().and_then(|s| s.fingerprint))
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
-                CoreError::not_found(format!("profile {profile:?}"))
-            }
-            _ => CoreError::from(e),
-        })?;
-        if inserted.rows_affected() == 1 {
-            let action = format!("replay.{action_text}");
-            Audit::new(
-                now,
-                &origin.actor(&self.inner.opts.actor),
-                &action,
-                "queued",
-            )
-            .profile(profile)
-            .resource(format!("replay/{session_id}"))
-            .record(&mut tx)
-            .await?;
-        }
-        let row: ReplayRow = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM replay_outbox WHERE profile = ? AND action = ? AND session_id = ?"
-        ))
-        .bind(profile)
-        .bind(action)
-        .bind(session_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        let op = ReplayOp::try_from(row)?;
-        let fresh = inserted.rows_affected() == 1;
-        if fresh {
-            self.announce(&op);
-        }
-        Ok((op, fresh))
-    }
-
     /// Tells subscribers (the desktop app's badges) that a replay write moved.
     fn announce(&self, op: &ReplayOp) {
         self.emit(crate::Event::ReplayWrite {

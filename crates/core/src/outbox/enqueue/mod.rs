@@ -7,15 +7,19 @@
 //! the cache row first, outside any transaction, and then commits that INSERT on its own,
 //! guarded by the cache row it read: if another write got in between, the guard stops it
 //! and the write takes the transactional path (read and insert under `BEGIN IMMEDIATE`).
+//!
+//! Here: the key, the cache read, the draft and the transaction; `insert`: that INSERT.
 
-use sqlx::{QueryBuilder, Sqlite, Transaction};
+mod insert;
+
+use sqlx::{Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
 
 use super::{OP_COLUMNS, OpRow};
 use crate::Console;
 use crate::audit::Audit;
 use crate::error::{CoreError, Result};
-use crate::local::{self, Prepared, apply_op, prepare};
+use crate::local::{Prepared, apply_op, prepare};
 use crate::types::*;
 
 /// The op a retry-as-new replaces: its place in the order, and the If-Match the new op sends.
@@ -400,99 +404,6 @@ impl Console {
             op,
             replayed: false,
         }
-    }
-
-    /// The INSERT of a new op: one statement; triggers write the cache change and the audit
-    /// entry. `guarded`: only while the cache row is still the one `current` was read from
-    /// (`None`: another write got in between). Without the guard, `None` means the key is
-    /// taken.
-    async fn insert_op<'e, E>(
-        &self,
-        executor: E,
-        draft: &Draft,
-        current: &Current,
-        guarded: bool,
-    ) -> Result<Option<i64>>
-    where
-        E: sqlx::Executor<'e, Database = Sqlite>,
-    {
-        let op = &draft.op;
-        let after = local::after_keys(op.kind, op.op, draft.result.as_ref());
-        let mut sql = QueryBuilder::<Sqlite>::new(
-            "INSERT INTO outbox (seq, profile, op, kind, name, body, base_json, base_version, if_match, if_match_fixed, \
-             chained, after_keys, idempotency_key, state, next_attempt_at, created_at, updated_at, actor, local_after, origin, \
-             request_fingerprint) \
-             SELECT COALESCE(",
-        );
-        sql.push_bind(draft.seq).push(
-            ", (SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'outbox'), 0) + 1))",
-        );
-        let mut values = sql.separated(", ");
-        values.push_unseparated(", ");
-        values
-            .push_bind(&op.profile)
-            .push_bind(op.op)
-            .push_bind(op.kind)
-            .push_bind(&op.name)
-            .push_bind((!op.body.is_null()).then(|| op.body.to_string()))
-            .push_bind(current.snapshot.as_ref().and_then(|s| s.local_json.clone()))
-            .push_bind(op.base_version)
-            .push_bind(draft.if_match.version)
-            .push_bind(draft.if_match.fixed)
-            .push_bind(draft.if_match.chained)
-            .push_bind(serde_json::to_string(&after).expect("keys serialize"))
-            .push_bind(&op.idempotency_key)
-            .push("'pending'")
-            .push_bind(op.created_at)
-            .push_bind(op.created_at)
-            .push_bind(op.created_at)
-            .push_bind(op.origin.actor(&self.inner.opts.actor))
-            .push_bind(serde_json::to_string(&draft.result).expect("view serializes"))
-            .push_bind(
-                (op.origin != Origin::Console)
-                    .then(|| serde_json::to_string(&op.origin).expect("origin serializes")),
-            )
-            .push_bind(draft.fingerprint.clone());
-        sql.push(" WHERE ");
-        match (guarded, &current.snapshot) {
-            (false, _) => sql.push("1"),
-            (true, None) => sql
-                .push("NOT EXISTS (SELECT 1 FROM cache c WHERE c.profile = ")
-                .push_bind(&op.profile)
-                .push(" AND c.kind = ")
-                .push_bind(op.kind)
-                .push(" AND c.name = ")
-                .push_bind(&op.name)
-                .push(")"),
-            (true, Some(snap)) => sql
-                .push("(SELECT (c.server_version, c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o \
-                       WHERE o.profile = c.profile AND o.kind = c.kind AND o.name = c.name \
-                       AND o.state IN ('pending', 'sending', 'needs_attention'))) IS (")
-                .push_bind(snap.server_version)
-                .push(", ")
-                .push_bind(&snap.server_json)
-                .push(", ")
-                .push_bind(&snap.local_json)
-                .push(", ")
-                .push_bind(snap.queued)
-                .push(") FROM cache c WHERE c.profile = ")
-                .push_bind(&op.profile)
-                .push(" AND c.kind = ")
-                .push_bind(op.kind)
-                .push(" AND c.name = ")
-                .push_bind(&op.name)
-                .push(")"),
-        };
-        sql.push(" ON CONFLICT (idempotency_key) DO NOTHING RETURNING id");
-        sql.build_query_scalar()
-            .fetch_optional(executor)
-            .await
-            .map_err(|e| match &e {
-                sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
-                    CoreError::not_found(format!("profile {:?}", op.profile))
-                }
-                _ => CoreError::from(e),
-            })
     }
 }
 

@@ -256,7 +256,15 @@ fn load() -> String {
         .join(" ")
 }
 
-async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<()> {
+/// The DLQ as opened: how long the first row took (in the webview), and the server's total.
+struct Opened {
+    first_row_ms: f64,
+    total: Value,
+}
+
+/// Waits for the app to be online, opens the DLQ and times it to the first row, in the
+/// webview, then waits for the DLQ total.
+async fn open_dlq(driver: &WebDriver) -> Result<Opened> {
     wait_js(
         driver,
         "the app to be online",
@@ -264,7 +272,6 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         Duration::from_secs(60),
     )
     .await?;
-    // Open the DLQ and time it to the first row, in the webview.
     let first_row_ms = driver
         .execute_async(
             r#"const done = arguments[arguments.length - 1];
@@ -285,6 +292,14 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         Duration::from_secs(30),
     )
     .await?;
+    Ok(Opened {
+        first_row_ms,
+        total,
+    })
+}
+
+/// Installs PROBE, moving the table `step` px a frame while scrolling.
+async fn install_probe(driver: &WebDriver, step: u32) -> Result<()> {
     let ok = driver
         .execute(PROBE, vec![json!(step)])
         .await?
@@ -292,15 +307,24 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     if !ok {
         bail!("the DLQ table's scroll container is not on the page");
     }
+    Ok(())
+}
+
+/// The DLQ's "loaded" line (rows fetched so far).
+async fn loaded(driver: &WebDriver) -> Result<String> {
     let loaded = "return document.querySelector(\"[data-testid='dlq-loaded']\").textContent;";
-    let before = driver.execute(loaded, vec![]).await?.convert::<String>()?;
-    let pss_before = memory(&app_processes()).1;
-    println!(
-        "load average (1, 5, 15 min) at the start: {} ({} cores)",
-        load(),
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    );
-    let idle = stats(phase(driver, "idle", IDLE_SECONDS).await?);
+    Ok(driver.execute(loaded, vec![]).await?.convert::<String>()?)
+}
+
+/// The scrolling phase's frames and the peak PSS sampled while it ran.
+struct Scrolled {
+    frames: Stats,
+    pss_peak: u64,
+}
+
+/// Scrolls for `seconds` while a thread samples the processes' PSS every 0.5 s (outside the
+/// webview, so the page is not touched).
+async fn scroll(driver: &WebDriver, seconds: u64) -> Result<Scrolled> {
     let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let sampler = {
         let sampling = sampling.clone();
@@ -313,11 +337,29 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
             peak
         })
     };
-    let scrolling = phase(driver, "scrolling", scroll_seconds).await;
+    let scrolling = phase(driver, "scrolling", seconds).await;
     sampling.store(false, std::sync::atomic::Ordering::Relaxed);
     let pss_peak = sampler.join().unwrap_or(0);
-    let scrolling = stats(scrolling?);
-    let after = driver.execute(loaded, vec![]).await?.convert::<String>()?;
+    Ok(Scrolled {
+        frames: stats(scrolling?),
+        pss_peak,
+    })
+}
+
+/// The page and the processes right after scrolling, before the control replaces the table.
+struct AfterScroll {
+    loaded: String,
+    /// The app's JS time per scroll event (ms).
+    js: Vec<f64>,
+    rows_dom: u64,
+    scroll_top: u64,
+    pids: Vec<u32>,
+    rss: u64,
+    pss: u64,
+}
+
+async fn after_scroll(driver: &WebDriver) -> Result<AfterScroll> {
+    let loaded = loaded(driver).await?;
     let js = driver
         .execute("return window.__bench.js.scrolling || [];", vec![])
         .await?
@@ -335,42 +377,114 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
         .convert::<u64>()?;
     let pids = app_processes();
     let (rss, pss) = memory(&pids);
+    Ok(AfterScroll {
+        loaded,
+        js,
+        rows_dom,
+        scroll_top,
+        pids,
+        rss,
+        pss,
+    })
+}
+
+/// Everything measured, for the report.
+struct Measured {
+    opened: Opened,
+    before: String,
+    pss_before: u64,
+    idle: Stats,
+    step: u32,
+    scrolled: Scrolled,
+    after: AfterScroll,
+    /// Rows in STATIC_COPY's box.
+    copied: u64,
+    control: Stats,
+}
+
+async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<()> {
+    let opened = open_dlq(driver).await?;
+    install_probe(driver, step).await?;
+    let before = loaded(driver).await?;
+    let pss_before = memory(&app_processes()).1;
+    println!(
+        "load average (1, 5, 15 min) at the start: {} ({} cores)",
+        load(),
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let idle = stats(phase(driver, "idle", IDLE_SECONDS).await?);
+    let scrolled = scroll(driver, scroll_seconds).await?;
+    let after = after_scroll(driver).await?;
     let copied = driver
         .execute(STATIC_COPY, vec![])
         .await?
         .convert::<u64>()?;
     let control = stats(phase(driver, "scroll-static", scroll_seconds.min(10)).await?);
+    report(&Measured {
+        opened,
+        before,
+        pss_before,
+        idle,
+        step,
+        scrolled,
+        after,
+        copied,
+        control,
+    });
+    Ok(())
+}
 
+fn report(m: &Measured) {
     println!(
         "Switchyard desktop {} (release, sandbox, under Xvfb):",
         app_binary().display()
     );
-    println!("DLQ total on the server (badge):   {total}");
-    println!("open DLQ → first row rendered:      {first_row_ms:.0} ms (in the webview)");
-    println!("before scrolling: {before}");
-    print("baseline: idle (not scrolling)", &idle);
-    print(&format!("scrolling {step} px/frame"), &scrolling);
-    print(&format!("control: static copy ({copied} rows)"), &control);
-    if !js.is_empty() {
-        let j = stats(js);
+    println!("DLQ total on the server (badge):   {}", m.opened.total);
+    println!(
+        "open DLQ → first row rendered:      {:.0} ms (in the webview)",
+        m.opened.first_row_ms
+    );
+    println!("before scrolling: {}", m.before);
+    print("baseline: idle (not scrolling)", &m.idle);
+    print(
+        &format!("scrolling {} px/frame", m.step),
+        &m.scrolled.frames,
+    );
+    print(
+        &format!("control: static copy ({} rows)", m.copied),
+        &m.control,
+    );
+    let after = &m.after;
+    if !after.js.is_empty() {
+        let j = stats(after.js.clone());
         println!(
             "app JS per scroll event (virtualizer + React render): {} events  p50 {:.1} ms  p99 {:.1} ms  max {:.1} ms",
             j.frames, j.p50, j.p99, j.max
         );
     }
-    println!("after scrolling:  {after}; {rows_dom} rows in the DOM; scrolled {scroll_top} px");
+    println!(
+        "after scrolling:  {}; {} rows in the DOM; scrolled {} px",
+        after.loaded, after.rows_dom, after.scroll_top
+    );
+    report_memory(m);
+    println!("load average (1, 5, 15 min) at the end: {}", load());
+    report_targets(m);
+}
+
+fn report_memory(m: &Measured) {
+    let after = &m.after;
     println!(
         "memory before scrolling: PSS {:.1} MiB; after: RSS {:.1} MiB, PSS {:.1} MiB ({} processes: app + WebKit)",
-        pss_before as f64 / 1024.0,
-        rss as f64 / 1024.0,
-        pss as f64 / 1024.0,
-        pids.len()
+        m.pss_before as f64 / 1024.0,
+        after.rss as f64 / 1024.0,
+        after.pss as f64 / 1024.0,
+        after.pids.len()
     );
     println!(
         "memory while scrolling: peak PSS {:.1} MiB (sampled every 0.5 s)",
-        pss_peak as f64 / 1024.0
+        m.scrolled.pss_peak as f64 / 1024.0
     );
-    for pid in &pids {
+    for pid in &after.pids {
         let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         println!(
             "  {:<24} PSS {:.1} MiB",
@@ -378,15 +492,14 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
             memory(&[*pid]).1 as f64 / 1024.0
         );
     }
-    println!("load average (1, 5, 15 min) at the end: {}", load());
+}
+
+fn report_targets(m: &Measured) {
+    let under = |pss: u64| pss < PSS_TARGET_MIB * 1024;
     println!(
         "target: PSS under {PSS_TARGET_MIB} MiB after scrolling: {} (peak while scrolling: {})",
-        if pss < PSS_TARGET_MIB * 1024 {
-            "met"
-        } else {
-            "MISSED"
-        },
-        if pss_peak < PSS_TARGET_MIB * 1024 {
+        if under(m.after.pss) { "met" } else { "MISSED" },
+        if under(m.scrolled.pss_peak) {
             "under"
         } else {
             "over"
@@ -394,13 +507,12 @@ async fn measure(driver: &WebDriver, scroll_seconds: u64, step: u32) -> Result<(
     );
     println!(
         "target: no frame longer than 50 ms while scrolling: {}",
-        if scrolling.over_50 == 0 {
+        if m.scrolled.frames.over_50 == 0 {
             "met"
         } else {
             "MISSED"
         }
     );
-    Ok(())
 }
 
 #[tokio::main]

@@ -114,31 +114,133 @@ fn median(mut rounds: Vec<Round>) -> Round {
     rounds.swap_remove(rounds.len() / 2)
 }
 
+/// A count from the environment variable `name`, `default` when unset or not a number.
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The two servers, each on a database of its own: `plain` without the bookkeeping (the
+/// baseline), `keyed` for the keyed creates and the replays; `seq` numbers every request.
+struct Servers {
+    plain_db: BenchDb,
+    keyed_db: BenchDb,
+    plain: Server,
+    keyed: Server,
+    seq: Arc<AtomicU64>,
+}
+
+impl Servers {
+    async fn start(server: Option<&str>) -> anyhow::Result<Self> {
+        let (plain_db, keyed_db) = (
+            BenchDb::create(server, "plain").await?,
+            BenchDb::create(server, "keyed").await?,
+        );
+        let plain = start(false, &plain_db).await?;
+        let keyed = start(true, &keyed_db).await?;
+        let seq = Arc::new(AtomicU64::new(0));
+        // The replayed key completes once up front.
+        round(&keyed.url(), Variant::Replay, 1, 1, seq.clone()).await?;
+        Ok(Self {
+            plain_db,
+            keyed_db,
+            plain,
+            keyed,
+            seq,
+        })
+    }
+
+    fn url(&self, variant: Variant) -> String {
+        if variant == Variant::Plain {
+            self.plain.url()
+        } else {
+            self.keyed.url()
+        }
+    }
+
+    async fn run(
+        &self,
+        variant: Variant,
+        clients: usize,
+        per_client: usize,
+    ) -> anyhow::Result<Round> {
+        round(
+            &self.url(variant),
+            variant,
+            clients,
+            per_client,
+            self.seq.clone(),
+        )
+        .await
+    }
+
+    async fn stop(self) -> anyhow::Result<()> {
+        self.plain.stop().await?;
+        self.keyed.stop().await?;
+        self.plain_db.drop_database().await?;
+        self.keyed_db.drop_database().await?;
+        Ok(())
+    }
+}
+
+/// The median round of each variant at `clients` concurrent clients, after a warm-up.
+async fn medians(
+    servers: &Servers,
+    clients: usize,
+    rounds: usize,
+    requests: usize,
+) -> anyhow::Result<Vec<(Variant, Round)>> {
+    let per_client = requests / clients;
+    let mut results: Vec<(Variant, Vec<Round>)> = [Variant::Plain, Variant::Keyed, Variant::Replay]
+        .into_iter()
+        .map(|v| (v, Vec::new()))
+        .collect();
+    // Warm-up, then alternate so drift and noise hit every variant alike.
+    servers.run(Variant::Plain, clients, per_client / 4).await?;
+    servers.run(Variant::Keyed, clients, per_client / 4).await?;
+    for _ in 0..rounds {
+        for (variant, out) in &mut results {
+            out.push(servers.run(*variant, clients, per_client).await?);
+        }
+    }
+    Ok(results.into_iter().map(|(v, r)| (v, median(r))).collect())
+}
+
+/// The table of one client count, each variant as a ratio to the first (the baseline).
+fn print_table(clients: usize, medians: &[(Variant, Round)]) {
+    let base = &medians[0].1;
+    println!("{clients} concurrent client(s):");
+    println!(
+        "  {:<48} {:>9} {:>9} {:>9}  {:>14}",
+        "variant", "req/s", "p50 µs", "p99 µs", "cost vs base"
+    );
+    for (variant, r) in medians {
+        println!(
+            "  {:<48} {:>9.0} {:>9.0} {:>9.0}  {:>13.2}×",
+            variant.label(),
+            r.rps,
+            r.p50_us,
+            r.p99_us,
+            base.rps / r.rps
+        );
+    }
+    println!();
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let rounds: usize = std::env::var("BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
-    let requests: usize = std::env::var("BENCH_REQUESTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1600);
+    let rounds = env_count("BENCH_ROUNDS", 5);
+    let requests = env_count("BENCH_REQUESTS", 1600);
     let server = std::env::var("BENCH_DB").ok();
-    let (plain_db, keyed_db) = (
-        BenchDb::create(server.as_deref(), "plain").await?,
-        BenchDb::create(server.as_deref(), "keyed").await?,
-    );
-    let plain = start(false, &plain_db).await?;
-    let keyed = start(true, &keyed_db).await?;
-    let seq = Arc::new(AtomicU64::new(0));
-    // The replayed key completes once up front.
-    round(&keyed.url(), Variant::Replay, 1, 1, seq.clone()).await?;
+    let servers = Servers::start(server.as_deref()).await?;
 
     println!(
         "switchyard-cp-bench: {rounds} alternating rounds of {requests} requests per variant, median round shown"
     );
-    if keyed_db.is_postgres() {
+    let postgres = servers.keyed_db.is_postgres();
+    if postgres {
         println!("(PostgreSQL, READ COMMITTED, loopback HTTP/1.1, client in the same process)\n");
     } else {
         println!(
@@ -146,66 +248,14 @@ async fn main() -> anyhow::Result<()> {
         );
     }
     for clients in [1usize, 16] {
-        let per_client = requests / clients;
-        let mut results: Vec<(Variant, Vec<Round>)> =
-            [Variant::Plain, Variant::Keyed, Variant::Replay]
-                .into_iter()
-                .map(|v| (v, Vec::new()))
-                .collect();
-        // Warm-up, then alternate so drift and noise hit every variant alike.
-        round(
-            &plain.url(),
-            Variant::Plain,
+        print_table(
             clients,
-            per_client / 4,
-            seq.clone(),
-        )
-        .await?;
-        round(
-            &keyed.url(),
-            Variant::Keyed,
-            clients,
-            per_client / 4,
-            seq.clone(),
-        )
-        .await?;
-        for _ in 0..rounds {
-            for (variant, out) in &mut results {
-                let base = if *variant == Variant::Plain {
-                    plain.url()
-                } else {
-                    keyed.url()
-                };
-                out.push(round(&base, *variant, clients, per_client, seq.clone()).await?);
-            }
-        }
-        let medians: Vec<(Variant, Round)> =
-            results.into_iter().map(|(v, r)| (v, median(r))).collect();
-        let base = &medians[0].1;
-        println!("{clients} concurrent client(s):");
-        println!(
-            "  {:<48} {:>9} {:>9} {:>9}  {:>14}",
-            "variant", "req/s", "p50 µs", "p99 µs", "cost vs base"
+            &medians(&servers, clients, rounds, requests).await?,
         );
-        for (variant, r) in &medians {
-            println!(
-                "  {:<48} {:>9.0} {:>9.0} {:>9.0}  {:>13.2}×",
-                variant.label(),
-                r.rps,
-                r.p50_us,
-                r.p99_us,
-                base.rps / r.rps
-            );
-        }
-        println!();
     }
-    let target = if keyed_db.is_postgres() { "1.3" } else { "1.6" };
+    let target = if postgres { "1.3" } else { "1.6" };
     println!(
         "cost vs base = baseline req/s ÷ variant req/s (target for the keyed create: at most {target}×)"
     );
-    plain.stop().await?;
-    keyed.stop().await?;
-    plain_db.drop_database().await?;
-    keyed_db.drop_database().await?;
-    Ok(())
+    servers.stop().await
 }

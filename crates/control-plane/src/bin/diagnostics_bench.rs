@@ -8,18 +8,21 @@
 //!
 //! Usage: switchyard-diagnostics-bench [--deliveries N] [--db postgres://USER@HOST:PORT]
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Instant;
 
 use anyhow::Context;
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
 
 #[path = "support/bench_db.rs"]
 mod bench_db;
+#[path = "support/idle_server.rs"]
+mod idle_server;
+#[path = "support/seed_pool.rs"]
+mod seed_pool;
 #[path = "support/timing.rs"]
 mod timing;
 use bench_db::BenchDb;
+use idle_server::start_idle;
+use seed_pool::{Param, SeedPool};
 use timing::latency;
 
 const TOKEN: &str = "bench-token-123";
@@ -65,52 +68,75 @@ fn values(now: &str, id: &str, event: &str, attempt: &str) -> String {
     )
 }
 
+/// An endpoint or target of tenant `bench` (`now`: the parameter holding the time).
+fn resource(kind: &str, name: &str, spec: &str, status: &str, now: &str) -> String {
+    format!(
+        "INSERT INTO resources (tenant, kind, name, version, spec, status, created_at, updated_at) \
+         VALUES ('bench', '{kind}', '{name}', 1, '{spec}', '{status}', {now}, {now})"
+    )
+}
+
+/// Endpoint `ep-{n}`; `ep-0` is the disabled one, holding the pending deliveries.
+fn endpoint(n: usize, enabled: bool, now: &str) -> String {
+    let status = format!("{{\"enabled\": {enabled}, \"pending_deliveries\": 0}}");
+    resource("endpoint", &format!("ep-{n}"), "{}", &status, now)
+}
+
+/// Target `tg-{n}`.
+fn target(n: usize, now: &str) -> String {
+    let spec = "{\"url\": \"http://192.0.2.1/hook\", \"timeout_ms\": 1000}";
+    resource("target", &format!("tg-{n}"), spec, "{}", now)
+}
+
+/// Target `tg-{n}`'s health row: failing for an hour when `failing`, else healthy.
+fn target_health(n: usize, failing: bool, now: &str) -> String {
+    format!(
+        "INSERT INTO delivery_health (tenant, dimension, name, consecutive_failures, failing_since, \
+         last_success_at, last_failure_at, last_error_class, last_error) VALUES ('bench', 'target', 'tg-{n}', \
+         {}, {}, {now} - 7200000, {now} - 60000, 'http_5xx', 'receiver answered HTTP 503')",
+        if failing { 25 } else { 0 },
+        if failing {
+            format!("{now} - 3600000")
+        } else {
+            "NULL".into()
+        },
+    )
+}
+
+/// The replay session the overdue re-deliveries belong to.
+fn replay_session(pg: bool, now: &str) -> String {
+    let fingerprint = if pg { "'\\x00'::bytea" } else { "x'00'" };
+    let request = "{\"selection\": {\"filter\": {}}}";
+    format!(
+        "INSERT INTO replay_sessions (tenant, id, fingerprint, request, created_at) \
+         VALUES ('bench', 's-bench', {fingerprint}, '{request}', {now})"
+    )
+}
+
+/// One DLQ counter off by one (`tg-7`'s oldest hour).
+const DLQ_DRIFT: &str = "UPDATE dlq_counts SET count = count + 1 WHERE tenant = 'bench' AND target = 'tg-7' \
+     AND hour = (SELECT MIN(hour) FROM dlq_counts WHERE tenant = 'bench' AND target = 'tg-7')";
+
 /// The fixture around the deliveries: resources, failing targets' health rows, the replay
 /// session and its overdue re-deliveries, one DLQ counter off by one.
 fn fixture(pg: bool) -> Vec<String> {
-    let p = |n: usize| if pg { format!("${n}") } else { format!("?{n}") };
-    let now = p(1);
+    let now = if pg { "$1" } else { "?1" };
     let mut out = vec![
-        format!(
-            "INSERT INTO resources (tenant, kind, name, version, spec, status, created_at, updated_at) \
-             VALUES ('bench', 'endpoint', 'ep-0', 1, '{{}}', '{{\"enabled\": false, \"pending_deliveries\": 0}}', {now}, {now})"
-        ),
-        format!(
-            "INSERT INTO replay_sessions (tenant, id, fingerprint, request, created_at) \
-             VALUES ('bench', 's-bench', {}, '{{\"selection\": {{\"filter\": {{}}}}}}', {now})",
-            if pg { "'\\x00'::bytea" } else { "x'00'" }
-        ),
-        format!(
-            "UPDATE dlq_counts SET count = count + 1 WHERE tenant = 'bench' AND target = 'tg-7' \
-             AND hour = (SELECT MIN(hour) FROM dlq_counts WHERE tenant = 'bench' AND target = 'tg-7')"
-        ),
+        endpoint(0, false, now),
+        replay_session(pg, now),
+        DLQ_DRIFT.to_owned(),
     ];
-    for n in 1..10 {
-        out.push(format!(
-            "INSERT INTO resources (tenant, kind, name, version, spec, status, created_at, updated_at) \
-             VALUES ('bench', 'endpoint', 'ep-{n}', 1, '{{}}', '{{\"enabled\": true, \"pending_deliveries\": 0}}', {now}, {now})"
-        ));
-    }
+    out.extend((1..10).map(|n| endpoint(n, true, now)));
     for n in 0..50 {
-        out.push(format!(
-            "INSERT INTO resources (tenant, kind, name, version, spec, status, created_at, updated_at) \
-             VALUES ('bench', 'target', 'tg-{n}', 1, '{{\"url\": \"http://192.0.2.1/hook\", \"timeout_ms\": 1000}}', '{{}}', {now}, {now})"
-        ));
-        let failing = n < 5;
-        out.push(format!(
-            "INSERT INTO delivery_health (tenant, dimension, name, consecutive_failures, failing_since, \
-             last_success_at, last_failure_at, last_error_class, last_error) VALUES ('bench', 'target', 'tg-{n}', \
-             {}, {}, {now} - 7200000, {now} - 60000, 'http_5xx', 'receiver answered HTTP 503')",
-            if failing { 25 } else { 0 },
-            if failing { format!("{now} - 3600000") } else { "NULL".into() },
-        ));
+        out.push(target(n, now));
+        out.push(target_health(n, n < 5, now));
     }
     out
 }
 
-async fn seed(db: &BenchDb, deliveries: i64, now: i64) -> anyhow::Result<()> {
-    let pg = db.is_postgres();
-    let insert = if pg {
+/// The deliveries' insert, for the numbers `?1`/`$1` to `?2`/`$2`.
+fn deliveries_insert(pg: bool) -> String {
+    if pg {
         format!(
             "INSERT INTO deliveries ({COLUMNS}) SELECT {} FROM generate_series($1::bigint, $2::bigint) AS seq(i)",
             values(
@@ -131,9 +157,12 @@ async fn seed(db: &BenchDb, deliveries: i64, now: i64) -> anyhow::Result<()> {
                 "printf('att_d%09d', i)"
             )
         )
-    };
-    // The replay's re-deliveries: pending, due an hour ago, nobody sending them.
-    let replays = if pg {
+    }
+}
+
+/// The replay's re-deliveries: pending, due an hour ago, nobody sending them.
+fn replays_insert(pg: bool) -> &'static str {
+    if pg {
         "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
            max_attempts, next_attempt_at, created_at, updated_at, replay_session) \
          SELECT 'dlv_r' || lpad(i::text, 9, '0'), 'bench', 'evt_r', 'bench', 'ep-1', 'fl-1', 'tg-1', \
@@ -145,41 +174,70 @@ async fn seed(db: &BenchDb, deliveries: i64, now: i64) -> anyhow::Result<()> {
            max_attempts, next_attempt_at, created_at, updated_at, replay_session) \
          SELECT printf('dlv_r%09d', i), 'bench', 'evt_r', 'bench', 'ep-1', 'fl-1', 'tg-1', \
            'async_inline', 'pending', 5, ?3 - 3600000, ?3 - 3600000, ?3 - 3600000, 's-bench' FROM seq"
-    };
-    macro_rules! run_seed {
-        ($pool:expr) => {{
-            let pool = $pool;
-            let mut done = 0i64;
-            while done < deliveries {
-                let hi = (done + BATCH).min(deliveries) - 1;
-                sqlx::query(&insert)
-                    .bind(done)
-                    .bind(hi)
-                    .bind(now)
-                    .execute(&pool)
-                    .await?;
-                done = hi + 1;
-            }
-            sqlx::query(replays)
-                .bind(0i64)
-                .bind(499i64)
-                .bind(now)
-                .execute(&pool)
-                .await?;
-            for statement in fixture(pg) {
-                sqlx::query(&statement).bind(now).execute(&pool).await?;
-            }
-            sqlx::query(if pg { "VACUUM ANALYZE" } else { "ANALYZE" })
-                .execute(&pool)
-                .await?;
-            pool.close().await;
-        }};
     }
-    if pg {
-        run_seed!(sqlx::PgPool::connect(&db.url()).await?);
-    } else {
-        run_seed!(sqlx::SqlitePool::connect(&db.url()).await?);
+}
+
+async fn seed(db: &BenchDb, deliveries: i64, now: i64) -> anyhow::Result<()> {
+    let pg = db.is_postgres();
+    let pool = SeedPool::connect(db).await?;
+    pool.in_batches(&deliveries_insert(pg), deliveries, BATCH, now)
+        .await?;
+    let replays = [0, 499, now].map(Param::Int);
+    pool.execute(replays_insert(pg), &replays).await?;
+    for statement in fixture(pg) {
+        pool.execute(&statement, &[Param::Int(now)]).await?;
     }
+    pool.execute(if pg { "VACUUM ANALYZE" } else { "ANALYZE" }, &[])
+        .await?;
+    pool.close().await;
+    Ok(())
+}
+
+/// Every class of finding the fixture plants.
+const CLASSES: [&str; 6] = [
+    "stuck_delivery",
+    "edge_unreachable",
+    "failing_target",
+    "disabled_endpoint_backlog",
+    "stalled_replay",
+    "dlq_counter_drift",
+];
+
+/// Prints what `GET /v1/diagnostics` finds; fails unless it finds every class planted.
+async fn check_findings(client: &reqwest::Client, base: &str) -> anyhow::Result<()> {
+    let found: serde_json::Value = client
+        .get(format!("{base}/v1/diagnostics"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let findings = found["findings"].as_array().context("findings")?;
+    let mut classes: Vec<&str> = findings
+        .iter()
+        .filter_map(|f| f["class"].as_str())
+        .collect();
+    classes.dedup();
+    println!("findings: {} ({})", findings.len(), classes.join(", "));
+    for class in CLASSES {
+        anyhow::ensure!(
+            findings.iter().any(|f| f["class"] == class),
+            "no {class} finding: the fixture is wrong"
+        );
+    }
+    Ok(())
+}
+
+/// `GET /v1/diagnostics` latency, after `GET /healthz`'s as the baseline.
+async fn measure(client: &reqwest::Client, base: &str) -> anyhow::Result<()> {
+    let runs = 100;
+    let (h50, h95) = latency(client, &format!("{base}/healthz"), TOKEN, runs).await?;
+    println!("baseline GET /healthz:     p50 {h50:>7.2} ms   p95 {h95:>7.2} ms");
+    let (p50, p95) = latency(client, &format!("{base}/v1/diagnostics"), TOKEN, runs).await?;
+    println!(
+        "GET /v1/diagnostics:       p50 {p50:>7.2} ms   p95 {p95:>7.2} ms   (target p95 < {TARGET_P95_MS} ms: {})",
+        if p95 < TARGET_P95_MS { "met" } else { "MISSED" }
+    );
     Ok(())
 }
 
@@ -195,17 +253,7 @@ async fn main() -> anyhow::Result<()> {
             "SQLite (WAL)"
         }
     );
-    let mut tenants = Tenants::default();
-    tenants.add("bench", TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        db.url(),
-        tenants,
-    );
-    // Nothing may change the fixture while it is measured.
-    config.delivery.run_worker = false;
-    config.main_key_file = db.main_key_file()?;
-    let server = Server::start(config).await?;
+    let server = start_idle(&db, TOKEN).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     seed(&db, deliveries, now).await?;
@@ -215,41 +263,8 @@ async fn main() -> anyhow::Result<()> {
     );
     let client = reqwest::Client::builder().no_proxy().build()?;
     let base = server.url();
-    let found: serde_json::Value = client
-        .get(format!("{base}/v1/diagnostics"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let findings = found["findings"].as_array().context("findings")?;
-    let mut classes: Vec<&str> = findings
-        .iter()
-        .filter_map(|f| f["class"].as_str())
-        .collect();
-    classes.dedup();
-    println!("findings: {} ({})", findings.len(), classes.join(", "));
-    for class in [
-        "stuck_delivery",
-        "edge_unreachable",
-        "failing_target",
-        "disabled_endpoint_backlog",
-        "stalled_replay",
-        "dlq_counter_drift",
-    ] {
-        anyhow::ensure!(
-            findings.iter().any(|f| f["class"] == class),
-            "no {class} finding: the fixture is wrong"
-        );
-    }
-    let runs = 100;
-    let (h50, h95) = latency(&client, &format!("{base}/healthz"), TOKEN, runs).await?;
-    println!("baseline GET /healthz:     p50 {h50:>7.2} ms   p95 {h95:>7.2} ms");
-    let (p50, p95) = latency(&client, &format!("{base}/v1/diagnostics"), TOKEN, runs).await?;
-    println!(
-        "GET /v1/diagnostics:       p50 {p50:>7.2} ms   p95 {p95:>7.2} ms   (target p95 < {TARGET_P95_MS} ms: {})",
-        if p95 < TARGET_P95_MS { "met" } else { "MISSED" }
-    );
+    check_findings(&client, &base).await?;
+    measure(&client, &base).await?;
     server.stop().await?;
     db.drop_database().await?;
     Ok(())

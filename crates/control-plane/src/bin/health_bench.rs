@@ -6,18 +6,21 @@
 //!
 //! Usage: switchyard-health-bench [--attempts N] [--db postgres://USER@HOST:PORT]
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use switchyard_control_plane::extract::Tenants;
-use switchyard_control_plane::{Server, ServerConfig};
 
 #[path = "support/bench_db.rs"]
 mod bench_db;
+#[path = "support/idle_server.rs"]
+mod idle_server;
+#[path = "support/seed_pool.rs"]
+mod seed_pool;
 #[path = "support/timing.rs"]
 mod timing;
 use bench_db::BenchDb;
+use idle_server::start_idle;
+use seed_pool::{Param, SeedPool};
 use timing::latency;
 
 const TOKEN: &str = "bench-token-123";
@@ -42,111 +45,109 @@ fn args() -> anyhow::Result<(i64, Option<String>)> {
     Ok((attempts, db))
 }
 
-/// Seeds `attempts` finished attempts. Fixture rows go straight into the server's database
-/// (bench data, written once; the server's own statements all live in its store): deliveries
-/// and their attempts are inserted `in_flight`, then each batch is flipped to its outcome
-/// (about one in ten failed, durations 5-705 ms), which fires the rollup trigger per row.
-/// Returns the seconds the flips took (the trigger's work).
-async fn seed(db: &BenchDb, attempts: i64, now: i64) -> anyhow::Result<f64> {
-    let deliveries = attempts / PER_DELIVERY;
-    let mut flips = Duration::ZERO;
-    let pg = db.is_postgres();
-    let (insert_deliveries, insert_attempts, flip) = if pg {
-        (
-            "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, \
+/// The seeding's statements on one backend: deliveries and their attempts inserted
+/// `in_flight` (parameters: a slice's first and last number, now; the attempts' also the day
+/// and the attempts in all), and the flip of attempts with ids in [1, 2) to their outcome.
+struct Statements {
+    deliveries: &'static str,
+    attempts: &'static str,
+    flip: String,
+}
+
+/// The flip's outcome: about one in ten failed, durations 5-705 ms.
+const FLIP_SET: &str = "UPDATE attempts SET \
+       outcome = CASE WHEN started_at % 10 = 0 THEN 'failed' ELSE 'succeeded' END, \
+       duration_ms = 5 + started_at % 700, \
+       status_code = CASE WHEN started_at % 10 = 0 THEN 503 ELSE 200 END, \
+       error_class = CASE WHEN started_at % 10 = 0 THEN 'http_5xx' END, \
+       error = CASE WHEN started_at % 10 = 0 THEN 'receiver answered HTTP 503' END, \
+       finished_by = 'sender' ";
+
+fn statements(pg: bool) -> Statements {
+    let (from, to) = if pg { ("$1", "$2") } else { ("?1", "?2") };
+    let flip = format!("{FLIP_SET}WHERE id >= {from} AND id < {to} AND outcome = 'in_flight'");
+    if pg {
+        Statements {
+            deliveries: "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, \
                state, attempts_made, max_attempts, created_at, updated_at) \
              SELECT 'dlv_h' || lpad(i::text, 12, '0'), 'bench', 'evt_h' || lpad(i::text, 12, '0'), \
                'bench', 'ep-' || (i % 10), 'fl-' || (i % 50), 'tg-' || (i % 50), 'async_inline', \
                'succeeded', 5, 5, $3::bigint, $3::bigint FROM generate_series($1::bigint, $2::bigint) AS s(i)",
-            "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
+            attempts: "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
              SELECT 'att_h' || lpad(i::text, 13, '0'), 'dlv_h' || lpad((i / 5)::text, 12, '0'), \
                i % 5 + 1, 'control_plane_webhook', i % 5 + 1, $3::bigint - (i * $4::bigint) / $5::bigint, \
                'in_flight', 'bench' \
              FROM generate_series($1::bigint, $2::bigint) AS s(i)",
-            "UPDATE attempts SET \
-               outcome = CASE WHEN started_at % 10 = 0 THEN 'failed' ELSE 'succeeded' END, \
-               duration_ms = 5 + started_at % 700, \
-               status_code = CASE WHEN started_at % 10 = 0 THEN 503 ELSE 200 END, \
-               error_class = CASE WHEN started_at % 10 = 0 THEN 'http_5xx' END, \
-               error = CASE WHEN started_at % 10 = 0 THEN 'receiver answered HTTP 503' END, \
-               finished_by = 'sender' \
-             WHERE id >= $1 AND id < $2 AND outcome = 'in_flight'",
-        )
+            flip,
+        }
     } else {
-        (
-            "WITH RECURSIVE seq(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2) \
+        Statements {
+            deliveries: "WITH RECURSIVE seq(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2) \
              INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, \
                state, attempts_made, max_attempts, created_at, updated_at) \
              SELECT printf('dlv_h%012d', i), 'bench', printf('evt_h%012d', i), 'bench', \
                'ep-' || (i % 10), 'fl-' || (i % 50), 'tg-' || (i % 50), 'async_inline', \
                'succeeded', 5, 5, ?3, ?3 FROM seq",
-            "WITH RECURSIVE seq(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2) \
+            attempts: "WITH RECURSIVE seq(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2) \
              INSERT INTO attempts (id, delivery_id, number, hop_number, started_at, outcome, performed_by) \
              SELECT printf('att_h%013d', i), printf('dlv_h%012d', i / 5), i % 5 + 1, i % 5 + 1, \
                ?3 - (i * ?4) / ?5, 'in_flight', 'bench' FROM seq",
-            "UPDATE attempts SET \
-               outcome = CASE WHEN started_at % 10 = 0 THEN 'failed' ELSE 'succeeded' END, \
-               duration_ms = 5 + started_at % 700, \
-               status_code = CASE WHEN started_at % 10 = 0 THEN 503 ELSE 200 END, \
-               error_class = CASE WHEN started_at % 10 = 0 THEN 'http_5xx' END, \
-               error = CASE WHEN started_at % 10 = 0 THEN 'receiver answered HTTP 503' END, \
-               finished_by = 'sender' \
-             WHERE id >= ?1 AND id < ?2 AND outcome = 'in_flight'",
-        )
-    };
-    macro_rules! run_seed {
-        ($pool:expr) => {{
-            let pool = $pool;
-            let mut done = 0i64;
-            while done < deliveries {
-                let hi = (done + BATCH).min(deliveries) - 1;
-                sqlx::query(insert_deliveries)
-                    .bind(done)
-                    .bind(hi)
-                    .bind(now)
-                    .execute(&pool)
-                    .await?;
-                done = hi + 1;
-            }
-            let mut done = 0i64;
-            while done < attempts {
-                let hi = (done + BATCH).min(attempts) - 1;
-                sqlx::query(insert_attempts)
-                    .bind(done)
-                    .bind(hi)
-                    .bind(now)
-                    .bind(DAY_MS)
-                    .bind(attempts)
-                    .execute(&pool)
-                    .await?;
-                // Flipped in slices of FLIP, each its own transaction as a worker's records
-                // are: one statement updating the same rollup rows 100,000 times in one
-                // transaction makes PostgreSQL keep every row version until it commits.
-                let started = Instant::now();
-                let mut from = done;
-                while from <= hi {
-                    let to = (from + FLIP).min(hi + 1);
-                    sqlx::query(flip)
-                        .bind(format!("att_h{from:013}"))
-                        .bind(format!("att_h{to:013}"))
-                        .execute(&pool)
-                        .await?;
-                    from = to;
-                }
-                flips += started.elapsed();
-                done = hi + 1;
-            }
-            // VACUUM: what autovacuum does to the rollups' dead row versions on a live server.
-            sqlx::query("VACUUM ANALYZE").execute(&pool).await?;
-            pool.close().await;
-        }};
+            flip,
+        }
     }
-    if pg {
-        run_seed!(sqlx::PgPool::connect(&db.url()).await?);
-    } else {
-        run_seed!(sqlx::SqlitePool::connect(&db.url()).await?);
-    }
+}
+
+/// Seeds `attempts` finished attempts: deliveries and their attempts are inserted
+/// `in_flight`, then each batch is flipped to its outcome, which fires the rollup trigger per
+/// row. Returns the seconds the flips took (the trigger's work).
+async fn seed(db: &BenchDb, attempts: i64, now: i64) -> anyhow::Result<f64> {
+    let sql = statements(db.is_postgres());
+    let pool = SeedPool::connect(db).await?;
+    pool.in_batches(sql.deliveries, attempts / PER_DELIVERY, BATCH, now)
+        .await?;
+    let flips = insert_attempts(&pool, &sql, attempts, now).await?;
+    // VACUUM: what autovacuum does to the rollups' dead row versions on a live server.
+    pool.execute("VACUUM ANALYZE", &[]).await?;
+    pool.close().await;
     Ok(flips.as_secs_f64())
+}
+
+/// Inserts the attempts in batches, each flipped to its outcome right after; returns the time
+/// the flips took.
+async fn insert_attempts(
+    pool: &SeedPool,
+    sql: &Statements,
+    attempts: i64,
+    now: i64,
+) -> anyhow::Result<Duration> {
+    let mut flips = Duration::ZERO;
+    let mut done = 0i64;
+    while done < attempts {
+        let hi = (done + BATCH).min(attempts) - 1;
+        let params = [done, hi, now, DAY_MS, attempts].map(Param::Int);
+        pool.execute(sql.attempts, &params).await?;
+        let started = Instant::now();
+        flip(pool, &sql.flip, done, hi).await?;
+        flips += started.elapsed();
+        done = hi + 1;
+    }
+    Ok(flips)
+}
+
+/// Flips the attempts `from..=hi` in slices of FLIP, each its own transaction as a worker's
+/// records are: one statement updating the same rollup rows 100,000 times in one transaction
+/// makes PostgreSQL keep every row version until it commits.
+async fn flip(pool: &SeedPool, sql: &str, mut from: i64, hi: i64) -> anyhow::Result<()> {
+    while from <= hi {
+        let to = (from + FLIP).min(hi + 1);
+        let params = [
+            Param::Text(format!("att_h{from:013}")),
+            Param::Text(format!("att_h{to:013}")),
+        ];
+        pool.execute(sql, &params).await?;
+        from = to;
+    }
+    Ok(())
 }
 
 #[tokio::main]
@@ -161,16 +162,7 @@ async fn main() -> anyhow::Result<()> {
             "SQLite (WAL)"
         }
     );
-    let mut tenants = Tenants::default();
-    tenants.add("bench", TOKEN);
-    let mut config = ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        db.url(),
-        tenants,
-    );
-    config.delivery.run_worker = false;
-    config.main_key_file = db.main_key_file()?;
-    let server = Server::start(config).await?;
+    let server = start_idle(&db, TOKEN).await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     let flips = seed(&db, attempts, now).await?;

@@ -1,0 +1,22 @@
+//! The server the read-path benches measure: tenant `bench` on a loopback port, its delivery
+//! worker off, so nothing changes the seeded fixture while it is measured.
+
+use std::net::{Ipv4Addr, SocketAddr};
+
+use switchyard_control_plane::extract::Tenants;
+use switchyard_control_plane::{Server, ServerConfig};
+
+use crate::bench_db::BenchDb;
+
+pub async fn start_idle(db: &BenchDb, token: &str) -> anyhow::Result<Server> {
+    let mut tenants = Tenants::default();
+    tenants.add("bench", token);
+    let mut config = ServerConfig::new(
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        db.url(),
+        tenants,
+    );
+    config.delivery.run_worker = false;
+    config.main_key_file = db.main_key_file()?;
+    Server::start(config).await
+}

@@ -370,9 +370,13 @@ async fn main() -> anyhow::Result<()> {
     if tenants.is_empty() && !args.demo {
         bail!("no tenants: pass --tenant NAME:TOKEN, --tenants-file PATH or SWITCHYARD_TENANTS");
     }
-    let mut config = server_config(&args, tenants)?;
+    let config = server_config(&args, tenants)?;
     #[cfg(feature = "fault-injection")]
-    arm_fault_injection(&mut config)?;
+    let config = {
+        let mut config = config;
+        arm_fault_injection(&mut config)?;
+        config
+    };
     let server = Server::start(config).await?;
     println!("switchyard control plane listening on {}", server.url());
     if server.metrics_addr.is_some() {

@@ -54,6 +54,29 @@ pub(crate) struct Settled {
     pub next_attempt_at: i64,
 }
 
+impl Console {
+    /// [`settle`] with this console's retry policy and randomness; the server refusing the
+    /// token is `CoreError::Unauthorized` for `profile`.
+    pub(crate) fn settle_action(
+        &self,
+        result: SendResult,
+        attempts: u32,
+        now: i64,
+        profile: &str,
+    ) -> Result<Settled> {
+        settle(
+            result,
+            attempts,
+            now,
+            &self.inner.opts.retry,
+            self.inner.opts.rng.as_ref(),
+        )
+        .ok_or_else(|| CoreError::Unauthorized {
+            profile: profile.to_owned(),
+        })
+    }
+}
+
 /// Classifies one send of an action that has now been sent `attempts` times; `None` when the
 /// server refused the token (the caller stops and says so). A transient failure stays pending
 /// (same key) until the policy's attempts are spent, then needs a person.

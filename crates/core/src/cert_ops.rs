@@ -356,17 +356,7 @@ impl Console {
             )
             .await;
         let now = self.now();
-        let Some(settled) = action::settle(
-            result,
-            row.attempts as u32,
-            now,
-            &self.inner.opts.retry,
-            self.inner.opts.rng.as_ref(),
-        ) else {
-            return Err(CoreError::Unauthorized {
-                profile: row.profile.clone(),
-            });
-        };
+        let settled = self.settle_action(result, row.attempts as u32, now, &row.profile)?;
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let text = settled.answer.as_ref().map(Value::to_string);
         let updated: Option<CertOpRow> =

@@ -320,17 +320,7 @@ impl Console {
             .send_to(Method::POST, &path, &body, Some(&row.idempotency_key))
             .await;
         let now = self.now();
-        let Some(settled) = action::settle(
-            result,
-            row.attempts as u32,
-            now,
-            &self.inner.opts.retry,
-            self.inner.opts.rng.as_ref(),
-        ) else {
-            return Err(CoreError::Unauthorized {
-                profile: row.profile.clone(),
-            });
-        };
+        let settled = self.settle_action(result, row.attempts as u32, now, &row.profile)?;
         let (kept, value) = match settled.answer.clone() {
             Some(a) => {
                 let (kept, value) = without_value(a);

@@ -310,17 +310,7 @@ impl Console {
             )
             .await;
         let now = self.now();
-        let Some(settled) = action::settle(
-            result,
-            op.attempts,
-            now,
-            &self.inner.opts.retry,
-            self.inner.opts.rng.as_ref(),
-        ) else {
-            return Err(CoreError::Unauthorized {
-                profile: profile.to_owned(),
-            });
-        };
+        let settled = self.settle_action(result, op.attempts, now, profile)?;
         let result: Option<TargetTestResult> = settled
             .answer
             .clone()

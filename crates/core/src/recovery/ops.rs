@@ -394,17 +394,7 @@ impl Console {
             .send_to(method, &op.path, &body, Some(&op.idempotency_key))
             .await;
         let now = self.now();
-        let Some(settled) = action::settle(
-            result,
-            op.attempts,
-            now,
-            &self.inner.opts.retry,
-            self.inner.opts.rng.as_ref(),
-        ) else {
-            return Err(CoreError::Unauthorized {
-                profile: op.profile.clone(),
-            });
-        };
+        let settled = self.settle_action(result, op.attempts, now, &op.profile)?;
         let kept = settled.answer.as_ref().map(Value::to_string);
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let row: Option<RecoveryRow> =

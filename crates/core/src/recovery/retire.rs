@@ -42,12 +42,9 @@ pub fn new_retirement_id() -> String {
 }
 
 fn check_id(id: &str) -> Result<()> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
-    if ok {
+    // The server's rule (`is_session_id`: retirement ids have the same form), checked before
+    // anything is queued.
+    if switchyard_protocol::replay::is_session_id(id) {
         Ok(())
     } else {
         Err(CoreError::invalid(

@@ -310,17 +310,7 @@ impl Console {
         };
         let now = self.now();
         // `attempts` was counted by `mark_sending`, before the request left.
-        let Some(settled) = action::settle(
-            result,
-            op.attempts,
-            now,
-            &self.inner.opts.retry,
-            self.inner.opts.rng.as_ref(),
-        ) else {
-            return Err(CoreError::Unauthorized {
-                profile: profile.to_owned(),
-            });
-        };
+        let settled = self.settle_action(result, op.attempts, now, profile)?;
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
         let kept = settled.answer.as_ref().map(Value::to_string);
         let row: Option<ReplayRow> =

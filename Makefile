@@ -4,12 +4,13 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
 
-.PHONY: help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
+.PHONY: coverage help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
+	@echo "make coverage - line and region coverage of the core and the control plane (needs cargo llvm-cov)"
 	@echo "make package - the .deb (and AppImage where its tools exist), CLI and control-plane archives, SHA256SUMS in dist/"
 	@echo "make test-package - install the .deb into a clean Debian 12 root and launch it (root; see docs/install.md)"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
@@ -40,6 +41,8 @@ lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 	# The desktop without its embedded sandbox (src-tauri/sandbox.rs) builds too.
 	cargo clippy -p switchyard-desktop --lib --no-default-features -- -D warnings
+	# No function over 80 lines outside tests (`--all` lists the longest).
+	./scripts/check-function-length.py
 
 # Includes the store conformance suite on SQLite and PostgreSQL and the multi-replica tests
 # (PostgreSQL from SWITCHYARD_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432).
@@ -66,9 +69,11 @@ test-keychain:
 check-release:
 	./scripts/check-release-binaries.sh
 
-# The setup script's decisions (PostgreSQL detection), without installing anything.
+# The setup script's decisions (PostgreSQL detection), without installing anything, and the
+# function-length check's.
 test-scripts:
 	./scripts/test-setup-postgres.sh
+	./scripts/test-function-length.sh
 
 # The HTTP API under fuzzing (docs/control-plane.md, "Fuzzing the API"): schemathesis against
 # a real control plane's /openapi.json (the debug binary `cargo test --workspace` built), with
@@ -89,6 +94,10 @@ test-e2e: ui
 
 test: setup lint test-scripts test-rust test-keychain test-api-fuzz check-release test-ui test-e2e
 	@echo "make test: all checks passed"
+
+# Line and region coverage of the core and the control plane (cargo llvm-cov; see the script).
+coverage:
+	./scripts/coverage.sh
 
 # Release packages into dist/ (docs/install.md): heavy (release build), so not part of `make test`.
 package: setup

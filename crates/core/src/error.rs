@@ -210,6 +210,17 @@ impl CoreError {
     pub fn not_found(what: impl Into<String>) -> Self {
         Self::NotFound { what: what.into() }
     }
+
+    /// A write into a table keyed by profile: a foreign-key failure means the profile does
+    /// not exist (removed meanwhile); anything else is a storage error.
+    pub(crate) fn from_profile_write(e: sqlx::Error, profile: &str) -> Self {
+        match &e {
+            sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
+                Self::not_found(format!("profile {profile:?}"))
+            }
+            _ => Self::from(e),
+        }
+    }
 }
 
 impl From<sqlx::Error> for CoreError {

@@ -136,12 +136,7 @@ impl Console {
         .bind(self.now())
         .execute(&self.inner.writer)
         .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
-                CoreError::not_found(format!("profile {profile:?}"))
-            }
-            _ => CoreError::from(e),
-        })?;
+        .map_err(|e| CoreError::from_profile_write(e, profile))?;
         Ok(())
     }
 

@@ -227,12 +227,7 @@ impl Console {
         .bind(start.and_then(|s| s.fingerprint))
         .execute(&mut **tx)
         .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
-                CoreError::not_found(format!("profile {profile:?}"))
-            }
-            _ => CoreError::from(e),
-        })?;
+        .map_err(|e| CoreError::from_profile_write(e, profile))?;
         if inserted.rows_affected() != 1 {
             return Ok(false);
         }

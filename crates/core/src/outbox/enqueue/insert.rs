@@ -46,12 +46,7 @@ impl Console {
         sql.build_query_scalar()
             .fetch_optional(executor)
             .await
-            .map_err(|e| match &e {
-                sqlx::Error::Database(d) if d.message().contains("FOREIGN KEY") => {
-                    CoreError::not_found(format!("profile {:?}", op.profile))
-                }
-                _ => CoreError::from(e),
-            })
+            .map_err(|e| CoreError::from_profile_write(e, &op.profile))
     }
 }
 

@@ -98,16 +98,12 @@ fn push_guard<'a>(
 ) {
     match (guarded, &current.snapshot) {
         (false, _) => sql.push("1"),
-        (true, None) => sql
-            .push("NOT EXISTS (SELECT 1 FROM cache c WHERE c.profile = ")
-            .push_bind(&op.profile)
-            .push(" AND c.kind = ")
-            .push_bind(op.kind)
-            .push(" AND c.name = ")
-            .push_bind(&op.name)
-            .push(")"),
-        (true, Some(snap)) => sql
-            .push("(SELECT (c.server_version, c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o \
+        (true, None) => {
+            sql.push("NOT EXISTS (SELECT 1 FROM cache c WHERE ");
+            push_cache_row(sql, op).push(")")
+        }
+        (true, Some(snap)) => {
+            sql.push("(SELECT (c.server_version, c.server_json, c.local_json, EXISTS (SELECT 1 FROM outbox o \
                    WHERE o.profile = c.profile AND o.kind = c.kind AND o.name = c.name \
                    AND o.state IN ('pending', 'sending', 'needs_attention'))) IS (")
             .push_bind(snap.server_version)
@@ -117,12 +113,21 @@ fn push_guard<'a>(
             .push_bind(&snap.local_json)
             .push(", ")
             .push_bind(snap.queued)
-            .push(") FROM cache c WHERE c.profile = ")
-            .push_bind(&op.profile)
-            .push(" AND c.kind = ")
-            .push_bind(op.kind)
-            .push(" AND c.name = ")
-            .push_bind(&op.name)
-            .push(")"),
+            .push(") FROM cache c WHERE ");
+            push_cache_row(sql, op).push(")")
+        }
     };
+}
+
+/// `c.profile = … AND c.kind = … AND c.name = …`: the cache row `op` writes.
+fn push_cache_row<'q, 'a>(
+    sql: &'q mut QueryBuilder<'a, Sqlite>,
+    op: &'a OutboxOp,
+) -> &'q mut QueryBuilder<'a, Sqlite> {
+    sql.push("c.profile = ")
+        .push_bind(&op.profile)
+        .push(" AND c.kind = ")
+        .push_bind(op.kind)
+        .push(" AND c.name = ")
+        .push_bind(&op.name)
 }

@@ -14,6 +14,9 @@ cargo llvm-cov --version >/dev/null 2>&1 || {
   echo "coverage: cargo llvm-cov is not installed (see the top of scripts/coverage.sh)" >&2
   exit 1
 }
+# Uncompressed profile names: LLVM tools built without zlib (the PyPI wheel's) cannot read
+# the compressed ones, and any llvm-profdata reads these.
+export RUSTFLAGS="${RUSTFLAGS:-} -C llvm-args=-enable-name-compression=false"
 out=target/coverage
 mkdir -p "$out"
 cargo llvm-cov clean --workspace

@@ -21,8 +21,8 @@ out=target/coverage
 mkdir -p "$out"
 cargo llvm-cov clean --workspace
 cargo llvm-cov test -p switchyard-core -p switchyard-control-plane --no-report
-cargo llvm-cov report --json --summary-only --output-path "$out/summary.json"
-cargo llvm-cov report --html --output-dir "$out"
+cargo llvm-cov report -p switchyard-core -p switchyard-control-plane --json --summary-only --output-path "$out/summary.json"
+cargo llvm-cov report -p switchyard-core -p switchyard-control-plane --html --output-dir "$out"
 python3 - "$out/summary.json" <<'PY'
 import collections, json, sys
 totals = collections.defaultdict(lambda: [0, 0, 0, 0])

@@ -66,8 +66,12 @@ pub async fn remove_profile(state: State<'_, AppState>, name: String) -> Result<
         };
         match next {
             Some(profile) => state.set_active(&profile.name).await,
+            // Without the sandbox and with no profile left, the app has none, as on a first
+            // launch of such a build.
             None => {
-                state.ensure_sandbox().await?;
+                if crate::sandbox::BUILT_IN {
+                    state.ensure_sandbox().await?;
+                }
                 state.set_active(SANDBOX_PROFILE).await;
             }
         }

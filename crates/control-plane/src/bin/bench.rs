@@ -192,14 +192,16 @@ async fn medians(
     rounds: usize,
     requests: usize,
 ) -> anyhow::Result<Vec<(Variant, Round)>> {
-    let per_client = requests / clients;
+    // At least one request each, so small BENCH_REQUESTS values still measure something.
+    let per_client = (requests / clients).max(1);
     let mut results: Vec<(Variant, Vec<Round>)> = [Variant::Plain, Variant::Keyed, Variant::Replay]
         .into_iter()
         .map(|v| (v, Vec::new()))
         .collect();
     // Warm-up, then alternate so drift and noise hit every variant alike.
-    servers.run(Variant::Plain, clients, per_client / 4).await?;
-    servers.run(Variant::Keyed, clients, per_client / 4).await?;
+    let warm_up = (per_client / 4).max(1);
+    servers.run(Variant::Plain, clients, warm_up).await?;
+    servers.run(Variant::Keyed, clients, warm_up).await?;
     for _ in 0..rounds {
         for (variant, out) in &mut results {
             out.push(servers.run(*variant, clients, per_client).await?);

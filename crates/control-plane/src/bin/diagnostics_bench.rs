@@ -21,7 +21,6 @@ mod seed_pool;
 #[path = "support/timing.rs"]
 mod timing;
 use bench_db::BenchDb;
-use idle_server::start_idle;
 use seed_pool::{Param, SeedPool};
 use timing::latency;
 
@@ -244,16 +243,13 @@ async fn measure(client: &reqwest::Client, base: &str) -> anyhow::Result<()> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (deliveries, server) = args()?;
-    let db = BenchDb::create(server.as_deref(), "diagnostics").await?;
-    println!(
-        "switchyard-diagnostics-bench: deliveries={deliveries} on {}",
-        if db.is_postgres() {
-            "PostgreSQL"
-        } else {
-            "SQLite (WAL)"
-        }
-    );
-    let server = start_idle(&db, TOKEN).await?;
+    let (db, server) = idle_server::open(
+        "diagnostics",
+        &format!("deliveries={deliveries}"),
+        server.as_deref(),
+        TOKEN,
+    )
+    .await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     seed(&db, deliveries, now).await?;

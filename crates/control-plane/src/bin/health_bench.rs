@@ -19,7 +19,6 @@ mod seed_pool;
 #[path = "support/timing.rs"]
 mod timing;
 use bench_db::BenchDb;
-use idle_server::start_idle;
 use seed_pool::{Param, SeedPool};
 use timing::latency;
 
@@ -159,16 +158,13 @@ async fn flip(pool: &SeedPool, sql: &str, mut from: i64, hi: i64) -> anyhow::Res
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let (attempts, server) = args()?;
-    let db = BenchDb::create(server.as_deref(), "health").await?;
-    println!(
-        "switchyard-health-bench: attempts={attempts} on {}",
-        if db.is_postgres() {
-            "PostgreSQL"
-        } else {
-            "SQLite (WAL)"
-        }
-    );
-    let server = start_idle(&db, TOKEN).await?;
+    let (db, server) = idle_server::open(
+        "health",
+        &format!("attempts={attempts}"),
+        server.as_deref(),
+        TOKEN,
+    )
+    .await?;
     let now = chrono::Utc::now().timestamp_millis();
     let started = Instant::now();
     let flips = seed(&db, attempts, now).await?;

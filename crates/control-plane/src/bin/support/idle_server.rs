@@ -8,7 +8,7 @@ use switchyard_control_plane::{Server, ServerConfig};
 
 use crate::bench_db::BenchDb;
 
-pub async fn start_idle(db: &BenchDb, token: &str) -> anyhow::Result<Server> {
+async fn start_idle(db: &BenchDb, token: &str) -> anyhow::Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("bench", token);
     let mut config = ServerConfig::new(
@@ -19,4 +19,23 @@ pub async fn start_idle(db: &BenchDb, token: &str) -> anyhow::Result<Server> {
     config.delivery.run_worker = false;
     config.main_key_file = db.main_key_file()?;
     Server::start(config).await
+}
+
+/// A fresh database (`name` in its name) with the idle server on it, after printing the
+/// bench's first line: `switchyard-{name}-bench: {what} on {backend}`.
+pub async fn open(
+    name: &str,
+    what: &str,
+    server: Option<&str>,
+    token: &str,
+) -> anyhow::Result<(BenchDb, Server)> {
+    let db = BenchDb::create(server, name).await?;
+    let backend = if db.is_postgres() {
+        "PostgreSQL"
+    } else {
+        "SQLite (WAL)"
+    };
+    println!("switchyard-{name}-bench: {what} on {backend}");
+    let server = start_idle(&db, token).await?;
+    Ok((db, server))
 }

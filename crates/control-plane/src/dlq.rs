@@ -2,9 +2,7 @@
 //! [`crate::dlq_stats`].
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Query, State};
-use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
@@ -13,11 +11,19 @@ use switchyard_protocol::{DlqEntry, DlqFilter, ErrorClass, Page};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::Tenant;
+use crate::openapi::{delivery as doc, route};
+use utoipa::openapi::path::HttpMethod::Get;
+use utoipa_axum::router::OpenApiRouter;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/dlq", get(list))
-        .route("/v1/dlq/stats", get(crate::dlq_stats::stats))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(route("/v1/dlq", Get, list, doc::dlq_list()))
+        .routes(route(
+            "/v1/dlq/stats",
+            Get,
+            crate::dlq_stats::stats,
+            doc::dlq_stats(),
+        ))
 }
 
 /// The query of `GET /v1/dlq`: the filter plus paging.

@@ -8,10 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Deserialize;
 use switchyard_protocol::metrics::quantile_ms;
 use switchyard_protocol::{
@@ -23,11 +22,19 @@ use crate::AppState;
 use crate::clock::to_datetime;
 use crate::error::ApiError;
 use crate::extract::Tenant;
+use crate::openapi::{delivery as doc, route};
 use crate::store::metrics::count;
 use crate::store::{HealthRow, RollupRow, TenantGauges};
+use utoipa::openapi::path::HttpMethod::Get;
+use utoipa_axum::router::OpenApiRouter;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/v1/metrics/deliveries", get(deliveries))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(route(
+        "/v1/metrics/deliveries",
+        Get,
+        deliveries,
+        doc::metrics(),
+    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,11 +1,17 @@
-//! The OpenAPI 3.1 document, built from the route table and the protocol types' schemas.
+//! The OpenAPI 3.1 document. Each API route is declared with its operation (`route`), so
+//! the router and the document come from one declaration: neither can hold a path or a
+//! method the other lacks. `document` adds the protocol types' schemas and the constraints.
 
+use axum::handler::Handler;
+use axum::routing::{MethodFilter, on};
 use switchyard_protocol::{
     ApplyRequest, CreateRequest, EndpointSpec, EndpointStatus, ErrorCode, FlowMode, FlowSpec,
     FlowStatus, Problem, ResourceKind, ServerInfo, SigningSecretInfo, TargetSpec, TargetStatus,
     TargetTestRequest, TargetTestResult, UpdateRequest,
 };
-use utoipa::openapi::path::{OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::path::{
+    HttpMethod, Operation, OperationBuilder, ParameterBuilder, ParameterIn, PathItem, Paths,
+};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::{ResponseBuilder, ResponsesBuilder};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
@@ -14,16 +20,17 @@ use utoipa::openapi::{
     Required,
 };
 use utoipa::{PartialSchema, ToSchema};
+use utoipa_axum::router::UtoipaMethodRouter;
 
-mod client_certs;
+pub mod client_certs;
 mod constraints;
-mod delivery;
-mod diagnostics;
+pub mod delivery;
+pub mod diagnostics;
 mod limits;
-mod resources;
-mod retirements;
-mod secrets;
-mod system;
+pub mod resources;
+pub mod retirements;
+pub mod secrets;
+pub mod system;
 
 const IDEMPOTENCY_DOC: &str = "Required on every mutating request: 1-255 printable ASCII characters, \
 as an RFC 8941 string (\"abc\") or a bare token. Scoped to the tenant. The same key with the same \
@@ -157,24 +164,46 @@ fn operation(op: Op<'_>) -> utoipa::openapi::path::Operation {
     builder.build()
 }
 
-/// The document `GET /openapi.json` serves: the operations and the protocol types' schemas,
-/// with the constraints the server validates written in (`constraints`).
-pub fn document() -> serde_json::Value {
-    let mut doc = serde_json::to_value(operations()).expect("the OpenAPI document serializes");
+/// One API route with its OpenAPI operation: the handler answers `method` on `path`, and the
+/// document describes that method on that path, from this one call.
+pub fn route<H, T, S>(
+    path: &str,
+    method: HttpMethod,
+    handler: H,
+    operation: Operation,
+) -> UtoipaMethodRouter<S>
+where
+    H: Handler<T, S>,
+    T: 'static,
+    S: Clone + Send + Sync + 'static,
+{
+    let filter = match method {
+        HttpMethod::Get => MethodFilter::GET,
+        HttpMethod::Post => MethodFilter::POST,
+        HttpMethod::Put => MethodFilter::PUT,
+        HttpMethod::Patch => MethodFilter::PATCH,
+        HttpMethod::Delete => MethodFilter::DELETE,
+        HttpMethod::Head => MethodFilter::HEAD,
+        HttpMethod::Options => MethodFilter::OPTIONS,
+        HttpMethod::Trace => MethodFilter::TRACE,
+    };
+    let paths = PathsBuilder::new()
+        .path(path, PathItem::new(method, operation))
+        .build();
+    (Vec::new(), paths, on(filter, handler))
+}
+
+/// The document `GET /openapi.json` serves: the routes' operations (`paths`, from the
+/// router), the protocol types' schemas, and the constraints the server validates written in
+/// (`constraints`).
+pub fn document(paths: Paths) -> serde_json::Value {
+    let mut doc =
+        serde_json::to_value(with_components(paths)).expect("the OpenAPI document serializes");
     constraints::apply(&mut doc);
     doc
 }
 
-fn operations() -> OpenApi {
-    let mut paths = resources::paths(PathsBuilder::new());
-    paths = system::paths(paths);
-
-    paths = delivery::paths(paths);
-    paths = secrets::paths(paths);
-    paths = client_certs::paths(paths);
-    paths = diagnostics::paths(paths);
-    paths = retirements::paths(paths);
-
+fn with_components(paths: Paths) -> OpenApi {
     let mut components = ComponentsBuilder::new().security_scheme(
         "bearer",
         SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
@@ -208,7 +237,7 @@ fn operations() -> OpenApi {
     let mut doc = OpenApiBuilder::new()
         .info(InfoBuilder::new().title("Switchyard control plane").version(env!("CARGO_PKG_VERSION"))
             .description(Some("Endpoints, targets and flows of an event-delivery platform. Errors are application/problem+json (RFC 9457) with a stable `code`.")).build())
-        .paths(paths.build())
+        .paths(paths)
         .components(Some(components.build()))
         .build();
     limits::add_limit_responses(&mut doc);

@@ -12,11 +12,9 @@
 
 use async_trait::async_trait;
 use axum::Json;
-use axum::Router;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
@@ -31,13 +29,22 @@ use crate::clock::to_datetime;
 use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
 use crate::idempotency::{self, OpContext, Operation};
+use crate::openapi::{delivery as doc, route};
 use crate::store::{NewReplay, ReplayRow, ReplayStart, StoreTx, StoredResponse};
+use utoipa::openapi::path::HttpMethod::{Get, Post, Put};
+use utoipa_axum::router::OpenApiRouter;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/replays", get(list))
-        .route("/v1/replays/{id}", put(start).get(read))
-        .route("/v1/replays/{id}/cancel", post(cancel))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(route("/v1/replays", Get, list, doc::replay_list()))
+        .routes(route("/v1/replays/{id}", Put, start, doc::replay_start()))
+        .routes(route("/v1/replays/{id}", Get, read, doc::replay_read()))
+        .routes(route(
+            "/v1/replays/{id}/cancel",
+            Post,
+            cancel,
+            doc::replay_cancel(),
+        ))
 }
 
 /// Most deliveries one filter session replays by default (`--max-replay-selection`).

@@ -13,6 +13,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::ApiError;
@@ -257,16 +258,16 @@ async fn run_to_completion(
     }
 }
 
-/// The API's router; with `/metrics` unless the metrics have a listener of their own.
-pub fn router(state: AppState) -> Router {
-    let metrics_here = state.telemetry.serves_on_api();
-    Router::new()
-        .merge(system::routes())
-        .merge(if metrics_here {
-            crate::telemetry::routes()
-        } else {
-            Router::new()
-        })
+/// The API's routes, each with its OpenAPI operation; with `/metrics` unless the metrics
+/// have a listener of their own.
+fn api_routes(metrics_here: bool) -> OpenApiRouter<AppState> {
+    let metrics = if metrics_here {
+        crate::telemetry::routes()
+    } else {
+        OpenApiRouter::new()
+    };
+    system::routes()
+        .merge(metrics)
         .merge(resources::routes())
         .merge(crate::events::routes())
         .merge(crate::dlq::routes())
@@ -275,6 +276,13 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::metrics::routes())
         .merge(crate::edge::routes())
         .merge(crate::diagnostics::routes())
+}
+
+/// The API's router, and `/openapi.json` documenting exactly its routes.
+pub fn router(state: AppState) -> Router {
+    let (api, document) = api_routes(state.telemetry.serves_on_api()).split_for_parts();
+    let document = crate::openapi::document(document.paths);
+    api.merge(system::openapi_route(&document))
         .fallback(system::not_found)
         .method_not_allowed_fallback(system::method_not_allowed)
         .layer(DefaultBodyLimit::max(state.limits.max_body_bytes))

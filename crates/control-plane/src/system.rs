@@ -11,13 +11,25 @@ use switchyard_protocol::ServerInfo;
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::Tenant;
+use crate::openapi::{route, system as doc};
+use utoipa::openapi::path::HttpMethod::Get;
+use utoipa_axum::router::OpenApiRouter;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/v1/info", get(info))
-        .route("/openapi.json", get(openapi))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(route("/healthz", Get, healthz, doc::healthz()))
+        .routes(route("/readyz", Get, readyz, doc::readyz()))
+        .routes(route("/v1/info", Get, info, doc::info()))
+}
+
+/// `GET /openapi.json`: the document of the routes this listener serves, rendered once
+/// when the router is built (src/server.rs).
+pub fn openapi_route(document: &serde_json::Value) -> Router<AppState> {
+    let body = serde_json::to_string_pretty(document).expect("the OpenAPI document serializes");
+    Router::new().route(
+        "/openapi.json",
+        get(move || std::future::ready(([("content-type", "application/json")], body))),
+    )
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
@@ -79,15 +91,6 @@ async fn info(State(state): State<AppState>, _tenant: Tenant) -> Json<ServerInfo
         retry_schedule: state.retry_schedule.clone(),
         features: FEATURES.iter().map(|f| (*f).to_owned()).collect(),
     })
-}
-
-async fn openapi() -> Response {
-    let doc = crate::openapi::document();
-    (
-        [("content-type", "application/json")],
-        serde_json::to_string_pretty(&doc).unwrap_or_default(),
-    )
-        .into_response()
 }
 
 pub async fn not_found() -> ApiError {

@@ -35,15 +35,28 @@ use crate::store::{
     Activation, CertMeta, ClientCertRow, StoreError, StoreTx, StoredResponse, Upload,
 };
 
-pub fn routes() -> axum::Router<AppState> {
-    use axum::routing::{get, post, put};
-    axum::Router::new()
-        .route("/v1/targets/{name}/client-certificates", get(list))
-        .route("/v1/targets/{name}/client-certificates/{id}", put(upload))
-        .route(
+pub fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    use crate::openapi::{client_certs as doc, route};
+    use utoipa::openapi::path::HttpMethod::{Get, Post, Put};
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(route(
+            "/v1/targets/{name}/client-certificates",
+            Get,
+            list,
+            doc::list(),
+        ))
+        .routes(route(
+            "/v1/targets/{name}/client-certificates/{id}",
+            Put,
+            upload,
+            doc::upload(),
+        ))
+        .routes(route(
             "/v1/targets/{name}/client-certificates/{id}/activate",
-            post(activate),
-        )
+            Post,
+            activate,
+            doc::activate(),
+        ))
 }
 
 pub fn info(meta: &CertMeta) -> ClientCertificateInfo {

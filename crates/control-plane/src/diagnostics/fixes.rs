@@ -6,12 +6,12 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use axum::Router;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use switchyard_protocol::{ErrorClass, Hop, RequeueRequest, Requeued};
+use utoipa::openapi::path::HttpMethod;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::delivery::http::AttemptResult;
@@ -20,10 +20,21 @@ use crate::extract::{JsonBody, Tenant};
 use crate::idempotency::{self, OpContext, Operation};
 use crate::store::{Requeue, StoreTx, StoredResponse, Transition};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/deliveries/{id}/requeue", post(requeue))
-        .route("/v1/dlq/recount", post(recount))
+pub fn routes() -> OpenApiRouter<AppState> {
+    use crate::openapi::{diagnostics as doc, route};
+    OpenApiRouter::new()
+        .routes(route(
+            "/v1/deliveries/{id}/requeue",
+            HttpMethod::Post,
+            requeue,
+            doc::requeue(),
+        ))
+        .routes(route(
+            "/v1/dlq/recount",
+            HttpMethod::Post,
+            recount,
+            doc::recount(),
+        ))
 }
 
 fn json_stored(status: u16, body: &impl serde::Serialize) -> StoredResponse {

@@ -14,10 +14,10 @@ pub mod fixes;
 use std::time::Duration;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use switchyard_protocol::Diagnostics;
+use utoipa::openapi::path::HttpMethod;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::clock::to_datetime;
@@ -58,9 +58,15 @@ impl Default for DiagnosticsConfig {
     }
 }
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/diagnostics", get(diagnose))
+pub fn routes() -> OpenApiRouter<AppState> {
+    use crate::openapi::{diagnostics as doc, route};
+    OpenApiRouter::new()
+        .routes(route(
+            "/v1/diagnostics",
+            HttpMethod::Get,
+            diagnose,
+            doc::diagnose(),
+        ))
         .merge(fixes::routes())
 }
 

@@ -18,9 +18,7 @@
 pub mod agent;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Path, State};
-use axum::routing::post;
 use switchyard_protocol::{
     AttemptOutcome, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt,
 };
@@ -31,15 +29,28 @@ use crate::delivery::http::AttemptResult;
 use crate::delivery::{decide, reaper};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
+use crate::openapi::{delivery as doc, route};
 use crate::store::{DueScope, Fence, FinishedBy, RelayedAttemptRow};
+use utoipa::openapi::path::HttpMethod::Post;
+use utoipa_axum::router::OpenApiRouter;
 
 /// The most attempts one lease takes.
 pub const MAX_LEASE: u32 = 100;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/edges/{name}/lease", post(lease))
-        .route("/v1/edges/{name}/attempts/{attempt_id}", post(report))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(route(
+            "/v1/edges/{name}/lease",
+            Post,
+            lease,
+            doc::edge_lease(),
+        ))
+        .routes(route(
+            "/v1/edges/{name}/attempts/{attempt_id}",
+            Post,
+            report,
+            doc::edge_report(),
+        ))
 }
 
 fn performer(name: &str) -> String {

@@ -9,10 +9,8 @@
 //! and the worker retries the delivery with the same `webhook-id`.
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde_json::Value;
 use switchyard_protocol::{
     EndpointSpec, FlowMode, FlowSpec, ResourceKind, SubmitEventRequest, SubmitEventResponse,
@@ -22,17 +20,26 @@ use crate::AppState;
 use crate::delivery::{RetryPolicy, worker};
 use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
+use crate::openapi::{delivery as doc, route};
 use crate::store::{
     Acceptance, Accepted, Claimed, NewEvent, PlannedDelivery, ResourceRow, StoredResponse, new_id,
 };
+use utoipa::openapi::path::HttpMethod::{Get, Post};
+use utoipa_axum::router::OpenApiRouter;
 
 pub mod lookup;
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/events", post(submit).get(lookup::find))
-        .route("/v1/events/{id}", get(read_event))
-        .route("/v1/deliveries/{id}", get(read_delivery))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(route("/v1/events", Post, submit, doc::submit_event()))
+        .routes(route("/v1/events", Get, lookup::find, doc::find_events()))
+        .routes(route("/v1/events/{id}", Get, read_event, doc::read_event()))
+        .routes(route(
+            "/v1/deliveries/{id}",
+            Get,
+            read_delivery,
+            doc::read_delivery(),
+        ))
 }
 
 /// An event type: 1-128 characters of letters, digits and `. _ : -`.

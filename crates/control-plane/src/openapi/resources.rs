@@ -1,28 +1,12 @@
-//! OpenAPI paths and schemas of the resources (endpoints, targets, flows): their CRUD
+//! OpenAPI operations and schemas of the resources (endpoints, targets, flows): their CRUD
 //! operations, the endpoint actions and the target test.
 
 use switchyard_protocol::ResourceKind;
 use utoipa::PartialSchema;
-use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
-use utoipa::openapi::{ComponentsBuilder, PathsBuilder, Ref};
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::{ComponentsBuilder, Ref};
 
 use super::{Op, capitalize, operation, page_schema, path_param, query_param};
-
-pub fn paths(mut paths: PathsBuilder) -> PathsBuilder {
-    for kind in ResourceKind::ALL {
-        let names = Names::of(kind);
-        let collection = format!("/v1/{}", kind.plural());
-        let item = format!("/v1/{}/{{name}}", kind.plural());
-        paths = paths
-            .path(&collection, PathItem::new(HttpMethod::Get, list(&names)))
-            .path(&collection, PathItem::new(HttpMethod::Post, create(&names)))
-            .path(&item, PathItem::new(HttpMethod::Get, read(&names)))
-            .path(&item, PathItem::new(HttpMethod::Patch, update(&names)))
-            .path(&item, PathItem::new(HttpMethod::Put, apply(&names)))
-            .path(&item, PathItem::new(HttpMethod::Delete, delete(&names)));
-    }
-    target_test(endpoint_actions(paths))
-}
 
 /// The names one kind's operations use: its tag, resource schema and request bodies.
 struct Names {
@@ -55,7 +39,8 @@ impl Names {
     }
 }
 
-fn list(names: &Names) -> Operation {
+pub fn list(kind: ResourceKind) -> Operation {
+    let names = &Names::of(kind);
     operation(Op {
         summary: format!("List {}, ordered by name", names.tag()),
         tag: names.tag(),
@@ -71,7 +56,8 @@ fn list(names: &Names) -> Operation {
     })
 }
 
-fn create(names: &Names) -> Operation {
+pub fn create(kind: ResourceKind) -> Operation {
+    let names = &Names::of(kind);
     operation(Op {
         summary: format!("Create a {}", names.singular()),
         tag: names.tag(),
@@ -88,7 +74,8 @@ fn create(names: &Names) -> Operation {
     })
 }
 
-fn read(names: &Names) -> Operation {
+pub fn read(kind: ResourceKind) -> Operation {
+    let names = &Names::of(kind);
     operation(Op {
         summary: format!("Read a {}", names.singular()),
         tag: names.tag(),
@@ -105,7 +92,8 @@ fn read(names: &Names) -> Operation {
     })
 }
 
-fn update(names: &Names) -> Operation {
+pub fn update(kind: ResourceKind) -> Operation {
+    let names = &Names::of(kind);
     operation(Op {
         summary: format!(
             "Update a {} with a JSON merge patch of its spec",
@@ -125,7 +113,8 @@ fn update(names: &Names) -> Operation {
     })
 }
 
-fn apply(names: &Names) -> Operation {
+pub fn apply(kind: ResourceKind) -> Operation {
+    let names = &Names::of(kind);
     operation(Op {
         summary: format!("Apply a {} (declarative upsert)", names.singular()),
         tag: names.tag(),
@@ -142,7 +131,8 @@ fn apply(names: &Names) -> Operation {
     })
 }
 
-fn delete(names: &Names) -> Operation {
+pub fn delete(kind: ResourceKind) -> Operation {
+    let names = &Names::of(kind);
     operation(Op {
         summary: format!("Delete a {}", names.singular()),
         tag: names.tag(),
@@ -155,65 +145,51 @@ fn delete(names: &Names) -> Operation {
     })
 }
 
-/// `POST /v1/endpoints/{name}/disable` and `…/enable`.
-fn endpoint_actions(mut paths: PathsBuilder) -> PathsBuilder {
-    for action in ["disable", "enable"] {
-        paths = paths.path(
-            format!("/v1/endpoints/{{name}}/{action}"),
-            PathItem::new(
-                HttpMethod::Post,
-                operation(Op {
-                    summary: format!("{} an endpoint", capitalize(action)),
-                    tag: "endpoints",
-                    keyed: true,
-                    if_match: true,
-                    params: vec![path_param("name")],
-                    body: None,
-                    ok: ("200", "The endpoint", Some("EndpointResource".into())),
-                    errors: &[("404", "not_found"), ("412", "version_mismatch")],
-                }),
-            ),
-        );
-    }
-    paths
+/// `POST /v1/endpoints/{name}/disable` (`"disable"`) and `…/enable` (`"enable"`).
+pub fn endpoint_action(action: &str) -> Operation {
+    operation(Op {
+        summary: format!("{} an endpoint", capitalize(action)),
+        tag: "endpoints",
+        keyed: true,
+        if_match: true,
+        params: vec![path_param("name")],
+        body: None,
+        ok: ("200", "The endpoint", Some("EndpointResource".into())),
+        errors: &[("404", "not_found"), ("412", "version_mismatch")],
+    })
 }
 
-fn target_test(paths: PathsBuilder) -> PathsBuilder {
-    paths.path(
-        "/v1/targets/{name}/test",
-        PathItem::new(
-            HttpMethod::Post,
-            operation(Op {
-                summary: "Send one signed test webhook to a target (an external effect: \
-                          the webhook-id is derived from the Idempotency-Key); with secret_id, \
-                          signed with that secret only (a rotation's verify step); with \
-                          client_certificate_id, presenting that client certificate in the TLS \
-                          handshake instead of the active one"
-                    .into(),
-                tag: "targets",
-                keyed: true,
-                if_match: false,
-                params: vec![path_param("name")],
-                body: Some("TargetTestRequest"),
-                ok: (
-                    "200",
-                    "What the receiver answered (ok: false when it failed)",
-                    Some("TargetTestResult".into()),
-                ),
-                errors: &[
-                    (
-                        "404",
-                        "not_found: the target, or the secret_id or client_certificate_id it names",
-                    ),
-                    (
-                        "409",
-                        "secret_expired or certificate_expired: the secret or certificate it \
-                         names has expired",
-                    ),
-                ],
-            }),
+/// `POST /v1/targets/{name}/test`.
+pub fn target_test() -> Operation {
+    operation(Op {
+        summary: "Send one signed test webhook to a target (an external effect: \
+                  the webhook-id is derived from the Idempotency-Key); with secret_id, \
+                  signed with that secret only (a rotation's verify step); with \
+                  client_certificate_id, presenting that client certificate in the TLS \
+                  handshake instead of the active one"
+            .into(),
+        tag: "targets",
+        keyed: true,
+        if_match: false,
+        params: vec![path_param("name")],
+        body: Some("TargetTestRequest"),
+        ok: (
+            "200",
+            "What the receiver answered (ok: false when it failed)",
+            Some("TargetTestResult".into()),
         ),
-    )
+        errors: &[
+            (
+                "404",
+                "not_found: the target, or the secret_id or client_certificate_id it names",
+            ),
+            (
+                "409",
+                "secret_expired or certificate_expired: the secret or certificate it \
+                 names has expired",
+            ),
+        ],
+    })
 }
 
 /// The resource schemas and their pages.

@@ -7,11 +7,9 @@ pub mod secrets;
 pub mod target_test;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
@@ -25,36 +23,72 @@ use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{IfMatch, JsonBody, Tenant};
 use crate::idempotency::{self, Operation, fingerprint};
+use crate::openapi::{resources as doc, route};
+use utoipa::openapi::path::HttpMethod::{Delete, Get, Patch, Post, Put};
+use utoipa_axum::router::OpenApiRouter;
 
-pub fn routes() -> Router<AppState> {
-    let mut router = Router::new();
+pub fn routes() -> OpenApiRouter<AppState> {
+    let mut router = OpenApiRouter::new();
     for kind in ResourceKind::ALL {
         let collection = format!("/v1/{}", kind.plural());
         let item = format!("{collection}/{{name}}");
         router = router
-            .route(
+            .routes(route(
                 &collection,
-                get(move |s, t, q| list(kind, s, t, q))
-                    .post(move |s, t, u, h, b| create(kind, s, t, u, h, b)),
-            )
-            .route(
+                Get,
+                move |s, t, q| list(kind, s, t, q),
+                doc::list(kind),
+            ))
+            .routes(route(
+                &collection,
+                Post,
+                move |s, t, u, h, b| create(kind, s, t, u, h, b),
+                doc::create(kind),
+            ))
+            .routes(route(
                 &item,
-                get(move |s, t, p| read(kind, s, t, p))
-                    .patch(move |s, t, p, u, h, b| update(kind, s, t, p, u, h, b))
-                    .put(move |s, t, p, u, h, b| apply(kind, s, t, p, u, h, b))
-                    .delete(move |s, t, p, u, h| delete(kind, s, t, p, u, h)),
-            );
+                Get,
+                move |s, t, p| read(kind, s, t, p),
+                doc::read(kind),
+            ))
+            .routes(route(
+                &item,
+                Patch,
+                move |s, t, p, u, h, b| update(kind, s, t, p, u, h, b),
+                doc::update(kind),
+            ))
+            .routes(route(
+                &item,
+                Put,
+                move |s, t, p, u, h, b| apply(kind, s, t, p, u, h, b),
+                doc::apply(kind),
+            ))
+            .routes(route(
+                &item,
+                Delete,
+                move |s, t, p, u, h| delete(kind, s, t, p, u, h),
+                doc::delete(kind),
+            ));
     }
     router
-        .route(
+        .routes(route(
             "/v1/endpoints/{name}/disable",
-            post(|s, t, p, u, h| set_enabled(false, s, t, p, u, h)),
-        )
-        .route(
+            Post,
+            |s, t, p, u, h| set_enabled(false, s, t, p, u, h),
+            doc::endpoint_action("disable"),
+        ))
+        .routes(route(
             "/v1/endpoints/{name}/enable",
-            post(|s, t, p, u, h| set_enabled(true, s, t, p, u, h)),
-        )
-        .route("/v1/targets/{name}/test", post(test_target))
+            Post,
+            |s, t, p, u, h| set_enabled(true, s, t, p, u, h),
+            doc::endpoint_action("enable"),
+        ))
+        .routes(route(
+            "/v1/targets/{name}/test",
+            Post,
+            test_target,
+            doc::target_test(),
+        ))
         .merge(secrets::routes())
         .merge(crate::client_certs::routes())
 }

@@ -15,6 +15,7 @@ use switchyard_protocol::{
     RotateSecretRequest, RotateSecretResponse, RotationStatus, SigningSecretInfo,
     SigningSecretList,
 };
+use utoipa_axum::router::OpenApiRouter;
 
 use super::{keyed, parse, precheck_key};
 use crate::AppState;
@@ -26,12 +27,23 @@ use crate::store::{
     Expiry, NewRotation, Rotation, SecretMeta, StoreTx, StoredResponse, overlap_ends_at,
 };
 
-pub fn routes() -> axum::Router<AppState> {
-    use axum::routing::{get, post};
-    axum::Router::new()
-        .route("/v1/targets/{name}/secrets", get(list))
-        .route("/v1/targets/{name}/secrets/rotate", post(rotate))
-        .route("/v1/targets/{name}/secrets/{id}/expire", post(expire))
+pub fn routes() -> OpenApiRouter<AppState> {
+    use crate::openapi::{route, secrets as doc};
+    use utoipa::openapi::path::HttpMethod::{Get, Post};
+    OpenApiRouter::new()
+        .routes(route("/v1/targets/{name}/secrets", Get, list, doc::list()))
+        .routes(route(
+            "/v1/targets/{name}/secrets/rotate",
+            Post,
+            rotate,
+            doc::rotate(),
+        ))
+        .routes(route(
+            "/v1/targets/{name}/secrets/{id}/expire",
+            Post,
+            expire,
+            doc::expire(),
+        ))
 }
 
 pub fn info(meta: &SecretMeta) -> SigningSecretInfo {

@@ -14,23 +14,24 @@ pub mod cancel;
 pub mod machine;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use switchyard_protocol::{
     Retirement, RetirementDryRun, RetirementList, RetirementRequest, RetirementState,
     RetirementStep, validate_name,
 };
+use utoipa::openapi::path::HttpMethod::{Get, Post, Put};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::clock::to_datetime;
 use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
 use crate::idempotency;
+use crate::openapi::{retirements as doc, route};
 use crate::store::{RetirementRow, StoredResponse};
 
 /// The longest grace period: 7 days.
@@ -66,11 +67,17 @@ impl CrashPoint {
     }
 }
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/v1/retirements", get(list))
-        .route("/v1/retirements/{id}", put(start).get(read))
-        .route("/v1/retirements/{id}/cancel", post(cancel))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(route("/v1/retirements", Get, list, doc::list()))
+        .routes(route("/v1/retirements/{id}", Put, start, doc::start()))
+        .routes(route("/v1/retirements/{id}", Get, read, doc::read()))
+        .routes(route(
+            "/v1/retirements/{id}/cancel",
+            Post,
+            cancel,
+            doc::cancel(),
+        ))
 }
 
 /// A retirement id has the replay session id's form.

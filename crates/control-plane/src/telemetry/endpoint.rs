@@ -7,21 +7,28 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use utoipa::openapi::path::HttpMethod;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::bearer_token;
+use crate::openapi::route;
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/metrics", get(metrics))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(route(
+        "/metrics",
+        HttpMethod::Get,
+        metrics,
+        crate::openapi::system::metrics(),
+    ))
 }
 
 /// The router of the separate metrics listener (`--metrics-listen`): `/metrics` and the
 /// same problem+json fallbacks as the API, counted and traced like the API's requests.
 pub fn metrics_router(state: AppState) -> Router {
     Router::new()
-        .merge(routes())
+        .merge(routes().split_for_parts().0)
         .fallback(crate::system::not_found)
         .method_not_allowed_fallback(crate::system::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

@@ -1,6 +1,6 @@
-//! Issue 6 on the sandbox: the DLQ fills from the demo receiver; a filter narrows it; an
-//! entry's event is found by id with its deliveries; a replay by filter runs with visible progress and completes; a second click does not make a
-//! second session. Screenshots: the explorer, the timeline, a running replay.
+//! The DLQ explorer on the sandbox: the DLQ fills from the demo receiver; a filter narrows
+//! it; an entry's event is found by id with its deliveries; a replay by filter runs with
+//! visible progress and completes; a second click does not make a second session. Screenshots: the explorer, the timeline, a running replay.
 
 use std::time::{Duration, Instant};
 

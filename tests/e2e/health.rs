@@ -1,4 +1,4 @@
-//! Issue 15 on the sandbox: the Overview is a delivery health dashboard. The demo's failing
+//! The health dashboard on the sandbox: the Overview is a delivery health dashboard. The demo's failing
 //! target (`legacy-erp`, whose receiver answers 500) appears among the failing targets with
 //! no success, and its DLQ link opens the DLQ filtered to it. Screenshots: the dashboard,
 //! light and dark, and the target drawer's Health tab.

@@ -1,4 +1,5 @@
-//! The scenarios of issue 5, each in a fresh app with throw-away directories.
+//! The console's core scenarios (first launch, a create's states, offline edits, a version
+//! conflict), each in a fresh app with throw-away directories.
 
 use std::time::Duration;
 

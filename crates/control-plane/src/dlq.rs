@@ -7,13 +7,13 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
 use switchyard_protocol::{DlqEntry, DlqFilter, ErrorClass, Page};
+use utoipa::openapi::path::HttpMethod::Get;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::Tenant;
 use crate::openapi::{delivery as doc, route};
-use utoipa::openapi::path::HttpMethod::Get;
-use utoipa_axum::router::OpenApiRouter;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -17,6 +17,8 @@ use switchyard_protocol::{
     AttemptFigures, DeliveryMetrics, ErrorClass, LatencyMs, MetricsBucket, MetricsGroup,
     MetricsGroupBy, MetricsTotals, MetricsWindow,
 };
+use utoipa::openapi::path::HttpMethod::Get;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::clock::to_datetime;
@@ -25,8 +27,6 @@ use crate::extract::Tenant;
 use crate::openapi::{delivery as doc, route};
 use crate::store::metrics::count;
 use crate::store::{HealthRow, RollupRow, TenantGauges};
-use utoipa::openapi::path::HttpMethod::Get;
-use utoipa_axum::router::OpenApiRouter;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(route(

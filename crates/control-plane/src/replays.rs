@@ -23,6 +23,8 @@ use switchyard_protocol::{
     DeliveryState, Page, ReplayCounts, ReplayDryRun, ReplayItem, ReplayItemStatus, ReplayRequest,
     ReplaySelection, ReplaySession, ReplayStatus,
 };
+use utoipa::openapi::path::HttpMethod::{Get, Post, Put};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::clock::to_datetime;
@@ -31,8 +33,6 @@ use crate::extract::{JsonBody, Tenant};
 use crate::idempotency::{self, OpContext, Operation};
 use crate::openapi::{delivery as doc, route};
 use crate::store::{NewReplay, ReplayRow, ReplayStart, StoreTx, StoredResponse};
-use utoipa::openapi::path::HttpMethod::{Get, Post, Put};
-use utoipa_axum::router::OpenApiRouter;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -7,13 +7,13 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use switchyard_protocol::ServerInfo;
+use utoipa::openapi::path::HttpMethod::Get;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::Tenant;
 use crate::openapi::{route, system as doc};
-use utoipa::openapi::path::HttpMethod::Get;
-use utoipa_axum::router::OpenApiRouter;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -25,7 +25,10 @@ pub fn routes() -> OpenApiRouter<AppState> {
 /// `GET /openapi.json`: the document of the routes this listener serves, rendered once
 /// when the router is built (src/server.rs).
 pub fn openapi_route(document: &serde_json::Value) -> Router<AppState> {
-    let body = serde_json::to_string_pretty(document).expect("the OpenAPI document serializes");
+    // Bytes: each request clones the handler, and with it a reference, not the document.
+    let body = axum::body::Bytes::from(
+        serde_json::to_string_pretty(document).expect("the OpenAPI document serializes"),
+    );
     Router::new().route(
         "/openapi.json",
         get(move || std::future::ready(([("content-type", "application/json")], body))),

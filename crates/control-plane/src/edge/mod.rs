@@ -22,6 +22,8 @@ use axum::extract::{Path, State};
 use switchyard_protocol::{
     AttemptOutcome, EdgeAttemptAck, EdgeAttemptReport, EdgeLease, EdgeLeaseRequest, RelayedAttempt,
 };
+use utoipa::openapi::path::HttpMethod::Post;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::clock::to_datetime;
@@ -31,8 +33,6 @@ use crate::error::ApiError;
 use crate::extract::{JsonBody, Tenant};
 use crate::openapi::{delivery as doc, route};
 use crate::store::{DueScope, Fence, FinishedBy, RelayedAttemptRow};
-use utoipa::openapi::path::HttpMethod::Post;
-use utoipa_axum::router::OpenApiRouter;
 
 /// The most attempts one lease takes.
 pub const MAX_LEASE: u32 = 100;

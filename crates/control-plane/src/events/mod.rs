@@ -15,6 +15,8 @@ use serde_json::Value;
 use switchyard_protocol::{
     EndpointSpec, FlowMode, FlowSpec, ResourceKind, SubmitEventRequest, SubmitEventResponse,
 };
+use utoipa::openapi::path::HttpMethod::{Get, Post};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::delivery::{RetryPolicy, worker};
@@ -24,8 +26,6 @@ use crate::openapi::{delivery as doc, route};
 use crate::store::{
     Acceptance, Accepted, Claimed, NewEvent, PlannedDelivery, ResourceRow, StoredResponse, new_id,
 };
-use utoipa::openapi::path::HttpMethod::{Get, Post};
-use utoipa_axum::router::OpenApiRouter;
 
 pub mod lookup;
 

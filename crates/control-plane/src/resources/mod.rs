@@ -18,14 +18,14 @@ use switchyard_protocol::{
     ApplyRequest, CreateRequest, Page, Resource, ResourceKind, TargetTestRequest, UpdateRequest,
     validate_name,
 };
+use utoipa::openapi::path::HttpMethod::{Delete, Get, Patch, Post, Put};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{IfMatch, JsonBody, Tenant};
 use crate::idempotency::{self, Operation, fingerprint};
 use crate::openapi::{resources as doc, route};
-use utoipa::openapi::path::HttpMethod::{Delete, Get, Patch, Post, Put};
-use utoipa_axum::router::OpenApiRouter;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     let mut router = OpenApiRouter::new();

@@ -1,59 +1,10 @@
-use std::collections::HashMap;
-
-use switchyard_core::{OpState as CoreOpState, OutboxFilter, OutboxOp, ResourceKind, Write};
+use switchyard_core::{OpState as CoreOpState, OutboxFilter, ResourceKind, Write};
 use tauri::State;
 
 use super::Result;
 use crate::ipc::convert::{outbox_entry, resource_view};
 use crate::ipc::*;
 use crate::state::AppState;
-
-/// How long a confirmed write keeps showing "Confirmed" next to its resource.
-const CONFIRMED_SHOWN_MS: i64 = 10 * 60 * 1000;
-
-/// The newest operation on each resource of `kind`: the live ones, else one confirmed lately.
-async fn latest_ops(
-    state: &AppState,
-    profile: &str,
-    kind: Option<ResourceKind>,
-    name: Option<&str>,
-) -> Result<HashMap<(ResourceKind, String), OutboxOp>> {
-    let all_states = vec![
-        CoreOpState::Pending,
-        CoreOpState::Sending,
-        CoreOpState::NeedsAttention,
-        CoreOpState::Done,
-    ];
-    let ops = state
-        .core
-        .list_outbox(OutboxFilter {
-            profile: Some(profile.to_owned()),
-            states: all_states,
-            kind,
-            name: name.map(str::to_owned),
-            newest_first: true,
-            limit: Some(2000),
-        })
-        .await?;
-    let now = chrono::Utc::now().timestamp_millis();
-    let mut latest: HashMap<(ResourceKind, String), OutboxOp> = HashMap::new();
-    for op in ops {
-        let recent = op.state != CoreOpState::Done || now - op.updated_at < CONFIRMED_SHOWN_MS;
-        let key = (op.kind, op.name.clone());
-        // Newest first: the first op seen per resource is the newest; a live op wins over a
-        // confirmed one.
-        match latest.get(&key) {
-            None if recent => {
-                latest.insert(key, op);
-            }
-            Some(seen) if seen.state == CoreOpState::Done && op.state.is_live() => {
-                latest.insert(key, op);
-            }
-            _ => {}
-        }
-    }
-    Ok(latest)
-}
 
 #[tauri::command]
 pub async fn list_resources(
@@ -63,7 +14,7 @@ pub async fn list_resources(
 ) -> Result<Vec<ResourceView>> {
     let kind: ResourceKind = kind.into();
     let cached = state.core.list_resources(&profile, kind).await?;
-    let latest = latest_ops(&state, &profile, Some(kind), None).await?;
+    let latest = state.core.latest_ops(&profile, Some(kind), None).await?;
     Ok(cached
         .iter()
         .map(|r| resource_view(r, latest.get(&(r.kind, r.name.clone()))))
@@ -102,7 +53,10 @@ pub async fn get_resource(
         .core
         .get_resource(&profile, kind.into(), &name)
         .await?;
-    let latest = latest_ops(&state, &profile, Some(kind.into()), Some(&name)).await?;
+    let latest = state
+        .core
+        .latest_ops(&profile, Some(kind.into()), Some(&name))
+        .await?;
     Ok(resource_view(&cached, latest.get(&(cached.kind, name))))
 }
 

@@ -1,10 +1,12 @@
 //! The outbox: its rows and how they are read (here), queuing a write (`enqueue`: the
 //! optimistic cache change and the row in ONE `BEGIN IMMEDIATE` transaction, the idempotency
 //! key minted once), and a person's decisions (`decisions`: retry, retry as new, discard, the
-//! three-way conflict view).
+//! three-way conflict view), and the newest write per resource that a list shows beside it
+//! (`latest`).
 
 mod decisions;
 pub(crate) mod enqueue;
+mod latest;
 
 pub(crate) use enqueue::Replaces;
 

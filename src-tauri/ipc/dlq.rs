@@ -5,65 +5,18 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use switchyard_core::protocol_dlq::{DlqEntry, DlqFilter, DlqStats};
-use switchyard_core::protocol_events::{Attempt, Delivery, ErrorClass, Event, EventList, Hop};
-use switchyard_core::protocol_replay::{ReplayItem, ReplaySelection, ReplaySession};
+use switchyard_core::protocol_events::{
+    Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, EventList, Hop,
+};
+use switchyard_core::protocol_replay::{
+    ReplayItem, ReplayItemStatus, ReplaySelection, ReplaySession, ReplayStatus,
+};
 use switchyard_core::{ReplayAction, ReplayOp, ReplayOpState};
+use switchyard_protocol::FlowMode;
 use ts_rs::TS;
 
 fn ms(t: &DateTime<Utc>) -> i64 {
     t.timestamp_millis()
-}
-
-fn word<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
-/// Why an attempt failed (the server's error classes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub enum FailureClass {
-    #[serde(rename = "http_4xx")]
-    Http4xx,
-    #[serde(rename = "http_5xx")]
-    Http5xx,
-    #[serde(rename = "timeout")]
-    Timeout,
-    #[serde(rename = "connect")]
-    Connect,
-    #[serde(rename = "tls")]
-    Tls,
-    /// The target's address is loopback, private, link-local or another range the server
-    /// forbids; nothing was sent and it is not retried.
-    #[serde(rename = "forbidden_address")]
-    ForbiddenAddress,
-}
-
-impl From<ErrorClass> for FailureClass {
-    fn from(c: ErrorClass) -> Self {
-        match c {
-            ErrorClass::Http4xx => Self::Http4xx,
-            ErrorClass::Http5xx => Self::Http5xx,
-            ErrorClass::Timeout => Self::Timeout,
-            ErrorClass::Connect => Self::Connect,
-            ErrorClass::Tls => Self::Tls,
-            ErrorClass::ForbiddenAddress => Self::ForbiddenAddress,
-        }
-    }
-}
-
-impl From<FailureClass> for ErrorClass {
-    fn from(c: FailureClass) -> Self {
-        match c {
-            FailureClass::Http4xx => Self::Http4xx,
-            FailureClass::Http5xx => Self::Http5xx,
-            FailureClass::Timeout => Self::Timeout,
-            FailureClass::Connect => Self::Connect,
-            FailureClass::Tls => Self::Tls,
-            FailureClass::ForbiddenAddress => Self::ForbiddenAddress,
-        }
-    }
 }
 
 /// Which dead deliveries (every field narrows; absent = all).
@@ -72,7 +25,7 @@ pub struct DlqFilterInput {
     pub endpoint: Option<String>,
     pub target: Option<String>,
     pub flow: Option<String>,
-    pub error_class: Option<FailureClass>,
+    pub error_class: Option<ErrorClass>,
     /// Dead at or after (ms).
     pub since: Option<i64>,
     /// Dead before (ms).
@@ -86,31 +39,9 @@ impl DlqFilterInput {
             endpoint: self.endpoint.clone().filter(|s| !s.is_empty()),
             target: self.target.clone().filter(|s| !s.is_empty()),
             flow: self.flow.clone().filter(|s| !s.is_empty()),
-            error_class: self.error_class.map(Into::into),
+            error_class: self.error_class,
             since: at(self.since),
             until: at(self.until),
-        }
-    }
-}
-
-/// The stretch of a delivery's path an attempt covered; each has its own attempt budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum DeliveryHop {
-    /// The control plane sent the webhook.
-    ControlPlaneWebhook,
-    /// The control plane handed the attempt to the flow's edge plane.
-    ControlPlaneEdge,
-    /// The edge plane sent the webhook.
-    EdgeWebhook,
-}
-
-impl From<Hop> for DeliveryHop {
-    fn from(h: Hop) -> Self {
-        match h {
-            Hop::ControlPlaneWebhook => Self::ControlPlaneWebhook,
-            Hop::ControlPlaneEdge => Self::ControlPlaneEdge,
-            Hop::EdgeWebhook => Self::EdgeWebhook,
         }
     }
 }
@@ -123,13 +54,13 @@ pub struct DlqEntryView {
     pub endpoint: String,
     pub flow: String,
     pub target: String,
-    pub error_class: FailureClass,
+    pub error_class: ErrorClass,
     pub last_status_code: Option<u16>,
     pub attempts: u32,
     pub dead_at: i64,
     /// The hop whose attempt budget ran out (absent from servers before per-hop budgets).
     #[ts(optional = nullable)]
-    pub exhausted_hop: Option<DeliveryHop>,
+    pub exhausted_hop: Option<Hop>,
     /// Set when this delivery was itself a replay that died again.
     pub replay_session: Option<String>,
 }
@@ -144,10 +75,10 @@ impl From<DlqEntry> for DlqEntryView {
             endpoint: e.endpoint,
             flow: e.flow,
             target: e.target,
-            error_class: e.error_class.into(),
+            error_class: e.error_class,
             last_status_code: e.last_status_code,
             attempts: e.attempts,
-            exhausted_hop: e.exhausted_hop.map(Into::into),
+            exhausted_hop: e.exhausted_hop,
             replay_session: e.replay_session,
         }
     }
@@ -219,15 +150,14 @@ pub struct AttemptView {
     pub id: String,
     /// 1-based, over the delivery's hops.
     pub number: u32,
-    pub hop: DeliveryHop,
+    pub hop: Hop,
     /// 1-based within its hop.
     pub hop_attempt: u32,
     pub started_at: i64,
     pub duration_ms: Option<u64>,
-    /// `in_flight`, `succeeded` or `failed`.
-    pub outcome: String,
+    pub outcome: AttemptOutcome,
     pub status_code: Option<u16>,
-    pub error_class: Option<FailureClass>,
+    pub error_class: Option<ErrorClass>,
     pub error: Option<String>,
     pub performed_by: String,
 }
@@ -235,15 +165,15 @@ pub struct AttemptView {
 impl From<Attempt> for AttemptView {
     fn from(a: Attempt) -> Self {
         Self {
-            outcome: word(&a.outcome),
+            outcome: a.outcome,
             started_at: ms(&a.started_at),
             id: a.id,
             number: a.number,
-            hop: a.hop.into(),
+            hop: a.hop,
             hop_attempt: a.hop_attempt,
             duration_ms: a.duration_ms,
             status_code: a.status_code,
-            error_class: a.error_class.map(Into::into),
+            error_class: a.error_class,
             error: a.error,
             performed_by: a.performed_by,
         }
@@ -258,18 +188,16 @@ pub struct DeliveryView {
     pub endpoint: String,
     pub flow: String,
     pub target: String,
-    /// `sync`, `async_inline` or `async_relay`.
-    pub mode: String,
-    /// `pending`, `in_flight`, `succeeded`, `dead`, `replayed`, `cancelled`.
-    pub state: String,
+    pub mode: FlowMode,
+    pub state: DeliveryState,
     pub attempts_made: u32,
     pub max_attempts: u32,
     pub next_attempt_at: Option<i64>,
     pub created_at: i64,
     pub dead_at: Option<i64>,
     /// The hop whose attempt budget ran out (dead deliveries).
-    pub exhausted_hop: Option<DeliveryHop>,
-    pub error_class: Option<FailureClass>,
+    pub exhausted_hop: Option<Hop>,
+    pub error_class: Option<ErrorClass>,
     pub last_status_code: Option<u16>,
     pub replay_session: Option<String>,
     pub replay_of: Option<String>,
@@ -280,12 +208,12 @@ pub struct DeliveryView {
 impl From<Delivery> for DeliveryView {
     fn from(d: Delivery) -> Self {
         Self {
-            mode: word(&d.mode),
-            state: word(&d.state),
+            mode: d.mode,
+            state: d.state,
             next_attempt_at: d.next_attempt_at.as_ref().map(ms),
             created_at: ms(&d.created_at),
             dead_at: d.dead_at.as_ref().map(ms),
-            exhausted_hop: d.exhausted_hop.map(Into::into),
+            exhausted_hop: d.exhausted_hop,
             id: d.id,
             event_id: d.event_id,
             event_type: d.event_type,
@@ -294,7 +222,7 @@ impl From<Delivery> for DeliveryView {
             target: d.target,
             attempts_made: d.attempts_made,
             max_attempts: d.max_attempts,
-            error_class: d.error_class.map(Into::into),
+            error_class: d.error_class,
             last_status_code: d.last_status_code,
             replay_session: d.replay_session,
             replay_of: d.replay_of,
@@ -442,8 +370,7 @@ pub struct ReplayCountsView {
 pub struct ReplayItemView {
     pub original_delivery_id: String,
     pub delivery_id: Option<String>,
-    /// `pending`, `succeeded`, `failed`, `cancelled`, `skipped`.
-    pub status: String,
+    pub status: ReplayItemStatus,
     pub reason: Option<String>,
     /// Where the re-delivery stands (pending and failed items, the first ones only).
     pub redelivery: Option<RedeliveryView>,
@@ -456,7 +383,7 @@ pub struct RedeliveryView {
     pub attempts_made: u32,
     pub max_attempts: u32,
     pub next_attempt_at: Option<i64>,
-    pub error_class: Option<FailureClass>,
+    pub error_class: Option<ErrorClass>,
     pub last_status_code: Option<u16>,
 }
 
@@ -467,7 +394,7 @@ impl From<&Delivery> for RedeliveryView {
             attempts_made: d.attempts_made,
             max_attempts: d.max_attempts,
             next_attempt_at: d.next_attempt_at.as_ref().map(ms),
-            error_class: d.error_class.map(Into::into),
+            error_class: d.error_class,
             last_status_code: d.last_status_code,
         }
     }
@@ -476,7 +403,7 @@ impl From<&Delivery> for RedeliveryView {
 impl From<ReplayItem> for ReplayItemView {
     fn from(i: ReplayItem) -> Self {
         Self {
-            status: word(&i.status),
+            status: i.status,
             original_delivery_id: i.original_delivery_id,
             delivery_id: i.delivery_id,
             reason: i.reason,
@@ -503,8 +430,7 @@ impl ReplaySessionView {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct ReplaySessionView {
     pub id: String,
-    /// `running`, `completed`, `cancelled`.
-    pub status: String,
+    pub status: ReplayStatus,
     /// The selection in words (`3 deliveries`, `target=crm error_class=http_5xx`).
     pub selection: String,
     pub rate_per_s: Option<f64>,
@@ -537,7 +463,7 @@ impl From<ReplaySession> for ReplaySessionView {
         };
         let c = s.counts;
         Self {
-            status: word(&s.status),
+            status: s.status,
             selection,
             rate_per_s: s.rate_per_s,
             created_at: ms(&s.created_at),

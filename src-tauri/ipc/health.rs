@@ -10,7 +10,7 @@ use switchyard_core::protocol_metrics::{
 };
 use ts_rs::TS;
 
-use super::FailureClass;
+use switchyard_core::protocol_events::ErrorClass;
 
 fn ms(t: &DateTime<Utc>) -> i64 {
     t.timestamp_millis()
@@ -123,7 +123,7 @@ impl From<MetricsBucket> for HealthBucketView {
 /// Failures of one error class.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct ClassCountView {
-    pub error_class: FailureClass,
+    pub error_class: ErrorClass,
     pub count: u64,
 }
 
@@ -149,7 +149,7 @@ impl From<AttemptFigures> for AttemptFiguresView {
             .failures_by_class
             .into_iter()
             .map(|(class, count)| ClassCountView {
-                error_class: class.into(),
+                error_class: class,
                 count,
             })
             .collect();
@@ -180,7 +180,7 @@ pub struct HealthGroupView {
     pub failing_since: Option<i64>,
     pub last_success_at: Option<i64>,
     pub last_failure_at: Option<i64>,
-    pub last_error_class: Option<FailureClass>,
+    pub last_error_class: Option<ErrorClass>,
     /// The last failure's message.
     pub last_error: Option<String>,
 }
@@ -194,7 +194,7 @@ impl From<MetricsGroup> for HealthGroupView {
             failing_since: g.failing_since.as_ref().map(ms),
             last_success_at: g.last_success_at.as_ref().map(ms),
             last_failure_at: g.last_failure_at.as_ref().map(ms),
-            last_error_class: g.last_error_class.map(Into::into),
+            last_error_class: g.last_error_class,
             last_error: g.last_error,
         }
     }
@@ -324,13 +324,13 @@ mod tests {
         // Most failures first.
         assert_eq!(
             view.totals.figures.failures_by_class[0].error_class,
-            FailureClass::Http5xx
+            ErrorClass::Http5xx
         );
         let group = &view.groups[0];
         assert_eq!(group.figures.success_rate, None);
         assert_eq!(group.consecutive_failures, None);
         assert_eq!(group.failing_since, Some(1_796_121_000_000));
-        assert_eq!(group.last_error_class, Some(FailureClass::Connect));
+        assert_eq!(group.last_error_class, Some(ErrorClass::Connect));
         let json = serde_json::to_value(&view).unwrap();
         assert_eq!(json["window"], "1h");
         assert_eq!(

@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use switchyard_core::TargetTestOp;
 use ts_rs::TS;
 
-use super::dlq::{FailureClass, ReplayWriteState};
+use super::dlq::ReplayWriteState;
+use switchyard_core::protocol_events::ErrorClass;
 
 /// What the operator asks for: a `switchyard.test` webhook to `target`. `key` is minted by the
 /// UI once per click (a double click or a resend after a lost answer queues nothing twice).
@@ -20,7 +21,7 @@ pub struct TargetTestResultView {
     /// A 2xx within the target's timeout.
     pub ok: bool,
     pub status_code: Option<u16>,
-    pub error_class: Option<FailureClass>,
+    pub error_class: Option<ErrorClass>,
     pub error: Option<String>,
     #[ts(type = "number")]
     pub duration_ms: u64,
@@ -64,7 +65,7 @@ impl From<TargetTestOp> for TargetTestView {
             result: op.result.map(|r| TargetTestResultView {
                 ok: r.ok,
                 status_code: r.status_code,
-                error_class: r.error_class.map(Into::into),
+                error_class: r.error_class,
                 error: r.error,
                 duration_ms: r.duration_ms,
                 webhook_id: r.webhook_id,

@@ -89,6 +89,7 @@ pub struct SubmitEventResponse {
 /// Where a delivery is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryState {
     /// Waiting for its next attempt (`next_attempt_at`).
@@ -135,6 +136,7 @@ impl DeliveryState {
 /// Why an attempt failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ErrorClass {
     /// The receiver answered with a non-2xx status below 500 (4xx, or an unfollowed 3xx).
     #[serde(rename = "http_4xx")]
@@ -201,6 +203,7 @@ impl std::fmt::Display for ErrorClass {
 /// retry schedule; a hop never re-drives what the next hop accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Hop {
     /// The control plane sent the webhook itself (`sync` and `async_inline` flows).
@@ -236,6 +239,7 @@ impl Hop {
 /// The result of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
     InFlight,

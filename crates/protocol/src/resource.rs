@@ -360,6 +360,7 @@ impl std::fmt::Debug for TargetStatus {
 /// How a flow delivers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum FlowMode {
     /// The event submission waits for the first attempt and answers with its outcome.

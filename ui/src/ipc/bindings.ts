@@ -81,19 +81,17 @@ latency_ms: LatencyView | null,
  */
 buckets: Array<HealthBucketView>, };
 
+export type AttemptOutcome = "in_flight" | "succeeded" | "failed";
+
 export type AttemptView = { id: string, 
 /**
  * 1-based, over the delivery's hops.
  */
-number: number, hop: DeliveryHop, 
+number: number, hop: Hop, 
 /**
  * 1-based within its hop.
  */
-hop_attempt: number, started_at: number, duration_ms: number | null, 
-/**
- * `in_flight`, `succeeded` or `failed`.
- */
-outcome: string, status_code: number | null, error_class: FailureClass | null, error: string | null, performed_by: string, };
+hop_attempt: number, started_at: number, duration_ms: number | null, outcome: AttemptOutcome, status_code: number | null, error_class: ErrorClass | null, error: string | null, performed_by: string, };
 
 export type AuditEntry = { id: number, 
 /**
@@ -147,7 +145,7 @@ not_after: string,
  */
 state: string, };
 
-export type ClassCountView = { error_class: FailureClass, count: number, };
+export type ClassCountView = { error_class: ErrorClass, count: number, };
 
 export type ConflictView = { op_id: number, kind: Kind, name: string, base_version: number | null, base: JsonValue | null, 
 /**
@@ -181,37 +179,29 @@ since: number, until: number, bucket_seconds: number, totals: HealthTotalsView,
  */
 groups: Array<HealthGroupView>, };
 
-export type DeliveryHop = "control_plane_webhook" | "control_plane_edge" | "edge_webhook";
+export type DeliveryState = "pending" | "in_flight" | "succeeded" | "dead" | "replayed" | "cancelled";
 
-export type DeliveryView = { id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, 
-/**
- * `sync`, `async_inline` or `async_relay`.
- */
-mode: string, 
-/**
- * `pending`, `in_flight`, `succeeded`, `dead`, `replayed`, `cancelled`.
- */
-state: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, created_at: number, dead_at: number | null, 
+export type DeliveryView = { id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, mode: FlowMode, state: DeliveryState, attempts_made: number, max_attempts: number, next_attempt_at: number | null, created_at: number, dead_at: number | null, 
 /**
  * The hop whose attempt budget ran out (dead deliveries).
  */
-exhausted_hop: DeliveryHop | null, error_class: FailureClass | null, last_status_code: number | null, replay_session: string | null, replay_of: string | null, replayed_by: string | null, attempts: Array<AttemptView>, };
+exhausted_hop: Hop | null, error_class: ErrorClass | null, last_status_code: number | null, replay_session: string | null, replay_of: string | null, replayed_by: string | null, attempts: Array<AttemptView>, };
 
 export type DlqCauseView = { error_class: string, target: string, count: number, };
 
 export type DlqDisposition = "keep" | "purge";
 
-export type DlqEntryView = { delivery_id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, error_class: FailureClass, last_status_code: number | null, attempts: number, dead_at: number, 
+export type DlqEntryView = { delivery_id: string, event_id: string, event_type: string, endpoint: string, flow: string, target: string, error_class: ErrorClass, last_status_code: number | null, attempts: number, dead_at: number, 
 /**
  * The hop whose attempt budget ran out (absent from servers before per-hop budgets).
  */
-exhausted_hop?: DeliveryHop | null, 
+exhausted_hop?: Hop | null, 
 /**
  * Set when this delivery was itself a replay that died again.
  */
 replay_session: string | null, };
 
-export type DlqFilterInput = { endpoint: string | null, target: string | null, flow: string | null, error_class: FailureClass | null, 
+export type DlqFilterInput = { endpoint: string | null, target: string | null, flow: string | null, error_class: ErrorClass | null, 
 /**
  * Dead at or after (ms).
  */
@@ -233,6 +223,8 @@ export type DlqPageView = { items: Array<DlqEntryView>, next_cursor: string | nu
 
 export type DlqStatsView = { total: number, groups: Array<DlqGroupView>, };
 
+export type ErrorClass = "http_4xx" | "http_5xx" | "timeout" | "connect" | "tls" | "forbidden_address";
+
 export type EventListView = { items: Array<EventView>, 
 /**
  * More events have this key than were returned (narrow by endpoint).
@@ -240,8 +232,6 @@ export type EventListView = { items: Array<EventView>,
 more: boolean, };
 
 export type EventView = { id: string, endpoint: string, event_type: string, event_key: string | null, payload: JsonValue, created_at: number, deliveries: Array<DeliveryView>, };
-
-export type FailureClass = "http_4xx" | "http_5xx" | "timeout" | "connect" | "tls" | "forbidden_address";
 
 export type FieldChange = { field: string, 
 /**
@@ -327,6 +317,8 @@ destructive: boolean, };
 
 export type FixOutcomeView = { message: string, write: RecoveryWriteView | null, };
 
+export type FlowMode = "sync" | "async_inline" | "async_relay";
+
 export type GitopsPlan = { profile: string, 
 /**
  * The source's identity (see [`GitopsSource::id`]).
@@ -407,7 +399,7 @@ consecutive_failures: number | null,
  * The first failure of the current run of failures; `null` when the last attempt
  * succeeded.
  */
-failing_since: number | null, last_success_at: number | null, last_failure_at: number | null, last_error_class: FailureClass | null, 
+failing_since: number | null, last_success_at: number | null, last_failure_at: number | null, last_error_class: ErrorClass | null, 
 /**
  * The last failure's message.
  */
@@ -436,6 +428,8 @@ oldest_pending_at: number | null,
 dead: number, replays_running: number, };
 
 export type HealthWindow = "15m" | "1h" | "24h" | "7d";
+
+export type Hop = "control_plane_webhook" | "control_plane_edge" | "edge_webhook";
 
 export type IpcError = { code: IpcErrorCode, message: string, 
 /**
@@ -627,15 +621,13 @@ subject: string,
  */
 action: string, label: string, method: string, path: string, idempotency_key: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, };
 
-export type RedeliveryView = { target: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, error_class: FailureClass | null, last_status_code: number | null, };
+export type RedeliveryView = { target: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, error_class: ErrorClass | null, last_status_code: number | null, };
 
 export type ReplayCountsView = { total: number, succeeded: number, failed: number, pending: number, cancelled: number, skipped: number, };
 
-export type ReplayItemView = { original_delivery_id: string, delivery_id: string | null, 
-/**
- * `pending`, `succeeded`, `failed`, `cancelled`, `skipped`.
- */
-status: string, reason: string | null, 
+export type ReplayItemStatus = "pending" | "succeeded" | "failed" | "cancelled" | "skipped";
+
+export type ReplayItemView = { original_delivery_id: string, delivery_id: string | null, status: ReplayItemStatus, reason: string | null, 
 /**
  * Where the re-delivery stands (pending and failed items, the first ones only).
  */
@@ -643,17 +635,15 @@ redelivery: RedeliveryView | null, };
 
 export type ReplaySelectionInput = { "by": "ids", delivery_ids: Array<string>, } | { "by": "filter", filter: DlqFilterInput, };
 
-export type ReplaySessionView = { id: string, 
-/**
- * `running`, `completed`, `cancelled`.
- */
-status: string, 
+export type ReplaySessionView = { id: string, status: ReplayStatus, 
 /**
  * The selection in words (`3 deliveries`, `target=crm error_class=http_5xx`).
  */
 selection: string, rate_per_s: number | null, created_at: number, cancelled_at: number | null, counts: ReplayCountsView, items: Array<ReplayItemView>, };
 
 export type ReplayStartInput = { session_id: string, selection: ReplaySelectionInput, rate_per_s: number | null, };
+
+export type ReplayStatus = "running" | "completed" | "cancelled";
 
 export type ReplayWriteState = "saved_locally" | "sent" | "confirmed" | "needs_attention";
 
@@ -852,7 +842,7 @@ export type TargetTestResultView = {
 /**
  * A 2xx within the target's timeout.
  */
-ok: boolean, status_code: number | null, error_class: FailureClass | null, error: string | null, duration_ms: number, webhook_id: string, 
+ok: boolean, status_code: number | null, error_class: ErrorClass | null, error: string | null, duration_ms: number, webhook_id: string, 
 /**
  * RFC 3339.
  */

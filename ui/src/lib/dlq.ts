@@ -1,8 +1,8 @@
 // DLQ explorer logic kept pure for tests: the filter <-> search params round trip, free-text
 // matching, grouping by cause, and the chart series.
-import type { DlqCauseView, DlqEntryView, DlqFilterInput, FailureClass } from "../ipc/bindings";
+import type { DlqCauseView, DlqEntryView, DlqFilterInput, ErrorClass } from "../ipc/bindings";
 
-export const failureClasses: FailureClass[] = [
+export const failureClasses: ErrorClass[] = [
   "http_4xx",
   "http_5xx",
   "timeout",
@@ -33,7 +33,7 @@ export type DlqSearch = {
   endpoint?: string;
   target?: string;
   flow?: string;
-  error_class?: FailureClass;
+  error_class?: ErrorClass;
   /** ISO 8601 (UTC), as `toISOString` writes it. */
   since?: string;
   until?: string;
@@ -61,7 +61,7 @@ export function validateDlqSearch(raw: Record<string, unknown>): DlqSearch {
     flow: textOf(raw.flow),
     error_class:
       typeof cls === "string" && (failureClasses as string[]).includes(cls)
-        ? (cls as FailureClass)
+        ? (cls as ErrorClass)
         : undefined,
     since: isoOf(raw.since),
     until: isoOf(raw.until),

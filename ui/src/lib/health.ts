@@ -2,7 +2,7 @@
 // failing targets' ranking, the freshness line, and how absent (null) figures read.
 import type {
   DeliveryHealthView,
-  FailureClass,
+  ErrorClass,
   HealthGroupView,
   HealthWindow,
   IpcError,
@@ -48,7 +48,7 @@ export function durationMs(ms: number | null | undefined): string {
   return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 }
 
-export const classLabels: Record<FailureClass, string> = {
+export const classLabels: Record<ErrorClass, string> = {
   http_4xx: "HTTP 4xx",
   http_5xx: "HTTP 5xx",
   timeout: "timeout",

@@ -1,6 +1,6 @@
 // The attempt timeline of a delivery drawn against the planned schedule, one group per hop
 // (each hop of a delivery's path has its own attempt budget and schedule).
-import type { AttemptView, DeliveryHop, DeliveryView } from "../ipc/bindings";
+import type { AttemptView, DeliveryView, Hop } from "../ipc/bindings";
 
 /** Deliveries are jittered ±20 % around each slot of the schedule. */
 const JITTER = 0.2;
@@ -17,7 +17,7 @@ export type TimelineRow = {
   late: boolean;
 };
 
-export type TimelineGroup = { hop: DeliveryHop; label: string; rows: TimelineRow[] };
+export type TimelineGroup = { hop: Hop; label: string; rows: TimelineRow[] };
 
 export type TimelineSummary = {
   groups: TimelineGroup[];
@@ -25,7 +25,7 @@ export type TimelineSummary = {
   verdict: string;
 };
 
-export const HOP_LABELS: Record<DeliveryHop, string> = {
+export const HOP_LABELS: Record<Hop, string> = {
   control_plane_webhook: "Control plane → webhook",
   control_plane_edge: "Control plane → edge plane",
   edge_webhook: "Edge plane → webhook",
@@ -65,9 +65,7 @@ export function buildTimeline(
   now = Date.now(),
 ): TimelineSummary {
   const relayed = d.mode === "async_relay";
-  const hops: DeliveryHop[] = relayed
-    ? ["control_plane_edge", "edge_webhook"]
-    : ["control_plane_webhook"];
+  const hops: Hop[] = relayed ? ["control_plane_edge", "edge_webhook"] : ["control_plane_webhook"];
   const ordered = [...d.attempts].sort((a, b) => a.number - b.number);
   const groups: TimelineGroup[] = [];
   for (const hop of hops) {

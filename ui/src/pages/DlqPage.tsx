@@ -11,7 +11,7 @@ import { EventLookup } from "../components/dlq/EventLookup";
 import { emptyReason, FilterBar, useKnownNames } from "../components/dlq/FilterBar";
 import { ReplayDialog } from "../components/dlq/ReplayDialog";
 import { StaleNote, serverWait } from "../components/StaleNote";
-import type { DlqFilterInput, FailureClass, ReplaySelectionInput } from "../ipc/bindings";
+import type { DlqFilterInput, ErrorClass, ReplaySelectionInput } from "../ipc/bindings";
 import {
   useDlqCauses,
   useDlqNewer,
@@ -328,7 +328,7 @@ export function DlqPage({
               onPick={(c, t) => {
                 setView({
                   ...view,
-                  filter: { ...view.filter, error_class: c as FailureClass, target: t },
+                  filter: { ...view.filter, error_class: c as ErrorClass, target: t },
                 });
                 setTab("entries");
               }}

@@ -13,7 +13,7 @@ import {
   UnstyledButton,
   VisuallyHidden,
 } from "@mantine/core";
-import type { DlqFilterInput, FailureClass } from "../../ipc/bindings";
+import type { DlqFilterInput, ErrorClass } from "../../ipc/bindings";
 import { useDlqStats, useSchedule } from "../../ipc/dlqQueries";
 import { hourlySeries } from "../../lib/dlq";
 import { filterWords } from "./ReplayDialog";
@@ -166,7 +166,7 @@ export function DlqCharts({
                     cursor: onPick ? "pointer" : undefined,
                     onClick: (_: unknown, i: number) => {
                       const c = byClass[i];
-                      if (c && onPick) onPick({ error_class: c.name as FailureClass });
+                      if (c && onPick) onPick({ error_class: c.name as ErrorClass });
                     },
                   }}
                   aria-label="Dead deliveries by error class, donut chart"
@@ -182,7 +182,7 @@ export function DlqCharts({
                     <UnstyledButton
                       key={c.name}
                       role="listitem"
-                      onClick={() => onPick?.({ error_class: c.name as FailureClass })}
+                      onClick={() => onPick?.({ error_class: c.name as ErrorClass })}
                       title={`Show the ${c.name} entries`}
                       data-testid={`class-${c.name}`}
                     >

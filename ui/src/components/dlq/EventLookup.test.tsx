@@ -1,10 +1,10 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { DeliveryView, EventView } from "../../ipc/bindings";
+import type { DeliveryState, DeliveryView, EventView } from "../../ipc/bindings";
 import { mockCommands, renderUi } from "../../test/render";
 import { EventLookup, isEventId } from "./EventLookup";
 
-const delivery = (id: string, target: string, state: string): DeliveryView => ({
+const delivery = (id: string, target: string, state: DeliveryState): DeliveryView => ({
   id,
   event_id: "evt_0193aa",
   event_type: "order.paid",

@@ -3,7 +3,7 @@
 // quick ranges.
 import { Autocomplete, Button, Group, Select, TextInput } from "@mantine/core";
 import { useState } from "react";
-import type { DlqFilterInput, FailureClass, Kind } from "../../ipc/bindings";
+import type { DlqFilterInput, ErrorClass, Kind } from "../../ipc/bindings";
 import { useResources } from "../../ipc/queries";
 import { type DlqView, failureClasses } from "../../lib/dlq";
 
@@ -94,7 +94,7 @@ export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: Dlq
         clearable
         data={failureClasses}
         value={view.filter.error_class}
-        onChange={(v) => set({ error_class: (v as FailureClass) ?? null })}
+        onChange={(v) => set({ error_class: (v as ErrorClass) ?? null })}
         data-testid="filter-error-class"
       />
       <DateField

@@ -90,9 +90,9 @@ async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreE
             Some(CoreEvent::Operation {
                 profile,
                 op_id,
-                kind: op.kind.into(),
+                kind: op.kind,
                 name: op.name,
-                state: to.into(),
+                state: to,
             })
         }
         Event::ReplayWrite {

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use switchyard_core::protocol_dlq::DlqGroupBy;
 use switchyard_core::{DlqQuery, ReplayStart};
 use tauri::State;
 
@@ -31,18 +30,15 @@ pub async fn dlq_page(
 }
 
 /// Exact DLQ counts, grouped, of the dead deliveries matching `filter` (`null`: all of them).
+/// Grouped by `error_class,target` it has the total and no groups: the by-cause matrix is
+/// its own command.
 #[tauri::command]
 pub async fn dlq_stats(
     state: State<'_, AppState>,
     profile: String,
-    group_by: DlqGrouping,
+    group_by: DlqGroupBy,
     filter: Option<DlqFilterInput>,
 ) -> Result<DlqStatsView> {
-    let group_by = match group_by {
-        DlqGrouping::Target => DlqGroupBy::Target,
-        DlqGrouping::ErrorClass => DlqGroupBy::ErrorClass,
-        DlqGrouping::Hour => DlqGroupBy::Hour,
-    };
     let filter = filter.map(|f| f.to_core()).unwrap_or_default();
     let stats = state.core.dlq_stats(&profile, group_by, &filter).await?;
     Ok(stats.into())

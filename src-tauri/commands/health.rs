@@ -13,12 +13,12 @@ use crate::state::AppState;
 pub async fn delivery_metrics(
     state: State<'_, AppState>,
     profile: String,
-    window: HealthWindow,
-    group_by: HealthGroupBy,
+    window: MetricsWindow,
+    group_by: MetricsGroupBy,
 ) -> Result<DeliveryHealthView> {
     let metrics = state
         .core
-        .delivery_metrics(&profile, window.into(), group_by.into())
+        .delivery_metrics(&profile, window, group_by)
         .await?;
     Ok(metrics.into())
 }

@@ -41,12 +41,12 @@ command_map! {
     test_connection(input: ProfileInput) -> Health;
     check_health(profile: String) -> Health;
     overview(profile: String) -> Overview;
-    list_resources(profile: String, kind: Kind) -> Vec<ResourceView>;
+    list_resources(profile: String, kind: ResourceKind) -> Vec<ResourceView>;
     search_resources(profile: String, query: String, limit: u32) -> Vec<ResourceRef>;
-    get_resource(profile: String, kind: Kind, name: String) -> ResourceView;
-    fetch_live(profile: String, kind: Kind, name: String) -> Option<ResourceView>;
-    resource_history(profile: String, kind: Kind, name: String) -> Vec<OutboxEntry>;
-    dependants(profile: String, kind: Kind, name: String) -> Vec<String>;
+    get_resource(profile: String, kind: ResourceKind, name: String) -> ResourceView;
+    fetch_live(profile: String, kind: ResourceKind, name: String) -> Option<ResourceView>;
+    resource_history(profile: String, kind: ResourceKind, name: String) -> Vec<OutboxEntry>;
+    dependants(profile: String, kind: ResourceKind, name: String) -> Vec<String>;
     queue_write(profile: String, request: WriteRequest) -> OutboxEntry;
     list_outbox(profile: Option<String>) -> Vec<OutboxEntry>;
     retry_now(id: i64) -> ();
@@ -58,9 +58,9 @@ command_map! {
     op_audit(id: i64) -> Vec<AuditEntry>;
     ui_ready(marks: Option<LaunchMarks>) -> u32;
     dlq_page(profile: String, filter: DlqFilterInput, limit: u32, cursor: Option<String>) -> DlqPageView;
-    dlq_stats(profile: String, group_by: DlqGrouping, filter: Option<DlqFilterInput>) -> DlqStatsView;
+    dlq_stats(profile: String, group_by: DlqGroupBy, filter: Option<DlqFilterInput>) -> DlqStatsView;
     dlq_causes(profile: String, filter: DlqFilterInput) -> Vec<DlqCauseView>;
-    delivery_metrics(profile: String, window: HealthWindow, group_by: HealthGroupBy) -> DeliveryHealthView;
+    delivery_metrics(profile: String, window: MetricsWindow, group_by: MetricsGroupBy) -> DeliveryHealthView;
     test_target(profile: String, input: TargetTestInput) -> TargetTestView;
     list_target_tests(profile: String, target: String) -> Vec<TargetTestView>;
     take_shown_secrets(profile: String) -> Vec<ShownSecretView>;
@@ -77,7 +77,7 @@ command_map! {
     run_fix(profile: String, finding_id: String, action: u32, key: String) -> FixOutcomeView;
     list_recovery_writes(profile: String) -> Vec<RecoveryWriteView>;
     new_retirement_id() -> String;
-    preview_retirement(profile: String, kind: Kind, name: String, cascade_flows: bool) -> RetirementDryRun;
+    preview_retirement(profile: String, kind: ResourceKind, name: String, cascade_flows: bool) -> RetirementDryRun;
     start_retirement(profile: String, input: RetireInput) -> RetirementItemView;
     cancel_retirement(profile: String, id: String) -> RetirementItemView;
     list_retirements(profile: String) -> Vec<RetirementItemView>;

@@ -64,12 +64,12 @@ pub async fn new_retirement_id(_state: State<'_, AppState>) -> Result<String> {
 pub async fn preview_retirement(
     state: State<'_, AppState>,
     profile: String,
-    kind: Kind,
+    kind: ResourceKind,
     name: String,
     cascade_flows: bool,
 ) -> Result<RetirementDryRun> {
     let request = RetirementRequest {
-        kind: kind.into(),
+        kind,
         name,
         grace_seconds: 0,
         cascade_flows,
@@ -88,7 +88,7 @@ pub async fn start_retirement(
     let grace = switchyard_protocol::parse_duration(&input.grace)
         .map_err(|e| IpcError::new(IpcErrorCode::InvalidInput, format!("grace: {e}")))?;
     let request = RetirementRequest {
-        kind: input.kind.into(),
+        kind: input.kind,
         name: input.name,
         grace_seconds: grace.as_secs(),
         cascade_flows: input.cascade_flows,

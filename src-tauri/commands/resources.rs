@@ -10,9 +10,9 @@ use crate::state::AppState;
 pub async fn list_resources(
     state: State<'_, AppState>,
     profile: String,
-    kind: Kind,
+    kind: ResourceKind,
 ) -> Result<Vec<ResourceView>> {
-    let kind: ResourceKind = kind.into();
+    let kind: ResourceKind = kind;
     let cached = state.core.list_resources(&profile, kind).await?;
     let latest = state.core.latest_ops(&profile, Some(kind), None).await?;
     Ok(cached
@@ -35,10 +35,7 @@ pub async fn search_resources(
         .await?;
     Ok(found
         .into_iter()
-        .map(|(kind, name)| ResourceRef {
-            kind: kind.into(),
-            name,
-        })
+        .map(|(kind, name)| ResourceRef { kind, name })
         .collect())
 }
 
@@ -46,16 +43,13 @@ pub async fn search_resources(
 pub async fn get_resource(
     state: State<'_, AppState>,
     profile: String,
-    kind: Kind,
+    kind: ResourceKind,
     name: String,
 ) -> Result<ResourceView> {
-    let cached = state
-        .core
-        .get_resource(&profile, kind.into(), &name)
-        .await?;
+    let cached = state.core.get_resource(&profile, kind, &name).await?;
     let latest = state
         .core
-        .latest_ops(&profile, Some(kind.into()), Some(&name))
+        .latest_ops(&profile, Some(kind), Some(&name))
         .await?;
     Ok(resource_view(&cached, latest.get(&(cached.kind, name))))
 }
@@ -65,10 +59,10 @@ pub async fn get_resource(
 pub async fn fetch_live(
     state: State<'_, AppState>,
     profile: String,
-    kind: Kind,
+    kind: ResourceKind,
     name: String,
 ) -> Result<Option<ResourceView>> {
-    let live = state.core.fetch_live(&profile, kind.into(), &name).await?;
+    let live = state.core.fetch_live(&profile, kind, &name).await?;
     Ok(live.map(|r| {
         let cached = switchyard_core::CachedResource {
             profile: profile.clone(),
@@ -89,13 +83,13 @@ pub async fn fetch_live(
 pub async fn resource_history(
     state: State<'_, AppState>,
     profile: String,
-    kind: Kind,
+    kind: ResourceKind,
     name: String,
 ) -> Result<Vec<OutboxEntry>> {
     let filter = OutboxFilter {
         profile: Some(profile),
         states: every_state(),
-        kind: Some(kind.into()),
+        kind: Some(kind),
         name: Some(name),
         newest_first: true,
         limit: Some(200),
@@ -114,13 +108,13 @@ pub async fn resource_history(
 pub async fn dependants(
     state: State<'_, AppState>,
     profile: String,
-    kind: Kind,
+    kind: ResourceKind,
     name: String,
 ) -> Result<Vec<String>> {
     let field = match kind {
-        Kind::Endpoint => "endpoint",
-        Kind::Target => "target",
-        Kind::Flow => return Ok(Vec::new()),
+        ResourceKind::Endpoint => "endpoint",
+        ResourceKind::Target => "target",
+        ResourceKind::Flow => return Ok(Vec::new()),
     };
     let flows = state
         .core
@@ -148,7 +142,7 @@ pub async fn queue_write(
     profile: String,
     request: WriteRequest,
 ) -> Result<OutboxEntry> {
-    let kind: ResourceKind = request.kind.into();
+    let kind: ResourceKind = request.kind;
     if let Some(base) = request.base_version {
         // The edit was made on version `base`; if the cache has moved on since, say so rather
         // than silently basing the write on a version the person has not seen.
@@ -177,24 +171,24 @@ pub async fn queue_write(
     };
     let name = request.name.clone();
     let write = match request.operation {
-        Operation::Create => Write::Create {
+        OpKind::Create => Write::Create {
             kind,
             name,
             spec: spec()?,
         },
-        Operation::Update => Write::Update {
+        OpKind::Update => Write::Update {
             kind,
             name,
             patch: spec()?,
         },
-        Operation::Apply => Write::Apply {
+        OpKind::Apply => Write::Apply {
             kind,
             name,
             spec: spec()?,
         },
-        Operation::Delete => Write::Delete { kind, name },
-        Operation::Enable => Write::Enable { name },
-        Operation::Disable => Write::Disable { name },
+        OpKind::Delete => Write::Delete { kind, name },
+        OpKind::Enable => Write::Enable { name },
+        OpKind::Disable => Write::Disable { name },
     };
     let op = state.core.enqueue(&profile, write).await?;
     state.kick.notify_one();

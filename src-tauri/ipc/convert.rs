@@ -3,56 +3,10 @@
 use serde_json::{Value, json};
 use switchyard_core::{
     AuditEntry as CoreAudit, CachedResource, ConflictView as CoreConflict, CoreError, OpError,
-    OpKind, OpState as CoreOpState, OutboxOp, Problem, Profile, ResourceKind,
+    OutboxOp, Problem, Profile,
 };
 
 use super::types::*;
-
-impl From<ResourceKind> for Kind {
-    fn from(kind: ResourceKind) -> Self {
-        match kind {
-            ResourceKind::Endpoint => Kind::Endpoint,
-            ResourceKind::Target => Kind::Target,
-            ResourceKind::Flow => Kind::Flow,
-        }
-    }
-}
-
-impl From<Kind> for ResourceKind {
-    fn from(kind: Kind) -> Self {
-        match kind {
-            Kind::Endpoint => ResourceKind::Endpoint,
-            Kind::Target => ResourceKind::Target,
-            Kind::Flow => ResourceKind::Flow,
-        }
-    }
-}
-
-impl From<OpKind> for Operation {
-    fn from(op: OpKind) -> Self {
-        match op {
-            OpKind::Create => Operation::Create,
-            OpKind::Update => Operation::Update,
-            OpKind::Apply => Operation::Apply,
-            OpKind::Delete => Operation::Delete,
-            OpKind::Enable => Operation::Enable,
-            OpKind::Disable => Operation::Disable,
-        }
-    }
-}
-
-impl From<CoreOpState> for OpState {
-    fn from(state: CoreOpState) -> Self {
-        match state {
-            CoreOpState::Pending => OpState::Pending,
-            CoreOpState::Sending => OpState::Sending,
-            CoreOpState::Done => OpState::Done,
-            CoreOpState::NeedsAttention => OpState::NeedsAttention,
-            CoreOpState::Discarded => OpState::Discarded,
-            CoreOpState::Superseded => OpState::Superseded,
-        }
-    }
-}
 
 impl From<CoreError> for IpcError {
     fn from(e: CoreError) -> Self {
@@ -158,10 +112,10 @@ pub fn outbox_entry(op: &OutboxOp) -> OutboxEntry {
     OutboxEntry {
         id: op.id,
         profile: op.profile.clone(),
-        kind: op.kind.into(),
+        kind: op.kind,
         name: op.name.clone(),
-        operation: op.op.into(),
-        state: op.state.into(),
+        operation: op.op,
+        state: op.state,
         idempotency_key: op.idempotency_key.clone(),
         body: op.body.clone(),
         base_version: op.base_version,
@@ -192,7 +146,7 @@ pub fn resource_view(r: &CachedResource, latest: Option<&OutboxOp>) -> ResourceV
         obj.insert("enabled".into(), Value::Bool(enabled));
     }
     ResourceView {
-        kind: r.kind.into(),
+        kind: r.kind,
         name: r.name.clone(),
         version: server.map_or(0, |s| s.version),
         updated_at: server.map(|s| s.updated_at.timestamp_millis()),
@@ -200,8 +154,8 @@ pub fn resource_view(r: &CachedResource, latest: Option<&OutboxOp>) -> ResourceV
         status,
         pending: latest.map(|op| PendingWrite {
             op_id: op.id,
-            operation: op.op.into(),
-            state: op.state.into(),
+            operation: op.op,
+            state: op.state,
             error: op.last_error.as_ref().map(write_error),
         }),
     }
@@ -210,7 +164,7 @@ pub fn resource_view(r: &CachedResource, latest: Option<&OutboxOp>) -> ResourceV
 pub fn conflict_view(c: CoreConflict) -> ConflictView {
     ConflictView {
         op_id: c.op_id,
-        kind: c.kind.into(),
+        kind: c.kind,
         name: c.name,
         base_version: c.base_version,
         base: c.base,

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use switchyard_core::protocol_dlq::DlqGroupBy;
 use switchyard_core::protocol_dlq::{DlqEntry, DlqFilter, DlqStats};
 use switchyard_core::protocol_events::{
     Attempt, AttemptOutcome, Delivery, DeliveryState, ErrorClass, Event, EventList, Hop,
@@ -88,14 +89,6 @@ impl From<DlqEntry> for DlqEntryView {
 pub struct DlqPageView {
     pub items: Vec<DlqEntryView>,
     pub next_cursor: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum DlqGrouping {
-    Target,
-    ErrorClass,
-    Hour,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -313,8 +306,7 @@ pub enum ReplayWriteState {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct ReplayWriteView {
     pub id: i64,
-    /// `start` or `cancel`.
-    pub action: String,
+    pub action: ReplayAction,
     pub session_id: String,
     pub state: ReplayWriteState,
     pub attempts: u32,
@@ -342,10 +334,7 @@ impl From<ReplayOp> for ReplayWriteView {
         let state = ReplayWriteState::of(op.state, op.attempts);
         Self {
             id: op.id,
-            action: match op.action {
-                ReplayAction::Start => "start".into(),
-                ReplayAction::Cancel => "cancel".into(),
-            },
+            action: op.action,
             session_id: op.session_id,
             state,
             attempts: op.attempts,

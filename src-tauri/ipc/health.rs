@@ -4,80 +4,16 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use switchyard_core::protocol_metrics::{
-    AttemptFigures, DeliveryMetrics, LatencyMs, MetricsBucket, MetricsGroup, MetricsGroupBy,
-    MetricsTotals, MetricsWindow,
-};
-use ts_rs::TS;
-
 use switchyard_core::protocol_events::ErrorClass;
+use switchyard_core::protocol_metrics::{
+    AttemptFigures, DeliveryMetrics, LatencyMs, MetricsBucket, MetricsGroup, MetricsTotals,
+};
+/// The health report's window and grouping cross the IPC boundary as the protocol has them.
+pub use switchyard_core::protocol_metrics::{MetricsGroupBy, MetricsWindow};
+use ts_rs::TS;
 
 fn ms(t: &DateTime<Utc>) -> i64 {
     t.timestamp_millis()
-}
-
-/// The span a health report covers, ending now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub enum HealthWindow {
-    #[serde(rename = "15m")]
-    FifteenMinutes,
-    #[serde(rename = "1h")]
-    OneHour,
-    #[serde(rename = "24h")]
-    OneDay,
-    #[serde(rename = "7d")]
-    SevenDays,
-}
-
-impl From<HealthWindow> for MetricsWindow {
-    fn from(w: HealthWindow) -> Self {
-        match w {
-            HealthWindow::FifteenMinutes => Self::FifteenMinutes,
-            HealthWindow::OneHour => Self::OneHour,
-            HealthWindow::OneDay => Self::OneDay,
-            HealthWindow::SevenDays => Self::SevenDays,
-        }
-    }
-}
-
-impl From<MetricsWindow> for HealthWindow {
-    fn from(w: MetricsWindow) -> Self {
-        match w {
-            MetricsWindow::FifteenMinutes => Self::FifteenMinutes,
-            MetricsWindow::OneHour => Self::OneHour,
-            MetricsWindow::OneDay => Self::OneDay,
-            MetricsWindow::SevenDays => Self::SevenDays,
-        }
-    }
-}
-
-/// What the groups of a health report are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum HealthGroupBy {
-    Target,
-    Endpoint,
-    Flow,
-}
-
-impl From<HealthGroupBy> for MetricsGroupBy {
-    fn from(g: HealthGroupBy) -> Self {
-        match g {
-            HealthGroupBy::Target => Self::Target,
-            HealthGroupBy::Endpoint => Self::Endpoint,
-            HealthGroupBy::Flow => Self::Flow,
-        }
-    }
-}
-
-impl From<MetricsGroupBy> for HealthGroupBy {
-    fn from(g: MetricsGroupBy) -> Self {
-        match g {
-            MetricsGroupBy::Target => Self::Target,
-            MetricsGroupBy::Endpoint => Self::Endpoint,
-            MetricsGroupBy::Flow => Self::Flow,
-        }
-    }
 }
 
 /// Attempt latency percentiles in ms, estimated from the server's histogram (a value past
@@ -234,8 +170,8 @@ impl From<MetricsTotals> for HealthTotalsView {
 /// A delivery health report: totals and one entry per group, over `window`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct DeliveryHealthView {
-    pub window: HealthWindow,
-    pub group_by: HealthGroupBy,
+    pub window: MetricsWindow,
+    pub group_by: MetricsGroupBy,
     /// The start of the first bucket, and the end of the report (the server's now).
     pub since: i64,
     pub until: i64,
@@ -248,8 +184,8 @@ pub struct DeliveryHealthView {
 impl From<DeliveryMetrics> for DeliveryHealthView {
     fn from(m: DeliveryMetrics) -> Self {
         Self {
-            window: m.window.into(),
-            group_by: m.group_by.into(),
+            window: m.window,
+            group_by: m.group_by,
             since: ms(&m.since),
             until: ms(&m.until),
             bucket_seconds: m.bucket_seconds,
@@ -317,7 +253,7 @@ mod tests {
             }],
         };
         let view = DeliveryHealthView::from(wire);
-        assert_eq!(view.window, HealthWindow::OneHour);
+        assert_eq!(view.window, MetricsWindow::OneHour);
         assert_eq!(view.since, 1_796_119_200_000);
         assert_eq!(view.totals.oldest_pending_at, None);
         assert_eq!(view.totals.figures.success_rate, Some(0.6));
@@ -339,17 +275,15 @@ mod tests {
         );
     }
 
+    /// The UI sends the window and grouping as the protocol serializes them; the core sends
+    /// them as query values: the two spellings must agree.
     #[test]
-    fn every_window_and_grouping_maps_to_its_query_value() {
+    fn every_window_and_grouping_crosses_ipc_as_its_query_value() {
         for w in MetricsWindow::ALL {
-            let ipc = HealthWindow::from(w);
-            assert_eq!(MetricsWindow::from(ipc), w);
-            assert_eq!(serde_json::to_value(ipc).unwrap(), w.as_str());
+            assert_eq!(serde_json::to_value(w).unwrap(), w.as_str());
         }
         for g in MetricsGroupBy::ALL {
-            let ipc = HealthGroupBy::from(g);
-            assert_eq!(MetricsGroupBy::from(ipc), g);
-            assert_eq!(serde_json::to_value(ipc).unwrap(), g.as_str());
+            assert_eq!(serde_json::to_value(g).unwrap(), g.as_str());
         }
     }
 }

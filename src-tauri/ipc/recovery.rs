@@ -2,15 +2,16 @@
 //! type), the fixes and retirements queued through the outbox, and the retire input.
 
 use serde::{Deserialize, Serialize};
+use switchyard_core::ResourceKind;
 use switchyard_core::recovery::{
-    DoctorReport, FixOutcome, RecoveryOp, RetirementView as CoreRetirement, ServerCheck,
+    DoctorReport, FixOutcome, RecoveryAction, RecoveryOp, RetirementView as CoreRetirement,
+    ServerCheck,
 };
 use switchyard_protocol::diagnostics::Finding;
 use switchyard_protocol::retirement::{DlqDisposition, Retirement, RetirementRequest};
 use ts_rs::TS;
 
 use super::dlq::ReplayWriteState;
-use super::types::Kind;
 
 /// What the Recovery page shows: every finding, most severe first, and whether the control
 /// plane's side was checked (a server that cannot be reached, or one without diagnostics, is
@@ -64,8 +65,7 @@ pub struct RecoveryWriteView {
     pub id: i64,
     /// The finding id (a fix) or the retirement id.
     pub subject: String,
-    /// `fix`, `retire` or `retire_cancel`.
-    pub action: String,
+    pub action: RecoveryAction,
     pub label: String,
     pub method: String,
     pub path: String,
@@ -79,14 +79,10 @@ pub struct RecoveryWriteView {
 
 impl From<RecoveryOp> for RecoveryWriteView {
     fn from(o: RecoveryOp) -> Self {
-        let action = serde_json::to_value(o.action)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
         Self {
             id: o.id,
             subject: o.subject,
-            action,
+            action: o.action,
             label: o.label,
             method: o.method,
             path: o.path,
@@ -120,7 +116,7 @@ impl From<FixOutcome> for FixOutcomeView {
 pub struct RetirementItemView {
     pub id: String,
     /// From the queued start when the control plane has no record yet.
-    pub kind: Option<Kind>,
+    pub kind: Option<ResourceKind>,
     pub name: Option<String>,
     pub start: Option<RecoveryWriteView>,
     pub cancel: Option<RecoveryWriteView>,
@@ -136,8 +132,8 @@ impl From<CoreRetirement> for RetirementItemView {
             .and_then(|s| s.body.clone())
             .and_then(|b| serde_json::from_value(b).ok());
         let (kind, name) = match (&r.server, asked) {
-            (Some(s), _) => (Some(s.kind.into()), Some(s.name.clone())),
-            (None, Some(a)) => (Some(a.kind.into()), Some(a.name)),
+            (Some(s), _) => (Some(s.kind), Some(s.name.clone())),
+            (None, Some(a)) => (Some(a.kind), Some(a.name)),
             (None, None) => (None, None),
         };
         Self {
@@ -157,7 +153,7 @@ impl From<CoreRetirement> for RetirementItemView {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct RetireInput {
     pub id: String,
-    pub kind: Kind,
+    pub kind: ResourceKind,
     pub name: String,
     /// A duration (`0s`, `10m`, `1h`, `7d`).
     pub grace: String,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use switchyard_core::rotation::{
     Credential, Rotation, RotationActions, RotationProgress, RotationStep, VerifyResult,
 };
-use switchyard_protocol::ClientCertificateInfo;
+use switchyard_protocol::{CertificateState, ClientCertificateInfo};
 use ts_rs::TS;
 
 use super::convert::write_error;
@@ -31,8 +31,8 @@ pub struct CertificateView {
     pub subject: String,
     /// RFC 3339.
     pub not_after: String,
-    /// `staged`, `active` or `retired` when the rotation recorded it.
-    pub state: String,
+    /// As the rotation recorded it.
+    pub state: CertificateState,
 }
 
 /// The last verify: what the receiver answered to the test signed with the new secret only.
@@ -136,7 +136,7 @@ impl From<ClientCertificateInfo> for CertificateView {
             fingerprint_sha256: c.fingerprint_sha256,
             subject: c.subject,
             not_after: c.not_after.to_rfc3339(),
-            state: c.state.as_str().to_owned(),
+            state: c.state,
         }
     }
 }

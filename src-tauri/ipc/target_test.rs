@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 use switchyard_core::TargetTestOp;
+use switchyard_core::protocol_events::ErrorClass;
 use ts_rs::TS;
 
 use super::dlq::ReplayWriteState;
-use switchyard_core::protocol_events::ErrorClass;
 
 /// What the operator asks for: a `switchyard.test` webhook to `target`. `key` is minted by the
 /// UI once per click (a double click or a resend after a lost answer queues nothing twice).

@@ -6,16 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use switchyard_core::{OpKind, OpState, ResourceKind};
 use ts_rs::TS;
-
-/// A resource kind, singular as in the representation's `kind` field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Endpoint,
-    Target,
-    Flow,
-}
 
 /// A control-plane connection as the UI sees it (no token).
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -51,41 +43,12 @@ pub struct Health {
     pub error: Option<String>,
 }
 
-/// Where a queued write stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum OpState {
-    /// Saved locally, waiting for the sync engine.
-    Pending,
-    /// On its way to the control plane.
-    Sending,
-    /// Confirmed by the control plane.
-    Done,
-    /// Refused by the control plane; a person decides (retry as new, discard, resolve).
-    NeedsAttention,
-    /// Discarded by a person; kept in the list for the record.
-    Discarded,
-    /// Replaced by a "retry as new" operation.
-    Superseded,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Operation {
-    Create,
-    Update,
-    Apply,
-    Delete,
-    Enable,
-    Disable,
-}
-
 /// The latest write on a resource that is not yet settled (or just settled), shown next to it.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct PendingWrite {
     #[ts(type = "number")]
     pub op_id: i64,
-    pub operation: Operation,
+    pub operation: OpKind,
     pub state: OpState,
     /// The control plane's answer when it needs attention.
     pub error: Option<WriteError>,
@@ -114,7 +77,7 @@ pub struct WriteError {
 /// A resource from the local cache, with the pending write on it if there is one.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct ResourceView {
-    pub kind: Kind,
+    pub kind: ResourceKind,
     pub name: String,
     /// The last version confirmed by the control plane (0 when only created locally).
     #[ts(type = "number")]
@@ -129,9 +92,9 @@ pub struct ResourceView {
 /// A write to queue. `spec` is the whole spec for create/apply and a merge patch for update.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct WriteRequest {
-    pub kind: Kind,
+    pub kind: ResourceKind,
     pub name: String,
-    pub operation: Operation,
+    pub operation: OpKind,
     pub spec: Option<Value>,
     /// The version the operator edited; sent as `If-Match` for update and delete.
     #[ts(type = "number | null")]
@@ -144,9 +107,9 @@ pub struct OutboxEntry {
     #[ts(type = "number")]
     pub id: i64,
     pub profile: String,
-    pub kind: Kind,
+    pub kind: ResourceKind,
     pub name: String,
-    pub operation: Operation,
+    pub operation: OpKind,
     pub state: OpState,
     pub idempotency_key: String,
     pub body: Value,
@@ -173,7 +136,7 @@ pub struct OutboxEntry {
 pub struct ConflictView {
     #[ts(type = "number")]
     pub op_id: i64,
-    pub kind: Kind,
+    pub kind: ResourceKind,
     pub name: String,
     #[ts(type = "number | null")]
     pub base_version: Option<i64>,
@@ -242,7 +205,7 @@ pub struct AuditEntry {
 /// A resource found by the command palette's search.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct ResourceRef {
-    pub kind: Kind,
+    pub kind: ResourceKind,
     pub name: String,
 }
 
@@ -273,7 +236,7 @@ pub enum CoreEvent {
         profile: String,
         #[ts(type = "number")]
         op_id: i64,
-        kind: Kind,
+        kind: ResourceKind,
         name: String,
         state: OpState,
     },

@@ -37,7 +37,7 @@ import { RetireDialog } from "./components/recovery/RetireDialog";
 import { RotationWizard } from "./components/rotation/RotationWizard";
 import { SecretOnceDialog } from "./components/SecretOnceDialog";
 import { StatusBar } from "./components/StatusBar";
-import type { Kind } from "./ipc/bindings";
+import type { ResourceKind } from "./ipc/bindings";
 import { call } from "./ipc/client";
 import {
   useActiveProfile,
@@ -80,7 +80,7 @@ const pageKey = (index: number): string | null =>
 
 const NONE: Set<string> = new Set();
 
-const isKind = (page: Page): page is Kind =>
+const isKind = (page: Page): page is ResourceKind =>
   page === "endpoint" || page === "target" || page === "flow";
 
 /** The app: its frame around the page the route (the URL's hash) names. */
@@ -116,7 +116,7 @@ function Frame({ children }: { children: ReactNode }) {
     setSelected,
   };
   const [openOnArrival, setOpenOnArrival] = useState<string | null>(null);
-  const [retiring, setRetiring] = useState<{ kind: Kind; name: string } | null>(null);
+  const [retiring, setRetiring] = useState<{ kind: ResourceKind; name: string } | null>(null);
   const [rotating, setRotating] = useState<string | null>(null);
   const findings = useFindings();
   const resourcesRef = useRef<ResourcesPageHandle>(null);
@@ -143,8 +143,8 @@ function Frame({ children }: { children: ReactNode }) {
   };
   // "New …" from the palette: the form opens once the page has mounted (the route changes
   // after a render, so the page is not there yet when the action runs).
-  const createNext = useRef<Kind | null>(null);
-  const createHere = (kind: Kind) => {
+  const createNext = useRef<ResourceKind | null>(null);
+  const createHere = (kind: ResourceKind) => {
     if (page === kind) resourcesRef.current?.create();
     else {
       createNext.current = kind;
@@ -196,7 +196,7 @@ function Frame({ children }: { children: ReactNode }) {
       group: "Pages",
       onClick: () => go(p.id),
     }));
-    const create = (["endpoint", "target", "flow"] as Kind[]).map((kind) => ({
+    const create = (["endpoint", "target", "flow"] as ResourceKind[]).map((kind) => ({
       id: `new-${kind}`,
       label: `New ${kindLabels[kind].one.toLowerCase()}`,
       group: "Actions",

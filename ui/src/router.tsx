@@ -12,7 +12,7 @@ import {
   type RouterHistory,
 } from "@tanstack/react-router";
 import { type JSX, lazy, type ReactNode, Suspense, useEffect } from "react";
-import type { Kind } from "./ipc/bindings";
+import type { ResourceKind } from "./ipc/bindings";
 import { searchToQuery, validateDlqSearch } from "./lib/dlq";
 import { OverviewPage } from "./pages/OverviewPage";
 import { ResourcesPage } from "./pages/ResourcesPage";
@@ -57,7 +57,7 @@ function OverviewRoute() {
   );
 }
 
-function ResourcesRoute({ kind }: { kind: Kind }) {
+function ResourcesRoute({ kind }: { kind: ResourceKind }) {
   const shell = useShell();
   // Runs once the page has mounted and its handle is set (a child's ref comes first).
   // biome-ignore lint/correctness/useExhaustiveDependencies: on arrival only

@@ -3,7 +3,7 @@
 // the frame (the pages' tests) get a stand-in that only navigates.
 import { useNavigate } from "@tanstack/react-router";
 import { createContext, type RefObject, useContext, useMemo, useRef, useState } from "react";
-import type { Kind } from "./ipc/bindings";
+import type { ResourceKind } from "./ipc/bindings";
 import { storedDlqSearch } from "./lib/dlq";
 import { type Page, pagePath } from "./nav";
 import type { DlqSelection } from "./pages/DlqPage";
@@ -21,7 +21,7 @@ export type Shell = {
   replay: string | null;
   setReplay: (id: string | null) => void;
   /** Whether the `kind` page, just mounted, opens its create form (and forgets it). */
-  takeCreate?: (kind: Kind) => boolean;
+  takeCreate?: (kind: ResourceKind) => boolean;
 };
 
 export const ShellContext = createContext<Shell | null>(null);

@@ -151,6 +151,7 @@ pub enum Write {
 }
 
 /// The kind of an outbox operation.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(type_name = "TEXT", rename_all = "snake_case")]
@@ -181,6 +182,7 @@ impl OpKind {
 /// `pending → sending → done | needs_attention`; a person then resolves `needs_attention`
 /// with retry (`→ pending`, same key), retry-as-new (`→ superseded`, a new op takes its
 /// place) or discard (`→ discarded`).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, sqlx::Type)]
 #[serde(rename_all = "snake_case")]
 #[sqlx(type_name = "TEXT", rename_all = "snake_case")]

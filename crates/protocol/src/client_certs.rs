@@ -51,6 +51,7 @@ impl std::fmt::Debug for UploadCertificateRequest {
 /// Where a certificate is in its rotation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum CertificateState {
     /// Uploaded, not presented by deliveries (a target test may name it).

@@ -53,6 +53,7 @@ pub struct DlqEntry {
 /// `GET /v1/dlq/stats?group_by=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum DlqGroupBy {
     Target,

@@ -14,6 +14,7 @@ use crate::events::ErrorClass;
 /// The span a health report covers, ending now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum MetricsWindow {
     #[serde(rename = "15m")]
     FifteenMinutes,
@@ -71,6 +72,7 @@ impl MetricsWindow {
 /// What the groups of a health report are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum MetricsGroupBy {
     Target,

@@ -1,6 +1,6 @@
 import { Alert, Button, Group, Stack, Text, Textarea } from "@mantine/core";
 import { useState } from "react";
-import type { IpcError, JsonValue, Kind, ResourceView } from "../ipc/bindings";
+import type { IpcError, JsonValue, ResourceKind, ResourceView } from "../ipc/bindings";
 import { isIpcError } from "../ipc/client";
 import { useLive, useQueueWrite } from "../ipc/queries";
 import { diffLines, hasChanges, pretty } from "../lib/diff";
@@ -29,7 +29,7 @@ export function ApplyEditor({
   resource,
   onDone,
 }: {
-  kind: Kind;
+  kind: ResourceKind;
   resource: ResourceView;
   onDone: () => void;
 }) {

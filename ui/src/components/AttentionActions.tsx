@@ -1,6 +1,6 @@
 import { Button, Group, Modal, Text } from "@mantine/core";
 import { useState } from "react";
-import type { Kind, OpState, WriteError } from "../ipc/bindings";
+import type { OpState, ResourceKind, WriteError } from "../ipc/bindings";
 import { useActiveProfile, useDependants, useResolve, useRetryNow } from "../ipc/queries";
 import { useSendNotice } from "../lib/sendNotice";
 import { ConflictPanel } from "./ConflictView";
@@ -38,7 +38,7 @@ export function AttentionActions({
   error: WriteError | null;
   /** The write's control plane (the outbox lists every one); the active one when absent. */
   profile?: string;
-  kind?: Kind;
+  kind?: ResourceKind;
   name?: string;
 }) {
   const [conflictOpen, setConflictOpen] = useState(false);

@@ -12,7 +12,7 @@ import {
   Text,
 } from "@mantine/core";
 import { useState } from "react";
-import type { Kind, ResourceView } from "../ipc/bindings";
+import type { ResourceKind, ResourceView } from "../ipc/bindings";
 import { useDependants, useHistory, useQueueWrite, useResource } from "../ipc/queries";
 import { kindLabels, operationLabels, shortTime } from "../lib/format";
 import { enabled } from "../lib/kinds";
@@ -35,7 +35,7 @@ export function ResourceDrawer({
   onClose,
   onOpenDlq,
 }: {
-  kind: Kind;
+  kind: ResourceKind;
   name: string | null;
   onClose: () => void;
   /** Opens the DLQ page filtered to a target (the Health tab's link). */

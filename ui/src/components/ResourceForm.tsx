@@ -12,7 +12,7 @@ import {
 } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { IpcError, JsonValue, Kind, OutboxEntry, ResourceView } from "../ipc/bindings";
+import type { IpcError, JsonValue, OutboxEntry, ResourceKind, ResourceView } from "../ipc/bindings";
 import { isIpcError } from "../ipc/client";
 import { useGitopsManaged } from "../ipc/gitopsQueries";
 import { useOutbox, useQueueWrite, useResolve, useResources } from "../ipc/queries";
@@ -45,7 +45,7 @@ function toValues(name: string, spec: JsonValue): Values {
 }
 
 /** The spec the form describes. Header lines are `Name: value`. */
-export function toSpec(kind: Kind, v: Values): JsonValue {
+export function toSpec(kind: ResourceKind, v: Values): JsonValue {
   switch (kind) {
     case "endpoint":
       return { description: v.description, event_types: v.event_types };
@@ -92,7 +92,7 @@ export function ResourceForm({
   resource,
   onDone,
 }: {
-  kind: Kind;
+  kind: ResourceKind;
   resource: ResourceView | null;
   onDone: () => void;
 }) {

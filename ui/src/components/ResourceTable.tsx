@@ -4,9 +4,9 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
 import type {
   HealthGroupView,
-  HealthWindow,
-  Kind,
   ManagedResource,
+  MetricsWindow,
+  ResourceKind,
   ResourceView,
 } from "../ipc/bindings";
 import { relativeTime } from "../lib/format";
@@ -19,7 +19,7 @@ import { CredentialBadges } from "./rotation/CredentialBadges";
 type SortKey = "name" | "summary" | "version" | "updated";
 type Sort = { key: SortKey; desc: boolean };
 
-type Column = { key: SortKey | null; label: string; width: string; kinds?: Kind[] };
+type Column = { key: SortKey | null; label: string; width: string; kinds?: ResourceKind[] };
 
 // Minimum widths add up to what fits at 1024 px (the main area is ~780 px there), so the Write
 // badge ("Confirmed · enable") is never cut; the State column exists for endpoints only. The
@@ -34,7 +34,8 @@ const allColumns: Column[] = [
   { key: "updated", label: "Updated", width: "92px" },
   { key: null, label: "Write", width: "minmax(196px, 1.2fr)" },
 ];
-const columnsOf = (kind: Kind) => allColumns.filter((c) => !c.kinds || c.kinds.includes(kind));
+const columnsOf = (kind: ResourceKind) =>
+  allColumns.filter((c) => !c.kinds || c.kinds.includes(kind));
 const ROW_HEIGHT = 40;
 
 function compare(a: ResourceView, b: ResourceView, key: SortKey): number {
@@ -71,7 +72,7 @@ export function ResourceTable({
   window = "1h",
   healthStale = false,
 }: {
-  kind?: Kind;
+  kind?: ResourceKind;
   items: ResourceView[];
   onOpen: (resource: ResourceView) => void;
   filterRef?: React.Ref<HTMLInputElement>;
@@ -81,7 +82,7 @@ export function ResourceTable({
   managed?: Record<string, ManagedResource>;
   /** Delivery health by name over `window` (one metrics call for the table); absent: not known. */
   health?: Map<string, HealthGroupView>;
-  window?: HealthWindow;
+  window?: MetricsWindow;
   /** `health` is the last answer, kept while the control plane does not answer. */
   healthStale?: boolean;
 }) {

@@ -127,6 +127,8 @@ certificate_pem: string,
  */
 private_key_pem: string, };
 
+export type CertificateState = "staged" | "active" | "retired";
+
 export type CertificateView = { id: string, 
 /**
  * SHA-256 of the leaf's DER, lowercase hex.
@@ -141,13 +143,13 @@ subject: string,
  */
 not_after: string, 
 /**
- * `staged`, `active` or `retired` when the rotation recorded it.
+ * As the rotation recorded it.
  */
-state: string, };
+state: CertificateState, };
 
 export type ClassCountView = { error_class: ErrorClass, count: number, };
 
-export type ConflictView = { op_id: number, kind: Kind, name: string, base_version: number | null, base: JsonValue | null, 
+export type ConflictView = { op_id: number, kind: ResourceKind, name: string, base_version: number | null, base: JsonValue | null, 
 /**
  * `null`: the edit is a delete.
  */
@@ -165,11 +167,11 @@ theirs_from_cache: boolean,
  */
 conflicting_fields: Array<string>, };
 
-export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: Kind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, } | { "type": "secret_shown", profile: string, target: string, } | { "type": "quitting", sending: number, };
+export type CoreEvent = { "type": "sync" } & SyncStatus | { "type": "operation", profile: string, op_id: number, kind: ResourceKind, name: string, state: OpState, } | { "type": "resources_changed", profile: string, } | { "type": "replay_write", profile: string, session_id: string, state: ReplayWriteState, } | { "type": "secret_shown", profile: string, target: string, } | { "type": "quitting", sending: number, };
 
 export type Credential = "secret" | "certificate";
 
-export type DeliveryHealthView = { window: HealthWindow, group_by: HealthGroupBy, 
+export type DeliveryHealthView = { window: MetricsWindow, group_by: MetricsGroupBy, 
 /**
  * The start of the first bucket, and the end of the report (the server's now).
  */
@@ -211,13 +213,13 @@ since: number | null,
  */
 until: number | null, };
 
+export type DlqGroupBy = "target" | "error_class" | "hour" | "error_class,target";
+
 export type DlqGroupView = { 
 /**
  * Target name, error class, or the hour's start (RFC 3339).
  */
 key: string, count: number, };
-
-export type DlqGrouping = "target" | "error_class" | "hour";
 
 export type DlqPageView = { items: Array<DlqEntryView>, next_cursor: string | null, };
 
@@ -387,8 +389,6 @@ export type HealthBucketView = { start: number, attempts: number, failures: numb
  */
 p95_ms: number | null, };
 
-export type HealthGroupBy = "target" | "endpoint" | "flow";
-
 export type HealthGroupView = { name: string, figures: AttemptFiguresView, 
 /**
  * Failed attempts since the last success; `null` when no attempt was recorded since the
@@ -427,8 +427,6 @@ oldest_pending_at: number | null,
  */
 dead: number, replays_running: number, };
 
-export type HealthWindow = "15m" | "1h" | "24h" | "7d";
-
 export type Hop = "control_plane_webhook" | "control_plane_edge" | "edge_webhook";
 
 export type IpcError = { code: IpcErrorCode, message: string, 
@@ -440,8 +438,6 @@ problem: WriteError | null, };
 export type IpcErrorCode = "invalid_input" | "not_found" | "conflict" | "offline" | "unauthorized" | "remote" | "internal";
 
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
-
-export type Kind = "endpoint" | "target" | "flow";
 
 export type LatencyView = { p50: number, p95: number, p99: number, };
 
@@ -485,15 +481,19 @@ changes: Array<FieldChange>,
  */
 changed_by: string | null, changed_at: number | null, };
 
+export type MetricsGroupBy = "target" | "endpoint" | "flow";
+
+export type MetricsWindow = "15m" | "1h" | "24h" | "7d";
+
 export type OldSecretView = { id: string, expires_at: string, };
+
+export type OpKind = "create" | "update" | "apply" | "delete" | "enable" | "disable";
 
 export type OpState = "pending" | "sending" | "done" | "needs_attention" | "discarded" | "superseded";
 
-export type Operation = "create" | "update" | "apply" | "delete" | "enable" | "disable";
-
 export type Origin = { "via": "console" } | { "via": "mcp", client: string, } | { "via": "gitops", source: string, commit: string, path: string, };
 
-export type OutboxEntry = { id: number, profile: string, kind: Kind, name: string, operation: Operation, state: OpState, idempotency_key: string, body: JsonValue, base_version: number | null, 
+export type OutboxEntry = { id: number, profile: string, kind: ResourceKind, name: string, operation: OpKind, state: OpState, idempotency_key: string, body: JsonValue, base_version: number | null, 
 /**
  * Send attempts so far.
  */
@@ -519,7 +519,7 @@ export type Overview = { profile: string, endpoints: number, targets: number, fl
  */
 recent: Array<AuditEntry>, };
 
-export type PendingWrite = { op_id: number, operation: Operation, state: OpState, 
+export type PendingWrite = { op_id: number, operation: OpKind, state: OpState, 
 /**
  * The control plane's answer when it needs attention.
  */
@@ -597,6 +597,8 @@ pending: number,
  */
 needs_attention: number, };
 
+export type RecoveryAction = "fix" | "retire" | "retire_cancel";
+
 export type RecoveryView = { findings: Array<Finding>, 
 /**
  * When the control plane answered `GET /v1/diagnostics` (RFC 3339).
@@ -615,13 +617,11 @@ export type RecoveryWriteView = { id: number,
 /**
  * The finding id (a fix) or the retirement id.
  */
-subject: string, 
-/**
- * `fix`, `retire` or `retire_cancel`.
- */
-action: string, label: string, method: string, path: string, idempotency_key: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, };
+subject: string, action: RecoveryAction, label: string, method: string, path: string, idempotency_key: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, };
 
 export type RedeliveryView = { target: string, attempts_made: number, max_attempts: number, next_attempt_at: number | null, error_class: ErrorClass | null, last_status_code: number | null, };
+
+export type ReplayAction = "start" | "cancel";
 
 export type ReplayCountsView = { total: number, succeeded: number, failed: number, pending: number, cancelled: number, skipped: number, };
 
@@ -647,11 +647,7 @@ export type ReplayStatus = "running" | "completed" | "cancelled";
 
 export type ReplayWriteState = "saved_locally" | "sent" | "confirmed" | "needs_attention";
 
-export type ReplayWriteView = { id: number, 
-/**
- * `start` or `cancel`.
- */
-action: string, session_id: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, 
+export type ReplayWriteView = { id: number, action: ReplayAction, session_id: string, state: ReplayWriteState, attempts: number, error: string | null, created_at: number, 
 /**
  * Who queued it: a person at the console, or an agent over MCP.
  */
@@ -661,17 +657,17 @@ export type Resolution = "retry_as_new" | "discard";
 
 export type ResourceKind = "endpoint" | "target" | "flow";
 
-export type ResourceRef = { kind: Kind, name: string, };
+export type ResourceRef = { kind: ResourceKind, name: string, };
 
 export type ResourceSync = "in_sync" | "drifted" | "missing" | "applying";
 
-export type ResourceView = { kind: Kind, name: string, 
+export type ResourceView = { kind: ResourceKind, name: string, 
 /**
  * The last version confirmed by the control plane (0 when only created locally).
  */
 version: number, updated_at: number | null, spec: JsonValue, status: JsonValue, pending: PendingWrite | null, };
 
-export type RetireInput = { id: string, kind: Kind, name: string, 
+export type RetireInput = { id: string, kind: ResourceKind, name: string, 
 /**
  * A duration (`0s`, `10m`, `1h`, `7d`).
  */
@@ -727,7 +723,7 @@ export type RetirementItemView = { id: string,
 /**
  * From the queued start when the control plane has no record yet.
  */
-kind: Kind | null, name: string | null, start: RecoveryWriteView | null, cancel: RecoveryWriteView | null, server: Retirement | null, offline: string | null, };
+kind: ResourceKind | null, name: string | null, start: RecoveryWriteView | null, cancel: RecoveryWriteView | null, server: Retirement | null, offline: string | null, };
 
 export type RetirementState = "blocked" | "draining" | "disabled" | "scheduled" | "deleted" | "cancelled";
 
@@ -923,7 +919,7 @@ field: string | null,
  */
 used_by: Array<string>, current_version: number | null, };
 
-export type WriteRequest = { kind: Kind, name: string, operation: Operation, spec: JsonValue | null, 
+export type WriteRequest = { kind: ResourceKind, name: string, operation: OpKind, spec: JsonValue | null, 
 /**
  * The version the operator edited; sent as `If-Match` for update and delete.
  */
@@ -941,12 +937,12 @@ export type Commands = {
   test_connection: { args: { input: ProfileInput }; result: Health };
   check_health: { args: { profile: string }; result: Health };
   overview: { args: { profile: string }; result: Overview };
-  list_resources: { args: { profile: string; kind: Kind }; result: Array<ResourceView> };
+  list_resources: { args: { profile: string; kind: ResourceKind }; result: Array<ResourceView> };
   search_resources: { args: { profile: string; query: string; limit: number }; result: Array<ResourceRef> };
-  get_resource: { args: { profile: string; kind: Kind; name: string }; result: ResourceView };
-  fetch_live: { args: { profile: string; kind: Kind; name: string }; result: ResourceView | null };
-  resource_history: { args: { profile: string; kind: Kind; name: string }; result: Array<OutboxEntry> };
-  dependants: { args: { profile: string; kind: Kind; name: string }; result: Array<string> };
+  get_resource: { args: { profile: string; kind: ResourceKind; name: string }; result: ResourceView };
+  fetch_live: { args: { profile: string; kind: ResourceKind; name: string }; result: ResourceView | null };
+  resource_history: { args: { profile: string; kind: ResourceKind; name: string }; result: Array<OutboxEntry> };
+  dependants: { args: { profile: string; kind: ResourceKind; name: string }; result: Array<string> };
   queue_write: { args: { profile: string; request: WriteRequest }; result: OutboxEntry };
   list_outbox: { args: { profile: string | null }; result: Array<OutboxEntry> };
   retry_now: { args: { id: number }; result: null };
@@ -958,9 +954,9 @@ export type Commands = {
   op_audit: { args: { id: number }; result: Array<AuditEntry> };
   ui_ready: { args: { marks: LaunchMarks | null }; result: number };
   dlq_page: { args: { profile: string; filter: DlqFilterInput; limit: number; cursor: string | null }; result: DlqPageView };
-  dlq_stats: { args: { profile: string; groupBy: DlqGrouping; filter: DlqFilterInput | null }; result: DlqStatsView };
+  dlq_stats: { args: { profile: string; groupBy: DlqGroupBy; filter: DlqFilterInput | null }; result: DlqStatsView };
   dlq_causes: { args: { profile: string; filter: DlqFilterInput }; result: Array<DlqCauseView> };
-  delivery_metrics: { args: { profile: string; window: HealthWindow; groupBy: HealthGroupBy }; result: DeliveryHealthView };
+  delivery_metrics: { args: { profile: string; window: MetricsWindow; groupBy: MetricsGroupBy }; result: DeliveryHealthView };
   test_target: { args: { profile: string; input: TargetTestInput }; result: TargetTestView };
   list_target_tests: { args: { profile: string; target: string }; result: Array<TargetTestView> };
   take_shown_secrets: { args: { profile: string }; result: Array<ShownSecretView> };
@@ -977,7 +973,7 @@ export type Commands = {
   run_fix: { args: { profile: string; findingId: string; action: number; key: string }; result: FixOutcomeView };
   list_recovery_writes: { args: { profile: string }; result: Array<RecoveryWriteView> };
   new_retirement_id: { args: {  }; result: string };
-  preview_retirement: { args: { profile: string; kind: Kind; name: string; cascadeFlows: boolean }; result: RetirementDryRun };
+  preview_retirement: { args: { profile: string; kind: ResourceKind; name: string; cascadeFlows: boolean }; result: RetirementDryRun };
   start_retirement: { args: { profile: string; input: RetireInput }; result: RetirementItemView };
   cancel_retirement: { args: { profile: string; id: string }; result: RetirementItemView };
   list_retirements: { args: { profile: string }; result: Array<RetirementItemView> };

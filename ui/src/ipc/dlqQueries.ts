@@ -13,7 +13,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { type WindowPage, type WindowParam, windowOptions } from "../lib/dlqWindow";
 import type {
   DlqFilterInput,
-  DlqGrouping,
+  DlqGroupBy,
   ReplaySelectionInput,
   ReplayStartInput,
 } from "./bindings";
@@ -95,7 +95,7 @@ export function useDlqPages(filter: DlqFilterInput) {
  * the overview's tile share that key, so they always agree).
  */
 export function useDlqStats(
-  groupBy: DlqGrouping,
+  groupBy: DlqGroupBy,
   refetchMs?: number,
   filter: DlqFilterInput | null = null,
   enabled = true,

@@ -2,7 +2,13 @@
 // that reads a control plane or its cache, they are keyed by the profile they ask for (see
 // `scope` in ./queries) and wait while no profile is known.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { GitopsPlan, Kind, ManagedResource, PlanOptions, SourceSpec } from "./bindings";
+import type {
+  GitopsPlan,
+  ManagedResource,
+  PlanOptions,
+  ResourceKind,
+  SourceSpec,
+} from "./bindings";
 import { call } from "./client";
 import { commandInvalidates, invalidate, type KeySet } from "./invalidation";
 import { gitopsKeys } from "./keys";
@@ -46,7 +52,7 @@ export function useGitopsProgress(source: string | null, commit: string | null) 
 }
 
 /** Resources managed by Git, by kind and name, for badges (drift against the cache). */
-export function useGitopsManaged(kind?: Kind, enabled = true) {
+export function useGitopsManaged(kind?: ResourceKind, enabled = true) {
   const profile = useActiveProfile();
   const query = useQuery({
     ...scoped(

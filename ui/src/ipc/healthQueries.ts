@@ -2,7 +2,7 @@
 // queries.ts) and carries the window and grouping: one control plane's figures are never shown
 // under another's name, nor one window's under another's.
 import { useQuery } from "@tanstack/react-query";
-import type { HealthGroupBy, HealthWindow } from "./bindings";
+import type { MetricsGroupBy, MetricsWindow } from "./bindings";
 import { call } from "./client";
 import { healthKeys } from "./keys";
 import { scoped, useActiveProfile } from "./queries";
@@ -15,7 +15,7 @@ export const HEALTH_REFRESH_MS = 15_000;
  * fails, TanStack keeps the last answer (`data`, with its `dataUpdatedAt`) beside the error:
  * the dashboard shows it marked stale (`freshness()` in lib/health.ts).
  */
-export function useDeliveryMetrics(window: HealthWindow, groupBy: HealthGroupBy = "target") {
+export function useDeliveryMetrics(window: MetricsWindow, groupBy: MetricsGroupBy = "target") {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(

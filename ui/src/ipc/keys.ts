@@ -1,7 +1,13 @@
 // Every query key of the UI, by what it caches. One profile's keys all sit under
 // `["p", profile]` (see `scoped` in ./queries.ts), so a profile's data is never shown under
 // another's name; what each command or core event makes stale is declared in ./invalidation.ts.
-import type { DlqFilterInput, DlqGrouping, HealthGroupBy, HealthWindow, Kind } from "./bindings";
+import type {
+  DlqFilterInput,
+  DlqGroupBy,
+  MetricsGroupBy,
+  MetricsWindow,
+  ResourceKind,
+} from "./bindings";
 
 /**
  * The keys of one profile's server-backed and cached data, all under `["p", profile]`
@@ -14,15 +20,16 @@ export const scope = (profile: string | null) => {
     health: [...base, "health"] as const,
     overview: [...base, "overview"] as const,
     allResources: [...base, "resources"] as const,
-    resources: (kind: Kind) => [...base, "resources", kind] as const,
+    resources: (kind: ResourceKind) => [...base, "resources", kind] as const,
     // Under "resources" so a cache change refreshes open searches too.
     resourceSearch: (query: string) => [...base, "resources", "search", query] as const,
     allResource: [...base, "resource"] as const,
-    resource: (kind: Kind, name: string | null) => [...base, "resource", kind, name] as const,
-    live: (kind: Kind, name: string) => [...base, "live", kind, name] as const,
+    resource: (kind: ResourceKind, name: string | null) =>
+      [...base, "resource", kind, name] as const,
+    live: (kind: ResourceKind, name: string) => [...base, "live", kind, name] as const,
     allHistory: [...base, "history"] as const,
-    history: (kind: Kind, name: string | null) => [...base, "history", kind, name] as const,
-    dependants: (kind: Kind | null, name: string | null) =>
+    history: (kind: ResourceKind, name: string | null) => [...base, "history", kind, name] as const,
+    dependants: (kind: ResourceKind | null, name: string | null) =>
       [...base, "dependants", kind, name] as const,
   };
 };
@@ -45,7 +52,7 @@ export const dlqKeys = (profile: string | null) => {
   return {
     all: [...base, "dlq"] as const,
     page: (filter: DlqFilterInput) => [...base, "dlq", "page", filter] as const,
-    stats: (g: DlqGrouping, filter: DlqFilterInput | null) =>
+    stats: (g: DlqGroupBy, filter: DlqFilterInput | null) =>
       [...base, "dlq", "stats", g, filter] as const,
     causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,
     delivery: (id: string | null) => [...base, "delivery", id] as const,
@@ -77,7 +84,7 @@ export const healthKeys = (profile: string | null) => {
   const base = ["p", profile, "metrics"] as const;
   return {
     all: base,
-    deliveries: (window: HealthWindow, groupBy: HealthGroupBy) =>
+    deliveries: (window: MetricsWindow, groupBy: MetricsGroupBy) =>
       [...base, "deliveries", window, groupBy] as const,
   };
 };
@@ -90,7 +97,7 @@ export const recoveryKeys = (profile: string | null) => {
     writes: [...base, "writes"] as const,
     retirements: [...base, "retirements"] as const,
     retirement: (id: string | null) => [...base, "retirements", id] as const,
-    preview: (kind: Kind, name: string, cascade: boolean) =>
+    preview: (kind: ResourceKind, name: string, cascade: boolean) =>
       [...base, "preview", kind, name, cascade] as const,
   };
 };

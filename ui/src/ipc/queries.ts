@@ -16,7 +16,7 @@ import {
   useQuery,
   useQueryClient,
 } from "@tanstack/react-query";
-import type { Kind, ProfileInput, ProfileView, Resolution, WriteRequest } from "./bindings";
+import type { ProfileInput, ProfileView, Resolution, ResourceKind, WriteRequest } from "./bindings";
 import { call } from "./client";
 import { commandInvalidates, invalidate } from "./invalidation";
 import { keys, scope } from "./keys";
@@ -69,7 +69,7 @@ export function useOverview() {
   );
 }
 
-export function useResources(kind: Kind) {
+export function useResources(kind: ResourceKind) {
   const profile = useActiveProfile();
   return useQuery(
     scoped(
@@ -94,7 +94,7 @@ export function useResourceSearch(query: string) {
   });
 }
 
-export function useResource(kind: Kind, name: string | null) {
+export function useResource(kind: ResourceKind, name: string | null) {
   const profile = useActiveProfile();
   return useQuery(
     scoped(
@@ -105,7 +105,7 @@ export function useResource(kind: Kind, name: string | null) {
   );
 }
 
-export function useLive(kind: Kind, name: string, enabled: boolean) {
+export function useLive(kind: ResourceKind, name: string, enabled: boolean) {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
@@ -117,7 +117,7 @@ export function useLive(kind: Kind, name: string, enabled: boolean) {
   });
 }
 
-export function useHistory(kind: Kind, name: string | null) {
+export function useHistory(kind: ResourceKind, name: string | null) {
   const profile = useActiveProfile();
   return useQuery(
     scoped(
@@ -128,7 +128,7 @@ export function useHistory(kind: Kind, name: string | null) {
   );
 }
 
-export function useDependants(kind: Kind | null, name: string | null, enabled: boolean) {
+export function useDependants(kind: ResourceKind | null, name: string | null, enabled: boolean) {
   const profile = useActiveProfile();
   return useQuery(
     scoped(

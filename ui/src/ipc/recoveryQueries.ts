@@ -3,7 +3,7 @@
 // profile: one control plane's findings are never shown under another's name.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { isFinal } from "../lib/recovery";
-import type { Kind, RetireInput } from "./bindings";
+import type { ResourceKind, RetireInput } from "./bindings";
 import { call } from "./client";
 import { commandInvalidates, invalidate } from "./invalidation";
 import { recoveryKeys } from "./keys";
@@ -92,7 +92,12 @@ export function useRetirement(id: string | null) {
 }
 
 /** The server's dry run: what retiring `name` touches and whether it would start blocked. */
-export function useRetirementPreview(kind: Kind, name: string, cascade: boolean, enabled: boolean) {
+export function useRetirementPreview(
+  kind: ResourceKind,
+  name: string,
+  cascade: boolean,
+  enabled: boolean,
+) {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(

@@ -1,6 +1,6 @@
-import type { Kind, Operation, OpState } from "../ipc/bindings";
+import type { OpKind, OpState, ResourceKind } from "../ipc/bindings";
 
-export const kindLabels: Record<Kind, { one: string; many: string }> = {
+export const kindLabels: Record<ResourceKind, { one: string; many: string }> = {
   endpoint: { one: "Endpoint", many: "Endpoints" },
   target: { one: "Target", many: "Targets" },
   flow: { one: "Flow", many: "Flows" },
@@ -24,7 +24,7 @@ export const stateColors: Record<OpState, string> = {
   superseded: "gray",
 };
 
-export const operationLabels: Record<Operation, string> = {
+export const operationLabels: Record<OpKind, string> = {
   create: "create",
   update: "edit",
   apply: "apply",

@@ -4,22 +4,22 @@ import type {
   DeliveryHealthView,
   ErrorClass,
   HealthGroupView,
-  HealthWindow,
   IpcError,
+  MetricsWindow,
 } from "../ipc/bindings";
 import { relativeTime } from "./format";
 
-export const windows: { value: HealthWindow; label: string; words: string }[] = [
+export const windows: { value: MetricsWindow; label: string; words: string }[] = [
   { value: "15m", label: "15 m", words: "the last 15 minutes" },
   { value: "1h", label: "1 h", words: "the last hour" },
   { value: "24h", label: "24 h", words: "the last 24 hours" },
   { value: "7d", label: "7 d", words: "the last 7 days" },
 ];
 
-export const isWindow = (v: unknown): v is HealthWindow => windows.some((w) => w.value === v);
+export const isWindow = (v: unknown): v is MetricsWindow => windows.some((w) => w.value === v);
 
 /** "the last hour". */
-export const windowWords = (w: HealthWindow) =>
+export const windowWords = (w: MetricsWindow) =>
   windows.find((x) => x.value === w)?.words ?? `the last ${w}`;
 
 /** What the dashboard shows for a figure the server could not compute. */
@@ -118,7 +118,7 @@ export function freshness(q: MetricsQuery, profile: string | undefined, now: num
 }
 
 /** One group's row of a resource table: "12 attempts, 3 failed in the last hour". */
-export function attemptsWords(g: HealthGroupView, window: HealthWindow): string {
+export function attemptsWords(g: HealthGroupView, window: MetricsWindow): string {
   const n = g.figures.attempts;
   return `${n} ${n === 1 ? "attempt" : "attempts"}, ${g.figures.failures} failed in ${windowWords(window)}`;
 }

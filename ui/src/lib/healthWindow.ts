@@ -2,7 +2,7 @@
 // by every view of delivery health: the Overview, a drawer's Health tab and the resource
 // tables' sparklines read and set the same one, so they ask for the same figures.
 import { useCallback, useSyncExternalStore } from "react";
-import type { HealthWindow } from "../ipc/bindings";
+import type { MetricsWindow } from "../ipc/bindings";
 import { isWindow } from "./health";
 
 /** The Overview's storage key, kept so a window picked before this module existed survives. */
@@ -10,7 +10,7 @@ export const WINDOW_KEY = "overview-window";
 
 const listeners = new Set<() => void>();
 
-function read(): HealthWindow {
+function read(): MetricsWindow {
   const saved = localStorage.getItem(WINDOW_KEY);
   return isWindow(saved) ? saved : "1h";
 }
@@ -23,7 +23,7 @@ function subscribe(listener: () => void) {
 }
 
 /** The remembered window and a setter that stores it and tells every view using it. */
-export function useHealthWindow(): [HealthWindow, (value: string) => void] {
+export function useHealthWindow(): [MetricsWindow, (value: string) => void] {
   const window = useSyncExternalStore(subscribe, read, read);
   const pick = useCallback((value: string) => {
     if (!isWindow(value)) return;

@@ -1,5 +1,5 @@
 // What the UI knows about each kind: the summary column of the table and the starting spec.
-import type { JsonValue, Kind, ResourceView } from "../ipc/bindings";
+import type { JsonValue, ResourceKind, ResourceView } from "../ipc/bindings";
 
 type Obj = { [key: string]: JsonValue };
 const obj = (value: JsonValue): Obj =>
@@ -32,7 +32,7 @@ export function enabled(resource: ResourceView): boolean | null {
   return typeof status.enabled === "boolean" ? status.enabled : true;
 }
 
-export const emptySpec: Record<Kind, Obj> = {
+export const emptySpec: Record<ResourceKind, Obj> = {
   endpoint: { description: "", event_types: [] },
   target: { url: "https://", timeout_ms: 15000, headers: {} },
   flow: { endpoint: "", target: "", event_types: [], mode: "async_inline" },

@@ -1,7 +1,7 @@
 // The form's checks, mirroring the control plane's (crates/protocol: name.rs, resource.rs) so
 // every invalid field is flagged at once, before anything is queued. The control plane stays
 // the judge: what it refuses still lands under the field it names.
-import type { Kind } from "../ipc/bindings";
+import type { ResourceKind } from "../ipc/bindings";
 
 export type FormValues = {
   name: string;
@@ -70,7 +70,7 @@ function urlError(url: string): string | null {
 }
 
 /** Every invalid field of the form, at once. */
-export function validate(kind: Kind, v: FormValues, creating: boolean): FieldErrors {
+export function validate(kind: ResourceKind, v: FormValues, creating: boolean): FieldErrors {
   const errors: FieldErrors = {};
   if (creating) {
     const e = nameError(v.name);

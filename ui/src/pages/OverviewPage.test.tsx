@@ -4,7 +4,7 @@ import { App } from "../App";
 import type {
   DeliveryHealthView,
   HealthGroupView,
-  HealthWindow,
+  MetricsWindow,
   Overview,
   SyncStatus,
 } from "../ipc/bindings";
@@ -24,7 +24,7 @@ const overview: Overview = {
 };
 
 function metrics(
-  window: HealthWindow,
+  window: MetricsWindow,
   groups: HealthGroupView[],
   totals: Partial<DeliveryHealthView["totals"]> = {},
 ): DeliveryHealthView {

@@ -5,7 +5,7 @@ import { ErrorAlert } from "../components/ErrorAlert";
 import { ResourceDrawer } from "../components/ResourceDrawer";
 import { ResourceForm } from "../components/ResourceForm";
 import { ResourceTable } from "../components/ResourceTable";
-import type { IpcError, Kind, SyncStatus } from "../ipc/bindings";
+import type { IpcError, ResourceKind, SyncStatus } from "../ipc/bindings";
 import { useGitopsManaged } from "../ipc/gitopsQueries";
 import { useDeliveryMetrics } from "../ipc/healthQueries";
 import { useActiveProfile, useResources, useSyncNow, useSyncStatus } from "../ipc/queries";
@@ -16,7 +16,7 @@ import { useSendNotice } from "../lib/sendNotice";
 
 /** What an empty list means: nothing on the control plane, or never fetched from it. */
 export function emptyText(
-  kind: Kind,
+  kind: ResourceKind,
   profile: string | undefined,
   status: SyncStatus | undefined,
 ): string {
@@ -41,7 +41,7 @@ export type ResourcesPageHandle = {
 export const ResourcesPage = forwardRef<
   ResourcesPageHandle,
   {
-    kind: Kind;
+    kind: ResourceKind;
     initialOpen?: string | null;
     /** Opens the DLQ page filtered to a target (a target drawer's Health tab). */
     onOpenDlq?: (target: string) => void;

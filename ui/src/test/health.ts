@@ -2,9 +2,9 @@
 import type {
   AttemptFiguresView,
   DeliveryHealthView,
-  HealthGroupBy,
   HealthGroupView,
-  HealthWindow,
+  MetricsGroupBy,
+  MetricsWindow,
 } from "../ipc/bindings";
 
 export const NOW = Date.now();
@@ -53,8 +53,8 @@ export function group(
 }
 
 export function report(
-  window: HealthWindow,
-  groupBy: HealthGroupBy,
+  window: MetricsWindow,
+  groupBy: MetricsGroupBy,
   groups: HealthGroupView[],
 ): DeliveryHealthView {
   return {

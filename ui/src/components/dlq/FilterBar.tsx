@@ -3,7 +3,7 @@
 // quick ranges.
 import { Autocomplete, Button, Group, Select, TextInput } from "@mantine/core";
 import { useState } from "react";
-import type { DlqFilterInput, ErrorClass, Kind } from "../../ipc/bindings";
+import type { DlqFilterInput, ErrorClass, ResourceKind } from "../../ipc/bindings";
 import { useResources } from "../../ipc/queries";
 import { type DlqView, failureClasses } from "../../lib/dlq";
 
@@ -14,7 +14,7 @@ const toLocal = (ms: number | null) =>
     : new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
 /** The names of one kind in the local copy, for the filters' suggestions. */
-export function useKnownNames(kind: Kind): string[] {
+export function useKnownNames(kind: ResourceKind): string[] {
   const resources = useResources(kind);
   return (resources.data ?? []).map((r) => r.name).sort();
 }

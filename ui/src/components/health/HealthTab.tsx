@@ -13,7 +13,7 @@ import {
   Text,
 } from "@mantine/core";
 import type { ReactNode } from "react";
-import type { HealthGroupView, Kind } from "../../ipc/bindings";
+import type { HealthGroupView, ResourceKind } from "../../ipc/bindings";
 import { useDeliveryMetrics } from "../../ipc/healthQueries";
 import { useActiveProfile } from "../../ipc/queries";
 import { relativeTime, shortTime } from "../../lib/format";
@@ -168,7 +168,7 @@ export function HealthTab({
   name,
   onOpenDlq,
 }: {
-  kind: Kind;
+  kind: ResourceKind;
   name: string;
   /** Opens the DLQ page filtered to this target (targets only). */
   onOpenDlq?: (target: string) => void;

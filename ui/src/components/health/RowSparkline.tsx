@@ -3,7 +3,7 @@
 // without attempts in the window shows "—".
 import { Sparkline } from "@mantine/charts";
 import { Box, Text } from "@mantine/core";
-import type { HealthGroupView, HealthWindow } from "../../ipc/bindings";
+import type { HealthGroupView, MetricsWindow } from "../../ipc/bindings";
 import { ABSENT, attemptsWords, windowWords } from "../../lib/health";
 
 export function RowSparkline({
@@ -12,7 +12,7 @@ export function RowSparkline({
   stale = false,
 }: {
   group: HealthGroupView | undefined;
-  window: HealthWindow;
+  window: MetricsWindow;
   /** The last figures, kept while the control plane does not answer: dimmed and said so. */
   stale?: boolean;
 }) {

@@ -3,7 +3,7 @@
 // chart follows the light/dark scheme.
 import { AreaChart } from "@mantine/charts";
 import { Stack, Text } from "@mantine/core";
-import type { AttemptFiguresView, DeliveryHealthView, HealthWindow } from "../../ipc/bindings";
+import type { AttemptFiguresView, DeliveryHealthView, MetricsWindow } from "../../ipc/bindings";
 import { windowWords } from "../../lib/health";
 
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
@@ -37,7 +37,7 @@ export function DeliveryChart({
   height = 220,
 }: {
   data: DeliveryHealthView;
-  window: HealthWindow;
+  window: MetricsWindow;
   /** One group's figures (a drawer's Health tab); the tenant's totals by default. */
   figures?: AttemptFiguresView;
   height?: number;

@@ -14,7 +14,7 @@ import {
 } from "@mantine/core";
 import { IconSearch } from "@tabler/icons-react";
 import { useMemo, useState } from "react";
-import type { HealthGroupView, HealthWindow } from "../../ipc/bindings";
+import type { HealthGroupView, MetricsWindow } from "../../ipc/bindings";
 import { relativeTime, shortTime } from "../../lib/format";
 import {
   classLabels,
@@ -55,7 +55,7 @@ export function FailingTargets({
   onOpenTarget,
 }: {
   groups: HealthGroupView[];
-  window: HealthWindow;
+  window: MetricsWindow;
   now: number;
   onOpenDlq?: (target: string) => void;
   onOpenTarget?: (target: string) => void;

@@ -1,7 +1,7 @@
 // The dashboard's figures: success rate and attempts over the window, and what is waiting,
 // on the wire and replaying now. A figure the server cannot compute reads "—" with the reason.
 import { SimpleGrid } from "@mantine/core";
-import type { DeliveryHealthView, HealthWindow } from "../../ipc/bindings";
+import type { DeliveryHealthView, MetricsWindow } from "../../ipc/bindings";
 import { relativeTime } from "../../lib/format";
 import {
   ABSENT,
@@ -29,7 +29,7 @@ export function HealthTiles({
 }: {
   data: DeliveryHealthView | undefined;
   fresh: Freshness;
-  window: HealthWindow;
+  window: MetricsWindow;
   now: number;
 }) {
   const stale = fresh.state === "stale";

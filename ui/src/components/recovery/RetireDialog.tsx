@@ -19,7 +19,7 @@ import {
   TextInput,
 } from "@mantine/core";
 import { useState } from "react";
-import type { IpcError, Kind } from "../../ipc/bindings";
+import type { IpcError, ResourceKind } from "../../ipc/bindings";
 import { call } from "../../ipc/client";
 import { useRetirement, useRetirementPreview, useStartRetirement } from "../../ipc/recoveryQueries";
 import { kindLabels } from "../../lib/format";
@@ -33,7 +33,7 @@ export function RetireDialog({
   name,
   onClose,
 }: {
-  kind: Kind;
+  kind: ResourceKind;
   name: string;
   onClose: () => void;
 }) {

@@ -3,6 +3,12 @@ SHELL := /bin/bash
 # Node.js 20 installed by scripts/setup.sh when the system's is older (Debian 12 ships 18).
 export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 .DEFAULT_GOAL := help
+# Every `cargo test` of `make test` (the Rust tests, the keychain and fuzzing binaries, the
+# WebDriver scenarios) is this one invocation's build, so the workspace and the desktop are
+# compiled once: the same packages (--workspace, which also settles the dev-dependencies'
+# features) and the desktop as the e2e scenarios run it, its UI embedded (custom-protocol,
+# which needs the built UI). scripts/api-fuzz.sh reads it from the environment.
+export WORKSPACE_TEST := --workspace --features switchyard-desktop/custom-protocol
 
 .PHONY: coverage help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
 
@@ -46,19 +52,19 @@ lint:
 
 # Includes the store conformance suite on SQLite and PostgreSQL and the multi-replica tests
 # (PostgreSQL from SWITCHYARD_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432).
-test-rust:
-	cargo test --workspace
+test-rust: ui
+	cargo test $(WORKSPACE_TEST)
 
 # Profile tokens in a real OS keychain (crates/core/tests/keychain.rs): gnome-keyring's Secret
 # Service in a private D-Bus session, its login keyring unlocked with a throwaway password and
 # kept in a temp dir (never yours). REQUIRE_KEYCHAIN=1: no Secret Service fails, not skips.
-# The test binary is the one `cargo test --workspace` builds (asking cargo for it by the same
-# command builds nothing again; `-p switchyard-core --test keychain` would resolve other
+# The test binary is the one `cargo test $(WORKSPACE_TEST)` builds (asking cargo for it by the
+# same command builds nothing again; `-p switchyard-core --test keychain` would resolve other
 # features and compile the dependencies a second time).
 test-keychain:
 	@command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null || \
 	  { echo "test-keychain: needs dbus-run-session and gnome-keyring-daemon (make setup installs them)" >&2; exit 1; }
-	bin=$$(cargo test --workspace --no-run --message-format=json-render-diagnostics | python3 -c \
+	bin=$$(cargo test $(WORKSPACE_TEST) --no-run --message-format=json-render-diagnostics | python3 -c \
 	  'import json, sys; print(next(m["executable"] for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "keychain" and m.get("executable")))') && \
 	keyring_tmp=$$(mktemp -d) && trap 'rm -rf "$$keyring_tmp"' EXIT && mkdir -m 700 "$$keyring_tmp/run" && \
 	XDG_DATA_HOME="$$keyring_tmp/data" XDG_RUNTIME_DIR="$$keyring_tmp/run" KEYCHAIN_TEST="$$bin" dbus-run-session -- bash -c \
@@ -76,7 +82,7 @@ test-scripts:
 	./scripts/test-function-length.sh
 
 # The HTTP API under fuzzing (docs/control-plane.md, "Fuzzing the API"): schemathesis against
-# a real control plane's /openapi.json (the debug binary `cargo test --workspace` built), with
+# a real control plane's /openapi.json (the debug binary `cargo test $(WORKSPACE_TEST)` built), with
 # no 5xx and every status, media type and body as documented. The seed is printed;
 # API_FUZZ_SEED=N repeats a run, API_FUZZ_MAX_EXAMPLES=N sets the cases per operation.
 test-api-fuzz:
@@ -90,7 +96,7 @@ test-ui:
 
 # The desktop app end to end: the real binary over WebDriver under a virtual display.
 test-e2e: ui
-	xvfb-run -a -s "-screen 0 1280x800x24" cargo test -p switchyard-desktop --features custom-protocol --test e2e -- --ignored --test-threads=1
+	xvfb-run -a -s "-screen 0 1280x800x24" cargo test $(WORKSPACE_TEST) --test e2e -- --ignored --test-threads=1
 
 test: setup lint test-scripts test-rust test-keychain test-api-fuzz check-release test-ui test-e2e
 	@echo "make test: all checks passed"

@@ -13,7 +13,8 @@
 #   API_FUZZ_SEED          the seed (default: a random one, printed)
 #   API_FUZZ_MAX_EXAMPLES  test cases per operation and phase (default 100: a minute or two)
 #   SWITCHYARD_CONTROL_PLANE_BIN  the server binary (default: the one `cargo test
-#                          --workspace` builds, so `make test` compiles nothing again)
+#                          $WORKSPACE_TEST` builds, so `make test` compiles nothing again)
+#   WORKSPACE_TEST         that command's arguments (the Makefile sets them; default --workspace)
 #
 # Where it can, the run has a network namespace of its own with only loopback in it
 # (`unshare --user --net`): fuzzed targets name arbitrary hosts, and a control plane sends
@@ -31,9 +32,11 @@ fi
 
 if [ -z "${API_FUZZ_IN_NAMESPACE:-}" ]; then
   if [ -z "${SWITCHYARD_CONTROL_PLANE_BIN:-}" ]; then
-    # Asked for by the same command as `make test-rust`, so nothing is compiled again (the
-    # bin target built for the integration tests; its unit-test harness has profile.test).
-    SWITCHYARD_CONTROL_PLANE_BIN=$(cargo test --workspace --no-run --message-format=json-render-diagnostics |
+    # Asked for by the same command as `make test-rust` (WORKSPACE_TEST, from the Makefile),
+    # so nothing is compiled again (the bin target built for the integration tests; its
+    # unit-test harness has profile.test).
+    # shellcheck disable=SC2086 # WORKSPACE_TEST is a list of arguments
+    SWITCHYARD_CONTROL_PLANE_BIN=$(cargo test ${WORKSPACE_TEST:---workspace} --no-run --message-format=json-render-diagnostics |
       python3 -c 'import json, sys
 found = [m["executable"] for m in map(json.loads, sys.stdin)  # all of it: cargo must not see EPIPE
          if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "switchyard-control-plane"

@@ -148,7 +148,7 @@ pub fn run() {
                 quit::begin(window.app_handle());
             }
         })
-        .invoke_handler(handler!())
+        .invoke_handler(commands::invoke_handler())
         .build(tauri::generate_context!("tauri.conf.json"))
         .expect("error while building the Switchyard desktop console")
         .run(|app, event| {

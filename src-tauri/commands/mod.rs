@@ -1,5 +1,6 @@
 //! The Tauri commands: thin — take the state, call the core, map the error.
-//! `command_map!` below is the single list the handler and the generated TypeScript use.
+//! `command_map!` below is the single list: Tauri's invoke handler (`invoke_handler`) and the
+//! generated TypeScript both come from it.
 
 mod agents;
 mod app;
@@ -111,92 +112,6 @@ command_map! {
     download_update() -> UpdateStatus;
     update_status() -> UpdateStatus;
     install_update() -> ();
-}
-
-/// Registers every command of the map with Tauri.
-#[macro_export]
-macro_rules! handler {
-    () => {
-        tauri::generate_handler![
-            $crate::commands::list_profiles,
-            $crate::commands::save_profile,
-            $crate::commands::remove_profile,
-            $crate::commands::activate_profile,
-            $crate::commands::test_connection,
-            $crate::commands::check_health,
-            $crate::commands::overview,
-            $crate::commands::list_resources,
-            $crate::commands::search_resources,
-            $crate::commands::get_resource,
-            $crate::commands::fetch_live,
-            $crate::commands::resource_history,
-            $crate::commands::dependants,
-            $crate::commands::queue_write,
-            $crate::commands::list_outbox,
-            $crate::commands::retry_now,
-            $crate::commands::resolve,
-            $crate::commands::get_conflict,
-            $crate::commands::sync_status,
-            $crate::commands::sync_now,
-            $crate::commands::list_audit,
-            $crate::commands::op_audit,
-            $crate::commands::ui_ready,
-            $crate::commands::dlq_page,
-            $crate::commands::dlq_stats,
-            $crate::commands::dlq_causes,
-            $crate::commands::delivery_metrics,
-            $crate::commands::test_target,
-            $crate::commands::list_target_tests,
-            $crate::commands::take_shown_secrets,
-            $crate::commands::start_rotation,
-            $crate::commands::start_certificate_rotation,
-            $crate::commands::resume_rotation,
-            $crate::commands::get_rotation,
-            $crate::commands::list_rotations,
-            $crate::commands::acknowledge_secret,
-            $crate::commands::verify_rotation,
-            $crate::commands::promote_rotation,
-            $crate::commands::rollback_rotation,
-            $crate::commands::recovery_findings,
-            $crate::commands::run_fix,
-            $crate::commands::list_recovery_writes,
-            $crate::commands::new_retirement_id,
-            $crate::commands::preview_retirement,
-            $crate::commands::start_retirement,
-            $crate::commands::cancel_retirement,
-            $crate::commands::list_retirements,
-            $crate::commands::get_retirement,
-            $crate::commands::get_event,
-            $crate::commands::find_events,
-            $crate::commands::get_delivery,
-            $crate::commands::retry_schedule,
-            $crate::commands::replay_dry_run,
-            $crate::commands::new_replay_id,
-            $crate::commands::start_replay,
-            $crate::commands::cancel_replay,
-            $crate::commands::list_replay_writes,
-            $crate::commands::list_replays,
-            $crate::commands::get_replay,
-            $crate::commands::agents_settings,
-            $crate::commands::set_agents_read_only,
-            $crate::commands::gitops_sources,
-            $crate::commands::gitops_add_source,
-            $crate::commands::gitops_remove_source,
-            $crate::commands::gitops_plan,
-            $crate::commands::gitops_apply,
-            $crate::commands::gitops_progress,
-            $crate::commands::gitops_status,
-            $crate::commands::gitops_managed,
-            $crate::commands::app_info,
-            $crate::commands::diagnostics,
-            $crate::commands::update_settings,
-            $crate::commands::save_update_settings,
-            $crate::commands::check_update,
-            $crate::commands::download_update,
-            $crate::commands::update_status,
-            $crate::commands::install_update,
-        ]
-    };
 }
 
 pub type Result<T> = std::result::Result<T, IpcError>;

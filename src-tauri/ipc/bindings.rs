@@ -47,8 +47,12 @@ impl TypeVisitor for DeclCollector<'_> {
 /// type-checks against the real command functions, so it cannot drift from them.
 macro_rules! command_map {
     ($($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty;)*) => {
-        /// The commands' names, for `tauri::generate_handler!`'s sibling check in tests.
-        pub const COMMAND_NAMES: &[&str] = &[$(stringify!($name)),*];
+        /// Tauri's invoke handler for exactly the commands of the map: the list the UI's
+        /// types are generated from is the list that is registered.
+        pub fn invoke_handler()
+        -> impl Fn(tauri::ipc::Invoke<tauri::Wry>) -> bool + Send + Sync + 'static {
+            tauri::generate_handler![$(crate::commands::$name),*]
+        }
 
         pub(crate) fn visit_command_types(v: &mut impl ts_rs::TypeVisitor) {
             $( $( v.visit::<$ty>(); )* v.visit::<$ret>(); )*

@@ -3,8 +3,6 @@
 
 use axum::Json;
 use axum::extract::{Query, State};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
 use switchyard_protocol::{DlqEntry, DlqFilter, ErrorClass, Page};
 use utoipa::openapi::path::HttpMethod::Get;
@@ -85,22 +83,6 @@ impl DlqQuery {
 const DEFAULT_PAGE: u32 = 50;
 pub const MAX_PAGE: u32 = 500;
 
-fn encode_cursor(dead_at: i64, id: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{dead_at}:{id}"))
-}
-
-fn decode_cursor(cursor: &str) -> Result<(i64, String), ApiError> {
-    URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|text| {
-            let (at, id) = text.split_once(':')?;
-            Some((at.parse().ok()?, id.to_owned()))
-        })
-        .ok_or_else(|| ApiError::validation("cursor", "is not a cursor this server issued"))
-}
-
 async fn list(
     State(state): State<AppState>,
     Tenant(tenant): Tenant,
@@ -115,14 +97,18 @@ async fn list(
             format!("must be between 1 and {MAX_PAGE}"),
         ));
     }
-    let after = query.cursor.as_deref().map(decode_cursor).transpose()?;
+    let after = query
+        .cursor
+        .as_deref()
+        .map(crate::cursor::decode_at)
+        .transpose()?;
     let page = state.store.dlq_page(&tenant, &filter, after, limit + 1);
     let mut items = state.telemetry.store("dlq_page", page).await?;
     let next_cursor = if items.len() > limit as usize {
         items.truncate(limit as usize);
         items
             .last()
-            .map(|e| encode_cursor(e.dead_at.timestamp_millis(), &e.delivery_id))
+            .map(|e| crate::cursor::encode_at(e.dead_at.timestamp_millis(), &e.delivery_id))
     } else {
         None
     };

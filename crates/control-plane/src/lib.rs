@@ -6,6 +6,7 @@
 pub mod canonical_json;
 pub mod client_certs;
 pub mod clock;
+mod cursor;
 pub mod delivery;
 pub mod demo;
 pub mod demo_history;

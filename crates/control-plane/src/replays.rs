@@ -15,8 +15,6 @@ use axum::Json;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use switchyard_protocol::{
@@ -240,17 +238,7 @@ async fn list(
     let after = query
         .cursor
         .as_deref()
-        .map(|c| {
-            URL_SAFE_NO_PAD
-                .decode(c)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok())
-                .and_then(|t| {
-                    let (at, id) = t.split_once(':')?;
-                    Some((at.parse::<i64>().ok()?, id.to_owned()))
-                })
-                .ok_or_else(|| ApiError::validation("cursor", "is not a cursor this server issued"))
-        })
+        .map(crate::cursor::decode_at)
         .transpose()?;
     let rows = state.store.list_replays(&tenant, after, limit + 1).await?;
     let more = rows.len() > limit as usize;
@@ -263,7 +251,7 @@ async fn list(
     let next_cursor = more
         .then(|| page.get(limit as usize - 1))
         .flatten()
-        .map(|(at, id)| URL_SAFE_NO_PAD.encode(format!("{at}:{id}")));
+        .map(|(at, id)| crate::cursor::encode_at(*at, id));
     Ok(Json(Page { items, next_cursor }))
 }
 

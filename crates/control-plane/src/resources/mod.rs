@@ -10,8 +10,6 @@ use axum::Json;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Deserialize;
 use serde_json::Value;
 use switchyard_protocol::{
@@ -357,13 +355,8 @@ async fn list(
     }
     let after = query
         .cursor
-        .map(|c| {
-            URL_SAFE_NO_PAD
-                .decode(&c)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok())
-                .ok_or_else(|| ApiError::validation("cursor", "is not a cursor this server issued"))
-        })
+        .as_deref()
+        .map(crate::cursor::decode)
         .transpose()?;
     // One extra row tells whether another page exists.
     let mut rows = state
@@ -372,7 +365,7 @@ async fn list(
         .await?;
     let next_cursor = if rows.len() > limit as usize {
         rows.truncate(limit as usize);
-        rows.last().map(|r| URL_SAFE_NO_PAD.encode(&r.name))
+        rows.last().map(|r| crate::cursor::encode(&r.name))
     } else {
         None
     };

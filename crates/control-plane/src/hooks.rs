@@ -9,11 +9,12 @@ use async_trait::async_trait;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookPoint {
-    /// The key is claimed; the effect has not started. For a local effect the claim sits in
-    /// the open write transaction; for an external one it has committed as in progress.
+    /// The key is claimed. For an external effect the claim has committed as in progress and
+    /// the call has not started. For a local effect the key is recorded, with its response,
+    /// in the open write transaction, after the effect; only the commit is left.
     AfterClaim,
     /// The effect is done (a local one written inside the open transaction, an external call
-    /// made); the stored response is not written yet.
+    /// made); the key's response is not written yet.
     AfterEffect,
 }
 

@@ -43,6 +43,32 @@ struct Round {
     rps: f64,
     p50_us: f64,
     p99_us: f64,
+    /// PostgreSQL only: bytes of write-ahead log per request — what a request makes the
+    /// database write and flush, a figure the machine's noise does not move.
+    wal_per_request: Option<f64>,
+}
+
+/// Reads PostgreSQL's write-ahead log position, so a round's WAL volume can be told.
+struct WalMeter(Option<tokio::sync::Mutex<sqlx::PgConnection>>);
+
+impl WalMeter {
+    async fn connect(server: Option<&str>) -> anyhow::Result<Self> {
+        use sqlx::Connection;
+        Ok(Self(match server {
+            Some(url) => Some(tokio::sync::Mutex::new(
+                sqlx::PgConnection::connect(url).await?,
+            )),
+            None => None,
+        }))
+    }
+
+    async fn position(&self) -> anyhow::Result<Option<i64>> {
+        let Some(conn) = &self.0 else { return Ok(None) };
+        let lsn = sqlx::query_scalar("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")
+            .fetch_one(&mut *conn.lock().await)
+            .await?;
+        Ok(Some(lsn))
+    }
 }
 
 async fn start(require_key: bool, db: &BenchDb) -> anyhow::Result<Server> {
@@ -106,6 +132,7 @@ async fn round(
         rps: all.len() as f64 / elapsed,
         p50_us: pct(0.50),
         p99_us: pct(0.99),
+        wal_per_request: None,
     })
 }
 
@@ -130,6 +157,7 @@ struct Servers {
     plain: Server,
     keyed: Server,
     seq: Arc<AtomicU64>,
+    wal: WalMeter,
 }
 
 impl Servers {
@@ -149,6 +177,7 @@ impl Servers {
             plain,
             keyed,
             seq,
+            wal: WalMeter::connect(server).await?,
         })
     }
 
@@ -166,14 +195,21 @@ impl Servers {
         clients: usize,
         per_client: usize,
     ) -> anyhow::Result<Round> {
-        round(
+        let before = self.wal.position().await?;
+        let mut round = round(
             &self.url(variant),
             variant,
             clients,
             per_client,
             self.seq.clone(),
         )
-        .await
+        .await?;
+        // Rounds run one at a time, so the log written meanwhile is this round's (plus the
+        // idle servers' few background writes).
+        if let (Some(before), Some(after)) = (before, self.wal.position().await?) {
+            round.wal_per_request = Some((after - before) as f64 / (clients * per_client) as f64);
+        }
+        Ok(round)
     }
 
     async fn stop(self) -> anyhow::Result<()> {
@@ -215,17 +251,21 @@ fn print_table(clients: usize, medians: &[(Variant, Round)]) {
     let base = &medians[0].1;
     println!("{clients} concurrent client(s):");
     println!(
-        "  {:<48} {:>9} {:>9} {:>9}  {:>14}",
-        "variant", "req/s", "p50 µs", "p99 µs", "cost vs base"
+        "  {:<48} {:>9} {:>9} {:>9}  {:>14}  {:>10}",
+        "variant", "req/s", "p50 µs", "p99 µs", "cost vs base", "WAL B/req"
     );
     for (variant, r) in medians {
+        let wal = r
+            .wal_per_request
+            .map_or_else(|| "-".to_owned(), |b| format!("{b:.0}"));
         println!(
-            "  {:<48} {:>9.0} {:>9.0} {:>9.0}  {:>13.2}×",
+            "  {:<48} {:>9.0} {:>9.0} {:>9.0}  {:>13.2}×  {:>10}",
             variant.label(),
             r.rps,
             r.p50_us,
             r.p99_us,
-            base.rps / r.rps
+            base.rps / r.rps,
+            wal
         );
     }
     println!();

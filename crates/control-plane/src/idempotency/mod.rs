@@ -3,7 +3,9 @@
 //! A keyed request is claimed atomically and replayed byte for byte afterwards. How it runs
 //! depends on where its effect lands (seed rules 5 and 6, see [`Effect`]):
 //! - a **local** effect (database writes) commits in one write transaction together with the
-//!   claim and the stored response — a crash anywhere rolls all of it back;
+//!   key and the stored response — the key recorded completed after the effect, by the one
+//!   guarded insert that decides which copy of a request wins; a crash anywhere rolls all of
+//!   it back;
 //! - an **external** effect (a call out, e.g. a webhook) is bracketed: the claim commits
 //!   first as in progress with a lease, the call runs outside any transaction with a
 //!   downstream key that every attempt shares, then the stored response commits, fenced by
@@ -76,7 +78,7 @@ pub struct OpContext<'a> {
 /// Where an operation's effect lands, which decides how the pipeline runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Effect {
-    /// Database writes only (seed rule 5): claim, effect and stored response commit in one
+    /// Database writes only (seed rule 5): effect, key and stored response commit in one
     /// write transaction. Copies of the request queue behind it and replay its answer.
     #[default]
     Local,

@@ -1,4 +1,6 @@
-//! Running a keyed request: claim, effect, stored response — for local and external effects.
+//! Running a keyed request. A local effect: the effect, then the key recorded with its response
+//! by one guarded insert, one commit. An external effect: a committed claim, the call out, a
+//! fenced completion.
 
 use sha2::{Digest, Sha256};
 
@@ -53,10 +55,67 @@ enum Claim {
 // ---------------------------------------------------------------------------------------
 // Local effects: one write transaction.
 
-/// Claim, effect and stored response commit together. A copy of the request arriving
-/// meanwhile waits on the uncommitted claim (SQLite: the write lock; PostgreSQL: the unique
-/// index) and then finds the completed key.
+/// Effect, key and stored response commit together, in one write transaction: the effect
+/// is written first, then the key is recorded as completed with its response by one guarded
+/// `INSERT … ON CONFLICT DO NOTHING`. That insert is the claim: of two copies of a request
+/// only one inserts the key, and the other's effect rolls back unseen. A copy arriving while
+/// the first is uncommitted waits for it (on the write lock in SQLite; on the key's, or the
+/// effect's, uncommitted index entries in PostgreSQL) and then answers with its stored
+/// response. Recording the key at the end writes it once instead of inserting an
+/// in-progress claim and updating it, which is most of what a key costs a fresh write
+/// (docs/control-plane.md, "What an Idempotency-Key costs").
 async fn run_local(
+    state: &AppState,
+    scope: &KeyScope,
+    fingerprint: &[u8],
+    op: &dyn Operation,
+) -> Result<Outcome, ApiError> {
+    #[cfg(feature = "fault-injection")]
+    if state.idempotency.claim_strategy == ClaimStrategy::CheckThenInsert {
+        return run_local_claimed(state, scope, fingerprint, op).await;
+    }
+    let mut tx = state.telemetry.store("begin", state.store.begin()).await?;
+    let now = state.clock.now_ms();
+    let ctx = OpContext {
+        tenant: &scope.tenant,
+        now,
+        external: None,
+    };
+    let response = match op.execute(&mut *tx, &ctx).await {
+        Ok(response) => response,
+        Err(error) => {
+            drop(tx); // whatever the operation wrote rolls back
+            if let Some(outcome) = answer_of_a_copy(state, scope, fingerprint).await? {
+                return Ok(outcome);
+            }
+            return store_local_error(state, scope, fingerprint, error).await;
+        }
+    };
+    state.hooks.at(HookPoint::AfterEffect, &scope.key).await;
+    match tx
+        .record_completed_key(scope, fingerprint, now, &response)
+        .await?
+    {
+        ClaimOutcome::Claimed { .. } => {}
+        ClaimOutcome::Existing(record) => {
+            drop(tx); // a copy got the key first: its effect stands, this one's rolls back
+            return match judge(state, &record, fingerprint)? {
+                Found::Replay(response) => Ok(Outcome::Replayed(response)),
+                // A claim left in progress by a crash of an earlier server version (which
+                // committed the claim before the effect): take it over the guarded way.
+                Found::Expired(_) => run_local_claimed(state, scope, fingerprint, op).await,
+            };
+        }
+    }
+    state.hooks.at(HookPoint::AfterClaim, &scope.key).await;
+    tx.commit().await?;
+    Ok(Outcome::Fresh(response))
+}
+
+/// The claim-first form of [`run_local`], in one transaction too: claim (or take over an
+/// expired claim), effect, fenced completion. For a key found in progress, and for the
+/// negative control, whose claim is the unguarded one.
+async fn run_local_claimed(
     state: &AppState,
     scope: &KeyScope,
     fingerprint: &[u8],
@@ -190,6 +249,24 @@ async fn store_local_error(
     }
     tx.commit().await?;
     Ok(Outcome::Fresh(response))
+}
+
+/// The answer of a copy of this request that recorded the key, if one did: asked when this
+/// request's effect failed, since the copy's effect may be why (its name taken, its version
+/// moved on). One read, before any claim; `None` when the key is free (or left in progress
+/// by an earlier version's crash, which the claim that stores the error takes over).
+async fn answer_of_a_copy(
+    state: &AppState,
+    scope: &KeyScope,
+    fingerprint: &[u8],
+) -> Result<Option<Outcome>, ApiError> {
+    match state.store.get_key(scope).await? {
+        Some(record) => match judge(state, &record, fingerprint)? {
+            Found::Replay(response) => Ok(Some(Outcome::Replayed(response))),
+            Found::Expired(_) => Ok(None),
+        },
+        None => Ok(None),
+    }
 }
 
 // ---------------------------------------------------------------------------------------

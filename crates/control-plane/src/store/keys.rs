@@ -112,6 +112,20 @@ pub trait KeyTx {
         locked_until: i64,
     ) -> Result<Option<i64>, StoreError>;
 
+    /// Records the key as completed with `response` in one guarded statement (`INSERT …
+    /// completed … ON CONFLICT DO NOTHING RETURNING`), for a local effect already written in
+    /// this unit of work: `Claimed` — the key is this unit's and commits with the effect;
+    /// `Existing` — a copy of the request (or another use of the key) got there first, and
+    /// the caller rolls its effect back. An insert of the same key not yet committed elsewhere
+    /// is waited for, so the record returned is a committed one.
+    async fn record_completed_key(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        response: &StoredResponse,
+    ) -> Result<ClaimOutcome, StoreError>;
+
     /// Marks the key completed with `response`, only if it is still in progress at `attempt`
     /// (the fencing check). `false` means a takeover fenced this holder out: roll back.
     async fn complete_key(

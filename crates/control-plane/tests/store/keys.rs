@@ -1,5 +1,6 @@
 //! Idempotency keys: one claim wins, takeovers and completions are fenced, a unit of work
-//! commits claim and effect together or not at all.
+//! commits claim and effect together or not at all — whether the key is claimed before the
+//! effect or recorded, completed, after it.
 
 use futures::future::join_all;
 use serde_json::json;
@@ -16,6 +17,8 @@ conformance!(
     a_unit_of_work_commits_claim_and_effect_together,
     copies_in_units_of_work_see_the_committed_answer,
     a_renewed_lease_is_not_taken_over,
+    copies_recording_the_key_at_commit_leave_one_effect,
+    a_key_recorded_by_a_unit_that_rolls_back_is_free,
 );
 
 fn scope(key: &str) -> KeyScope {
@@ -246,4 +249,80 @@ async fn a_renewed_lease_is_not_taken_over(b: &Backend) {
         copy.get_key(&k).await.unwrap().unwrap().locked_until,
         T0 + 9_000
     );
+}
+
+/// Copies of one keyed write that each write their effect first and then record the key,
+/// completed, in their own unit of work on two handles: one records it and commits; every
+/// other waits for that commit, finds the winner's answer, and rolls its own effect back.
+/// Each copy's effect is a different row, so only the key's guard keeps the copies apart.
+async fn copies_recording_the_key_at_commit_leave_one_effect(b: &Backend) {
+    let handles = [b.open().await, b.open().await];
+    let copies = (0..16).map(|i| {
+        let store = handles[i % 2].clone();
+        tokio::spawn(async move {
+            let k = scope("k6");
+            let mut tx = store.begin().await.unwrap();
+            let name = format!("copy-{i}");
+            assert!(tx.insert_resource(TENANT, &endpoint(&name)).await.unwrap());
+            let mine = response(&name);
+            match tx.record_completed_key(&k, b"fp", T0, &mine).await.unwrap() {
+                ClaimOutcome::Claimed { attempt } => {
+                    assert_eq!(attempt, 1);
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    tx.commit().await.unwrap();
+                    Some(name)
+                }
+                ClaimOutcome::Existing(record) => {
+                    assert_eq!(record.state, KeyState::Completed, "{record:?}");
+                    let body = record.response.unwrap().body;
+                    assert!(body.starts_with(b"copy-") && body != name.as_bytes());
+                    None // dropped: this copy's row rolls back
+                }
+            }
+        })
+    });
+    let winners: Vec<String> = join_all(copies)
+        .await
+        .into_iter()
+        .filter_map(Result::unwrap)
+        .collect();
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    let store = b.open().await;
+    let rows = store
+        .list_resources(TENANT, ResourceKind::Endpoint, None, 100)
+        .await
+        .unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, [winners[0].as_str()], "one effect, the key's");
+    let key = store.get_key(&scope("k6")).await.unwrap().unwrap();
+    assert_eq!(key.response.unwrap().body, winners[0].as_bytes());
+}
+
+/// A unit that recorded the key and then rolled back leaves the key free for the next.
+async fn a_key_recorded_by_a_unit_that_rolls_back_is_free(b: &Backend) {
+    let store = b.open().await;
+    let k = scope("k7");
+    let mut tx = store.begin().await.unwrap();
+    assert!(matches!(
+        tx.record_completed_key(&k, b"fp", T0, &response("first"))
+            .await
+            .unwrap(),
+        ClaimOutcome::Claimed { .. }
+    ));
+    drop(tx);
+    assert_eq!(store.get_key(&k).await.unwrap(), None);
+    let mut tx = store.begin().await.unwrap();
+    assert!(matches!(
+        tx.record_completed_key(&k, b"fp", T0, &response("second"))
+            .await
+            .unwrap(),
+        ClaimOutcome::Claimed { attempt: 1 }
+    ));
+    tx.commit().await.unwrap();
+    let key = store.get_key(&k).await.unwrap().unwrap();
+    assert_eq!(
+        (key.state, key.fingerprint),
+        (KeyState::Completed, b"fp".to_vec())
+    );
+    assert_eq!(key.response.unwrap().body, b"second");
 }

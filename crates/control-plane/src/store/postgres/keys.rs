@@ -90,6 +90,55 @@ async fn take_over(
     .await?)
 }
 
+/// A response as its columns: status, headers (JSON) and the body sealed to its key.
+fn response_columns(
+    sealer: &Sealer,
+    scope: &KeyScope,
+    response: &StoredResponse,
+) -> Result<(i64, String, Vec<u8>), StoreError> {
+    let headers = serde_json::to_string(&response.headers).map_err(corrupt)?;
+    let body = sealer
+        .seal(&response.body, &response_aad(&scope.tenant, &scope.key))
+        .into_bytes();
+    Ok((i64::from(response.status), headers, body))
+}
+
+/// Records a completed key in one guarded statement, or reads the row that is there. A row
+/// released between the two statements is tried again.
+async fn record_completed(
+    conn: &mut PgConnection,
+    sealer: &Sealer,
+    scope: &KeyScope,
+    fingerprint: &[u8],
+    now: i64,
+    response: &StoredResponse,
+) -> Result<ClaimOutcome, StoreError> {
+    let (status, headers, body) = response_columns(sealer, scope, response)?;
+    loop {
+        let inserted: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, \
+             created_at, response_status, response_headers, response_body) \
+             VALUES ($1, $2, $3, 'completed', 1, $4, $4, $5, $6, $7) \
+             ON CONFLICT (tenant, key) DO NOTHING RETURNING attempt",
+        )
+        .bind(&scope.tenant)
+        .bind(&scope.key)
+        .bind(fingerprint)
+        .bind(now)
+        .bind(status)
+        .bind(&headers)
+        .bind(&body)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(attempt) = inserted {
+            return Ok(ClaimOutcome::Claimed { attempt });
+        }
+        if let Some(record) = get(conn, sealer, scope).await? {
+            return Ok(ClaimOutcome::Existing(record));
+        }
+    }
+}
+
 #[async_trait]
 impl KeyStore for PostgresStore {
     async fn claim_key(
@@ -201,24 +250,38 @@ impl KeyTx for PostgresTx {
         take_over(&mut self.tx, scope, seen_attempt, now, locked_until).await
     }
 
+    async fn record_completed_key(
+        &mut self,
+        scope: &KeyScope,
+        fingerprint: &[u8],
+        now: i64,
+        response: &StoredResponse,
+    ) -> Result<ClaimOutcome, StoreError> {
+        record_completed(
+            &mut self.tx,
+            &self.sealer,
+            scope,
+            fingerprint,
+            now,
+            response,
+        )
+        .await
+    }
+
     async fn complete_key(
         &mut self,
         scope: &KeyScope,
         attempt: i64,
         response: &StoredResponse,
     ) -> Result<bool, StoreError> {
-        let headers = serde_json::to_string(&response.headers).map_err(corrupt)?;
+        let (status, headers, body) = response_columns(&self.sealer, scope, response)?;
         let done = sqlx::query(
             "UPDATE idempotency_keys SET state = 'completed', response_status = $1, response_headers = $2, \
              response_body = $3 WHERE tenant = $4 AND key = $5 AND state = 'in_progress' AND attempt = $6",
         )
-        .bind(i64::from(response.status))
+        .bind(status)
         .bind(headers)
-        .bind(
-            self.sealer
-                .seal(&response.body, &response_aad(&scope.tenant, &scope.key))
-                .into_bytes(),
-        )
+        .bind(body)
         .bind(&scope.tenant)
         .bind(&scope.key)
         .bind(attempt)

@@ -30,8 +30,7 @@ pub async fn dlq_page(
 }
 
 /// Exact DLQ counts, grouped, of the dead deliveries matching `filter` (`null`: all of them).
-/// Grouped by `error_class,target` it has the total and no groups: the by-cause matrix is
-/// its own command.
+/// The by-cause matrix (`error_class,target`) is its own command, `dlq_causes`.
 #[tauri::command]
 pub async fn dlq_stats(
     state: State<'_, AppState>,
@@ -39,6 +38,7 @@ pub async fn dlq_stats(
     group_by: DlqGroupBy,
     filter: Option<DlqFilterInput>,
 ) -> Result<DlqStatsView> {
+    crate::ipc::one_dimension(group_by)?;
     let filter = filter.map(|f| f.to_core()).unwrap_or_default();
     let stats = state.core.dlq_stats(&profile, group_by, &filter).await?;
     Ok(stats.into())

@@ -16,6 +16,8 @@ use switchyard_core::{ReplayAction, ReplayOp, ReplayOpState};
 use switchyard_protocol::FlowMode;
 use ts_rs::TS;
 
+use super::types::{IpcError, IpcErrorCode};
+
 fn ms(t: &DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
@@ -117,6 +119,18 @@ impl From<DlqStats> for DlqStatsView {
                 })
                 .collect(),
         }
+    }
+}
+
+/// `dlq_stats` answers groups of one dimension; asked for the error class × target matrix it
+/// would have only its total to show, so it says where the matrix is instead.
+pub fn one_dimension(group_by: DlqGroupBy) -> Result<(), IpcError> {
+    match group_by {
+        DlqGroupBy::ErrorClassTarget => Err(IpcError::new(
+            IpcErrorCode::InvalidInput,
+            "group_by: error_class,target is the by-cause matrix: ask dlq_causes for it",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -494,6 +508,21 @@ mod tests {
         assert_eq!(
             super::schedule_ms(&s),
             vec![0, 10_000, 60_000, 600_000, 3_600_000, 50]
+        );
+    }
+
+    #[test]
+    fn stats_refuse_the_matrix_and_name_where_it_is() {
+        use super::DlqGroupBy::*;
+        for one in [Target, ErrorClass, Hour] {
+            assert!(super::one_dimension(one).is_ok());
+        }
+        let refused = super::one_dimension(ErrorClassTarget).unwrap_err();
+        assert_eq!(refused.code, super::IpcErrorCode::InvalidInput);
+        assert!(
+            refused.message.contains("dlq_causes"),
+            "{}",
+            refused.message
         );
     }
 }

@@ -10,7 +10,8 @@
 # SWITCHYARD_UPDATE_PUBKEY set, the app trusts that public key and the bundler writes a `.sig`
 # beside each package (see docs/install.md). Without them the build carries no update key.
 #
-# Options (environment): PACKAGE_VERSION overrides the version (a test builds a "newer" app);
+# Options (environment): PACKAGE_VERSION overrides the version (a test builds a "newer" app):
+# the package's, the updater's and the one every binary reports (build-info's SWITCHYARD_VERSION);
 # PACKAGE_OUT sets the output folder (default dist/); PACKAGE_SKIP_ARCHIVES=1 builds the app only;
 # PACKAGE_EXTRA_CONFIG is one more tauri config (JSON) to merge.
 set -euo pipefail
@@ -21,6 +22,8 @@ out="${PACKAGE_OUT:-dist}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 version="${PACKAGE_VERSION:-$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)}"
+# The binaries report the package's version (About, --version, the log): see crates/build-info.
+if [ -n "${PACKAGE_VERSION:-}" ]; then export SWITCHYARD_VERSION="$version"; fi
 arch="$(dpkg --print-architecture 2>/dev/null || echo amd64)"
 triple="$(uname -m)-linux-gnu"
 tauri=ui/node_modules/.bin/tauri

@@ -51,6 +51,10 @@ mkdir -p "$shlib_dir/debian"
 printf 'Source: switchyard\n\nPackage: switchyard\nArchitecture: any\n' >"$shlib_dir/debian/control"
 depends="$(cd "$shlib_dir" && dpkg-shlibdeps -O "$OLDPWD/$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')"
 [ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no dependencies for $binary" >&2; exit 1; }
+# Not a library, so dpkg-shlibdeps cannot see it: the updater's HTTP client (reqwest 0.13 with
+# rustls-platform-verifier) loads the system's CA certificates and cannot be built without any
+# ("builder error", even for a feed on loopback). The console's own client bundles its roots.
+depends="$depends, ca-certificates"
 json_depends="$(echo "$depends" | tr ',' '\n' | sed 's/^ *//; s/"/\\"/g; s/.*/"&"/' | paste -sd,)"
 configs+=(--config "{\"bundle\": {\"linux\": {\"deb\": {\"depends\": [$json_depends]}}}}")
 echo "package: deb depends: $depends"

@@ -10,7 +10,7 @@ export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 # which needs the built UI). scripts/api-fuzz.sh reads it from the environment.
 export WORKSPACE_TEST := --workspace --features switchyard-desktop/custom-protocol
 
-.PHONY: coverage help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package
+.PHONY: coverage help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package test-package-update
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
@@ -18,7 +18,8 @@ help:
 	@echo "make bench  - run the benchmarks and print their figures"
 	@echo "make coverage - line and region coverage of the core and the control plane (needs cargo llvm-cov)"
 	@echo "make package - the .deb (and AppImage where its tools exist), CLI and control-plane archives, SHA256SUMS in dist/"
-	@echo "make test-package - install the .deb into a clean Debian 12 root and launch it (root; see docs/install.md)"
+	@echo "make test-package - install the .deb into a clean Debian 12 root and launch it, then a signed update over it (root; see docs/install.md)"
+	@echo "make test-package-update - only the update case: two signed builds, the old installed, the new installed on restart (root)"
 	@echo "make bench-delivery - delivery throughput and DLQ latency (1,000,000 dead deliveries)"
 	@echo "make bench-diagnostics - GET /v1/diagnostics p50/p95 at 1,000,000 deliveries (BENCH_DB=postgres://... for PostgreSQL)"
 	@echo "make bench-postgres - the same on PostgreSQL, plus throughput by 1 vs 3 replicas"
@@ -110,9 +111,17 @@ package: setup
 	./scripts/package.sh
 
 # The .deb installed into a clean Debian 12 root (debootstrap, cached in .package-cache/) and
-# launched under Xvfb, plus a negative control (a package missing a dependency must fail).
+# launched under Xvfb, plus a negative control (a package missing a dependency must fail);
+# then the update case (test-package-update).
 test-package: package
 	./scripts/test-package.sh
+	./scripts/test-package-update.sh
+
+# A signed update installed on restart over the installed package, with a queued write kept
+# and delivered once; tampered and foreign-signed packages refused. It makes its own two
+# signed builds (a throwaway key pair; under nice), so it needs no `make package` first.
+test-package-update: setup
+	./scripts/test-package-update.sh
 
 # The control plane's idempotency cost, the console's enqueue and drain, and delivery
 # throughput (the DLQ's latency at 1,000,000 rows is `make bench-delivery`; the desktop's

@@ -10,7 +10,8 @@
 # SWITCHYARD_UPDATE_PUBKEY set, the app trusts that public key and the bundler writes a `.sig`
 # beside each package (see docs/install.md). Without them the build carries no update key.
 #
-# Options (environment): PACKAGE_VERSION overrides the version (a test builds a "newer" app);
+# Options (environment): PACKAGE_VERSION overrides the version (a test builds a "newer" app):
+# the package's, the updater's and the one every binary reports (build-info's SWITCHYARD_VERSION);
 # PACKAGE_OUT sets the output folder (default dist/); PACKAGE_SKIP_ARCHIVES=1 builds the app only;
 # PACKAGE_EXTRA_CONFIG is one more tauri config (JSON) to merge.
 set -euo pipefail
@@ -21,6 +22,8 @@ out="${PACKAGE_OUT:-dist}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 version="${PACKAGE_VERSION:-$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' Cargo.toml)}"
+# The binaries report the package's version (About, --version, the log): see crates/build-info.
+if [ -n "${PACKAGE_VERSION:-}" ]; then export SWITCHYARD_VERSION="$version"; fi
 arch="$(dpkg --print-architecture 2>/dev/null || echo amd64)"
 triple="$(uname -m)-linux-gnu"
 tauri=ui/node_modules/.bin/tauri
@@ -48,6 +51,10 @@ mkdir -p "$shlib_dir/debian"
 printf 'Source: switchyard\n\nPackage: switchyard\nArchitecture: any\n' >"$shlib_dir/debian/control"
 depends="$(cd "$shlib_dir" && dpkg-shlibdeps -O "$OLDPWD/$binary" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')"
 [ -n "$depends" ] || { echo "package: dpkg-shlibdeps found no dependencies for $binary" >&2; exit 1; }
+# Not a library, so dpkg-shlibdeps cannot see it: the updater's HTTP client (reqwest 0.13 with
+# rustls-platform-verifier) loads the system's CA certificates and cannot be built without any
+# ("builder error", even for a feed on loopback). The console's own client bundles its roots.
+depends="$depends, ca-certificates"
 json_depends="$(echo "$depends" | tr ',' '\n' | sed 's/^ *//; s/"/\\"/g; s/.*/"&"/' | paste -sd,)"
 configs+=(--config "{\"bundle\": {\"linux\": {\"deb\": {\"depends\": [$json_depends]}}}}")
 echo "package: deb depends: $depends"

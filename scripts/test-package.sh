@@ -16,91 +16,19 @@
 # Usage: scripts/test-package.sh [DEB]   (default: the newest dist/*.deb). Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo="$PWD"
-cache="$repo/.package-cache"
-mkdir -p "$cache/apt-archives/partial" "$cache/roots" "$cache/shots"
-[ "$(id -u)" -eq 0 ] || { echo "test-package: needs root (debootstrap, chroot, mounts)" >&2; exit 1; }
-
-need=()
-for pkg in debootstrap xvfb xauth x11-utils imagemagick tesseract-ocr tesseract-ocr-eng; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
-
-log() { echo "test-package: $*"; }
-
-base="$cache/debian12-minbase.tar.gz"
-if [ ! -f "$base" ]; then
-  log "making a minimal Debian 12 root (once; kept in $base)"
-  t0=$SECONDS
-  tmp="$cache/roots/debootstrap.$$"
-  debootstrap --variant=minbase bookworm "$tmp" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
-    || { tail -20 "$cache/debootstrap.log"; exit 1; }
-  cat >"$tmp/etc/apt/sources.list" <<'SOURCES'
-deb http://deb.debian.org/debian bookworm main
-deb http://deb.debian.org/debian bookworm-updates main
-deb http://deb.debian.org/debian-security bookworm-security main
-SOURCES
-  rm -rf "$tmp"/var/cache/apt/archives/*.deb
-  tar -C "$tmp" -czf "$base.part" . && mv "$base.part" "$base"
-  rm -rf --one-file-system "$tmp"
-  log "root made in $((SECONDS - t0)) s ($(du -h "$base" | cut -f1) compressed)"
-fi
-
-# Mounts a fresh root's /proc, /sys, /dev and the X socket; `teardown` undoes them before
-# anything is deleted (rm never crosses into a mount: --one-file-system, and it checks).
-root=""
-teardown() {
-  [ -n "$root" ] || return 0
-  # Processes this script started in the root (the app's WebKit helpers): by their ids.
-  local p
-  for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -TERM "${p#/proc/}" 2>/dev/null || true
-  done
-  sleep 0.5
-  for m in tmp/.X11-unix dev/shm dev/pts dev sys proc var/cache/apt/archives; do
-    mountpoint -q "$root/$m" && umount -l "$root/$m" || true
-  done
-  if findmnt -rn -o TARGET | grep -q "^$root"; then
-    echo "test-package: mounts remain under $root; not deleting it" >&2
-  else
-    rm -rf --one-file-system "$root"
-  fi
-  root=""
-}
-xvfb_pid=""
+# shellcheck source=lib/package-root.sh
+. scripts/lib/package-root.sh
+ensure_host_tools
+ensure_base_root
 cleanup() { teardown; [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true; }
 trap cleanup EXIT
-
-# A virtual display for the app in the root; its socket is bind-mounted into the root.
-display=":$((90 + RANDOM % 9))"
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
-xvfb_pid=$!
-sleep 1
+start_display
 
 # install_and_launch NAME DEB: 0 when the installed app shows its first screen.
 install_and_launch() {
   local name="$1" deb="$2" t0=$SECONDS
-  root="$(mktemp -d -p "$cache/roots" "$name.XXXX")"
-  tar -C "$root" -xzf "$base"
-  mount -t proc proc "$root/proc"
-  mount --bind /sys "$root/sys"
-  mount --bind /dev "$root/dev"
-  mount --bind /dev/pts "$root/dev/pts"
-  mount --bind /dev/shm "$root/dev/shm"
-  mkdir -p "$root/tmp/.X11-unix"
-  mount --bind /tmp/.X11-unix "$root/tmp/.X11-unix"
-  mount --bind "$cache/apt-archives" "$root/var/cache/apt/archives"
-  cp /etc/resolv.conf "$root/etc/resolv.conf"
-  cp "$deb" "$root/tmp/switchyard.deb"
-  log "$name: installing $(basename "$deb") and what it declares"
-  chroot "$root" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -qq --no-install-recommends \
-    /tmp/switchyard.deb >"$cache/$name-apt.log" 2>&1 || { tail -20 "$cache/$name-apt.log"; return 1; }
-  log "$name: installed in $((SECONDS - t0)) s ($(du -sh --one-file-system "$root" | cut -f1) root)"
+  new_root "$name"
+  install_in_root "$name" "$deb" || return 1
   [ -x "$root/usr/bin/switchyard-desktop" ] || { log "$name: /usr/bin/switchyard-desktop missing"; return 1; }
   [ -f "$root/usr/share/applications/Switchyard.desktop" ] || { log "$name: no desktop entry"; return 1; }
 

@@ -4,6 +4,10 @@
 //!   it), else `git rev-parse HEAD` of the checkout this crate sits in, else none: a clone
 //!   without git metadata still builds, and reports no commit rather than a made-up one.
 //! - Build date: `SOURCE_DATE_EPOCH` when set (reproducible builds), else now.
+//! - Version: `SWITCHYARD_VERSION` when set (`scripts/package.sh` sets it from
+//!   `PACKAGE_VERSION`, so a package built as another version reports that version, as its
+//!   `.deb` and its updater do), else the workspace version. Build time only: a built binary
+//!   reads no variable to change the version it reports.
 //!
 //! The script reruns when HEAD moves (a commit, a checkout) or those variables change, not on
 //! every source edit; the commit is HEAD's, so uncommitted edits are not reflected in it.
@@ -19,6 +23,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=SWITCHYARD_GIT_COMMIT");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
+    println!("cargo:rerun-if-env-changed=SWITCHYARD_VERSION");
 
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let commit = match std::env::var("SWITCHYARD_GIT_COMMIT") {
@@ -43,7 +48,16 @@ fn main() {
     };
     let date = date::rfc3339_utc(epoch);
 
-    let version = std::env::var("CARGO_PKG_VERSION").expect("cargo sets CARGO_PKG_VERSION");
+    let version = match std::env::var("SWITCHYARD_VERSION") {
+        Ok(v) if !v.trim().is_empty() => {
+            let v = v.trim().to_owned();
+            if !is_semver(&v) {
+                panic!("SWITCHYARD_VERSION must be a version like 1.2.3, got {v:?}");
+            }
+            v
+        }
+        _ => std::env::var("CARGO_PKG_VERSION").expect("cargo sets CARGO_PKG_VERSION"),
+    };
     let long = match &commit {
         Some(c) => format!("{version} (commit {}, built {date})", &c[..c.len().min(12)]),
         None => format!("{version} (commit unknown, built {date})"),
@@ -53,7 +67,22 @@ fn main() {
         commit.unwrap_or_default()
     );
     println!("cargo:rustc-env=SWITCHYARD_BUILD_DATE={date}");
+    println!("cargo:rustc-env=SWITCHYARD_BUILD_VERSION={version}");
     println!("cargo:rustc-env=SWITCHYARD_LONG_VERSION={long}");
+}
+
+/// `MAJOR.MINOR.PATCH`, optionally `-pre` and `+build` of `[0-9A-Za-z.-]`.
+fn is_semver(v: &str) -> bool {
+    let core = v.split(['-', '+']).next().unwrap_or_default();
+    let rest = &v[core.len()..];
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
 }
 
 /// HEAD of the git checkout around `dir`, and the files whose change means HEAD moved.

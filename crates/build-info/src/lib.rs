@@ -1,14 +1,16 @@
 //! What a Switchyard binary reports about itself: `switchyard --version`,
 //! `switchyard-control-plane --version`, the server's `GET /v1/info` and the desktop app's
 //! About dialog all read it from here, so they agree. The version is the workspace's
-//! (`Cargo.toml`, `[workspace.package]`); `build.rs` records the commit and the build date.
+//! (`Cargo.toml`, `[workspace.package]`) unless a packager built another one
+//! (`SWITCHYARD_VERSION`, set by `scripts/package.sh` from `PACKAGE_VERSION`); `build.rs`
+//! records it, the commit and the build date.
 
 mod date;
 
 pub use date::rfc3339_utc;
 
 /// The release version (semver), e.g. `0.1.0`.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const VERSION: &str = env!("SWITCHYARD_BUILD_VERSION");
 
 /// `VERSION (commit abcdef123456, built 2026-12-01T07:13:00Z)`: what `--version` prints.
 pub const LONG_VERSION: &str = env!("SWITCHYARD_LONG_VERSION");

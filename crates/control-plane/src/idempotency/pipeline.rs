@@ -63,7 +63,7 @@ enum Claim {
 /// effect's, uncommitted index entries in PostgreSQL) and then answers with its stored
 /// response. Recording the key at the end writes it once instead of inserting an
 /// in-progress claim and updating it, which is most of what a key costs a fresh write
-/// (docs/control-plane.md, "What an Idempotency-Key costs").
+/// (docs/control-plane.md, "Benchmark").
 async fn run_local(
     state: &AppState,
     scope: &KeyScope,

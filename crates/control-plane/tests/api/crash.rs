@@ -140,14 +140,16 @@ async fn crash_then_retry(point: &str) {
     p.child.wait().unwrap();
 }
 
-#[tokio::test]
-async fn a_crash_between_claim_and_effect_completes_exactly_once_on_retry() {
-    crash_then_retry("after_claim").await;
-}
-
+// A resource write runs its effect, then records its key with the response, then commits;
+// the two crash points fall between those steps (src/hooks.rs).
 #[tokio::test]
 async fn a_crash_between_effect_and_stored_response_completes_exactly_once_on_retry() {
     crash_then_retry("after_effect").await;
+}
+
+#[tokio::test]
+async fn a_crash_after_the_key_is_recorded_before_the_commit_completes_exactly_once_on_retry() {
+    crash_then_retry("after_claim").await;
 }
 
 async fn test_target(base: &str, key: &str) -> Result<Observed, reqwest::Error> {

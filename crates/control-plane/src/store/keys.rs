@@ -2,7 +2,8 @@
 
 use async_trait::async_trait;
 
-use super::StoreError;
+use super::{StoreError, corrupt};
+use crate::sealing::{Sealer, response_aad};
 
 /// Who owns an idempotency key: keys are scoped to their tenant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -145,4 +146,18 @@ pub trait KeyTx {
         now: i64,
         locked_until: i64,
     ) -> Result<(), StoreError>;
+}
+
+/// A stored response as both backends write it: status, headers (JSON) and the body sealed to
+/// its key.
+pub(super) fn response_columns(
+    sealer: &Sealer,
+    scope: &KeyScope,
+    response: &StoredResponse,
+) -> Result<(i64, String, Vec<u8>), StoreError> {
+    let headers = serde_json::to_string(&response.headers).map_err(corrupt)?;
+    let body = sealer
+        .seal(&response.body, &response_aad(&scope.tenant, &scope.key))
+        .into_bytes();
+    Ok((i64::from(response.status), headers, body))
 }

@@ -5,10 +5,11 @@ use async_trait::async_trait;
 use sqlx::PgConnection;
 
 use super::{PostgresStore, PostgresTx};
-use crate::sealing::{Sealer, response_aad};
+use crate::sealing::Sealer;
+use crate::store::keys;
 use crate::store::rows::KeyRow;
 use crate::store::{
-    ClaimOutcome, KeyRecord, KeyScope, KeyStore, KeyTx, StoreError, StoredResponse, corrupt,
+    ClaimOutcome, KeyRecord, KeyScope, KeyStore, KeyTx, StoreError, StoredResponse,
 };
 
 const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, created_at, \
@@ -90,19 +91,6 @@ async fn take_over(
     .await?)
 }
 
-/// A response as its columns: status, headers (JSON) and the body sealed to its key.
-fn response_columns(
-    sealer: &Sealer,
-    scope: &KeyScope,
-    response: &StoredResponse,
-) -> Result<(i64, String, Vec<u8>), StoreError> {
-    let headers = serde_json::to_string(&response.headers).map_err(corrupt)?;
-    let body = sealer
-        .seal(&response.body, &response_aad(&scope.tenant, &scope.key))
-        .into_bytes();
-    Ok((i64::from(response.status), headers, body))
-}
-
 /// Records a completed key in one guarded statement, or reads the row that is there. A row
 /// released between the two statements is tried again.
 async fn record_completed(
@@ -113,7 +101,7 @@ async fn record_completed(
     now: i64,
     response: &StoredResponse,
 ) -> Result<ClaimOutcome, StoreError> {
-    let (status, headers, body) = response_columns(sealer, scope, response)?;
+    let (status, headers, body) = keys::response_columns(sealer, scope, response)?;
     loop {
         let inserted: Option<i64> = sqlx::query_scalar(
             "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, \
@@ -274,7 +262,7 @@ impl KeyTx for PostgresTx {
         attempt: i64,
         response: &StoredResponse,
     ) -> Result<bool, StoreError> {
-        let (status, headers, body) = response_columns(&self.sealer, scope, response)?;
+        let (status, headers, body) = keys::response_columns(&self.sealer, scope, response)?;
         let done = sqlx::query(
             "UPDATE idempotency_keys SET state = 'completed', response_status = $1, response_headers = $2, \
              response_body = $3 WHERE tenant = $4 AND key = $5 AND state = 'in_progress' AND attempt = $6",

@@ -4,7 +4,8 @@ use async_trait::async_trait;
 use sqlx::SqliteConnection;
 
 use super::{SqliteStore, SqliteTx};
-use crate::sealing::{Sealer, response_aad};
+use crate::sealing::Sealer;
+use crate::store::keys;
 use crate::store::rows::KeyRow;
 use crate::store::{
     ClaimOutcome, KeyRecord, KeyScope, KeyStore, KeyTx, StoreError, StoredResponse, corrupt,
@@ -71,19 +72,6 @@ async fn take_over(
     .await?)
 }
 
-/// A response as its columns: status, headers (JSON) and the body sealed to its key.
-fn response_columns(
-    sealer: &Sealer,
-    scope: &KeyScope,
-    response: &StoredResponse,
-) -> Result<(i64, String, Vec<u8>), StoreError> {
-    let headers = serde_json::to_string(&response.headers).map_err(corrupt)?;
-    let body = sealer
-        .seal(&response.body, &response_aad(&scope.tenant, &scope.key))
-        .into_bytes();
-    Ok((i64::from(response.status), headers, body))
-}
-
 /// Records a completed key in one guarded statement, or reads the row that is there. A row
 /// released between the two statements is tried again.
 async fn record_completed(
@@ -94,7 +82,7 @@ async fn record_completed(
     now: i64,
     response: &StoredResponse,
 ) -> Result<ClaimOutcome, StoreError> {
-    let (status, headers, body) = response_columns(sealer, scope, response)?;
+    let (status, headers, body) = keys::response_columns(sealer, scope, response)?;
     loop {
         let inserted: Option<i64> = sqlx::query_scalar(
             "INSERT INTO idempotency_keys (tenant, key, fingerprint, state, attempt, locked_until, \
@@ -261,7 +249,7 @@ impl KeyTx for SqliteTx {
         attempt: i64,
         response: &StoredResponse,
     ) -> Result<bool, StoreError> {
-        let (status, headers, body) = response_columns(&self.sealer, scope, response)?;
+        let (status, headers, body) = keys::response_columns(&self.sealer, scope, response)?;
         let done = sqlx::query(
             "UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_headers = ?, response_body = ? \
              WHERE tenant = ? AND key = ? AND state = 'in_progress' AND attempt = ?",

@@ -37,10 +37,6 @@ fn emit(app: &AppHandle, event: CoreEvent) {
     }
 }
 
-fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
 /// Updates the status from one core event and says what the UI should hear about it.
 async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreEvent> {
     let sync = |f: &dyn Fn(&mut SyncStatus)| Some(CoreEvent::Sync(state.update_status(f)));
@@ -73,11 +69,11 @@ async fn translate(state: &AppState, active: &str, event: Event) -> Option<CoreE
             s.pending = (report.counts.pending + report.counts.sending) as u32;
             s.needs_attention = report.counts.needs_attention as u32;
             if report.outcome != SyncOutcome::Incomplete || report.done > 0 {
-                s.last_sync_at = Some(now_ms());
+                s.last_sync_at = Some(state.core.now());
             }
         }),
         Event::CacheChanged { profile } if profile == active => {
-            state.update_status(|s| s.last_sync_at = Some(now_ms()));
+            state.update_status(|s| s.last_sync_at = Some(state.core.now()));
             Some(CoreEvent::ResourcesChanged { profile })
         }
         Event::OpTransition {

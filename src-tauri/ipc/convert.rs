@@ -8,6 +8,11 @@ use switchyard_core::{
 
 use super::types::*;
 
+/// A server time as the UI takes it: Unix milliseconds.
+pub(super) fn ms(t: &chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
 impl From<CoreError> for IpcError {
     fn from(e: CoreError) -> Self {
         let code = match &e {

@@ -16,11 +16,8 @@ use switchyard_core::{ReplayAction, ReplayOp, ReplayOpState};
 use switchyard_protocol::FlowMode;
 use ts_rs::TS;
 
+use super::convert::ms;
 use super::types::{IpcError, IpcErrorCode};
-
-fn ms(t: &DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
 
 /// Which dead deliveries (every field narrows; absent = all).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]

@@ -2,7 +2,6 @@
 //! conversions from the wire types. Times are Unix milliseconds (UTC). A figure the control
 //! plane cannot compute stays `null` here too: the UI shows it as absent, never as 0.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use switchyard_core::protocol_events::ErrorClass;
 use switchyard_core::protocol_metrics::{
@@ -12,9 +11,7 @@ use switchyard_core::protocol_metrics::{
 pub use switchyard_core::protocol_metrics::{MetricsGroupBy, MetricsWindow};
 use ts_rs::TS;
 
-fn ms(t: &DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
+use super::convert::ms;
 
 /// Attempt latency percentiles in ms, estimated from the server's histogram (a value past
 /// 30 s reads as 30000: at least that).
@@ -198,6 +195,8 @@ impl From<DeliveryMetrics> for DeliveryHealthView {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+
+    use chrono::{DateTime, Utc};
 
     use switchyard_core::protocol_events::ErrorClass;
 

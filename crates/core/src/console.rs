@@ -186,7 +186,8 @@ impl Console {
         let _ = self.inner.events.send(event);
     }
 
-    pub(crate) fn now(&self) -> i64 {
+    /// Now, in Unix milliseconds, by the console's injected clock.
+    pub fn now(&self) -> i64 {
         self.inner.opts.clock.now_ms()
     }
 

@@ -9,6 +9,7 @@ mod about;
 pub mod commands;
 mod events;
 pub mod ipc;
+pub mod malloc;
 mod navigation;
 mod quit;
 mod sandbox;
@@ -95,8 +96,9 @@ fn setup(app: &mut tauri::App) -> Result<(), Box<dyn std::error::Error>> {
     let key = updates::test_pubkey_override().or_else(|| updates::configured_pubkey(app.config()));
     updates::set_key_present(key.is_some());
     tracing::info!(
-        "Switchyard {} starting",
-        switchyard_build_info::LONG_VERSION
+        "Switchyard {} starting; launch: window created after {} ms",
+        switchyard_build_info::LONG_VERSION,
+        started().elapsed().as_millis()
     );
     update_flow::init(app.handle().clone());
     let state = tauri::async_runtime::block_on(open_state())

@@ -28,6 +28,9 @@ impl Slot {
     }
 }
 
+/// The longest the sandbox control plane's start waits for the UI's first screen.
+pub const START_WAITS_AT_MOST: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Whether this build carries the embedded sandbox.
 pub const BUILT_IN: bool = cfg!(feature = "sandbox");
 
@@ -35,11 +38,17 @@ pub const BUILT_IN: bool = cfg!(feature = "sandbox");
 ///
 /// Only the port is bound here (the one registered last time when it is free, so the
 /// profile's URL stays put) and registered; the control plane itself — its database,
-/// migrations, demo data — starts in the background, so the window does not wait for it.
-/// What the console sends it meanwhile waits in the socket's backlog and is answered once
-/// it is up; a caller of this function during the start waits for the start.
+/// migrations, demo data, delivery workers — starts in the background once `after` resolves
+/// (at launch: once the first screen shows, which reads the local cache only), so neither
+/// the window nor the first screen waits for it or shares the CPU with it. What the console
+/// sends it meanwhile waits in the socket's backlog and is answered once it is up; a caller
+/// of this function during the start waits for the start.
 #[cfg(feature = "sandbox")]
-pub async fn ensure(core: &Console, slot: &Slot) -> Result<(), IpcError> {
+pub async fn ensure(
+    core: &Console,
+    slot: &Slot,
+    after: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), IpcError> {
     use switchyard_control_plane::demo::DEMO_TOKEN;
     use switchyard_control_plane::sandbox::Sandbox;
 
@@ -61,6 +70,7 @@ pub async fn ensure(core: &Console, slot: &Slot) -> Result<(), IpcError> {
         .await
         .map_err(IpcError::from)?;
     tauri::async_runtime::spawn(async move {
+        after.await;
         let url = binding.url();
         match binding.start().await {
             Ok(sandbox) => {
@@ -78,7 +88,11 @@ pub async fn ensure(core: &Console, slot: &Slot) -> Result<(), IpcError> {
 }
 
 #[cfg(not(feature = "sandbox"))]
-pub async fn ensure(_core: &Console, _slot: &Slot) -> Result<(), IpcError> {
+pub async fn ensure(
+    _core: &Console,
+    _slot: &Slot,
+    _after: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), IpcError> {
     Err(IpcError::new(
         IpcErrorCode::NotFound,
         format!(

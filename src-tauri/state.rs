@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use switchyard_core::{Console, SANDBOX_PROFILE};
-use tokio::sync::{Notify, RwLock};
+use tokio::sync::{Notify, RwLock, watch};
 
 use crate::ipc::{IpcError, SyncStatus};
 
@@ -16,8 +17,9 @@ pub struct AppState {
     pub status: Mutex<SyncStatus>,
     /// Wakes the sync driver: something was queued, or a person asked to sync now.
     pub kick: Notify,
-    /// Fired once the UI shows its first screen: the sync driver's first round waits for it.
-    pub ui_ready: Notify,
+    /// Set once the UI shows its first screen: the sync driver's first round and the sandbox
+    /// control plane's start wait for it ([`AppState::first_screen_shown`]).
+    ui_ready: watch::Sender<bool>,
     /// Held by the sync driver for each round; an update's restart takes it and keeps it, so
     /// it waits for the round under way and no new one starts.
     pub sync_round: tokio::sync::Mutex<()>,
@@ -39,10 +41,28 @@ impl AppState {
             core,
             active: RwLock::new(active),
             kick: Notify::new(),
-            ui_ready: Notify::new(),
+            ui_ready: watch::Sender::new(false),
             sync_round: tokio::sync::Mutex::new(()),
             sandbox: crate::sandbox::Slot::empty(),
             settings,
+        }
+    }
+
+    /// The UI shows its first screen: what waited for it goes now.
+    pub fn report_first_screen(&self) {
+        self.ui_ready.send_replace(true);
+    }
+
+    /// Resolves once the UI showed its first screen (at once after that), or after `at_most`,
+    /// whichever comes first: launch work that the first screen does not need waits here so
+    /// it does not compete with it for the CPU.
+    pub fn first_screen_shown(
+        &self,
+        at_most: Duration,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut shown = self.ui_ready.subscribe();
+        async move {
+            let _ = tokio::time::timeout(at_most, shown.wait_for(|shown| *shown)).await;
         }
     }
 
@@ -108,7 +128,8 @@ impl AppState {
     /// Starts the embedded sandbox (once) and registers it as the `sandbox` profile
     /// (`sandbox.rs`); a build without the `sandbox` feature answers with an error saying so.
     pub async fn ensure_sandbox(&self) -> Result<(), IpcError> {
-        crate::sandbox::ensure(&self.core, &self.sandbox).await
+        let after = self.first_screen_shown(crate::sandbox::START_WAITS_AT_MOST);
+        crate::sandbox::ensure(&self.core, &self.sandbox, after).await
     }
 
     pub fn is_sandbox(name: &str) -> bool {

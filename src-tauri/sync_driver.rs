@@ -20,7 +20,7 @@ pub async fn run(app: AppHandle) {
     let state = app.state::<AppState>();
     // Launch first: the first round (a full cache refresh, or sending what was queued) starts
     // once the first screen shows from the cache, so it does not compete with it for the CPU.
-    let _ = tokio::time::timeout(FIRST_ROUND_WAITS_AT_MOST, state.ui_ready.notified()).await;
+    state.first_screen_shown(FIRST_ROUND_WAITS_AT_MOST).await;
     let mut last_refresh: Option<(String, Instant)> = None;
     loop {
         let profile = state.active().await;

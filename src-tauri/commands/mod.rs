@@ -129,7 +129,7 @@ pub async fn ui_ready(
         tracing::info!("launch: {}", webview_phases(&m));
     }
     tracing::info!("launch: interactive after {ms} ms");
-    state.ui_ready.notify_one();
+    state.report_first_screen();
     Ok(ms)
 }
 

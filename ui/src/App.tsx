@@ -247,14 +247,19 @@ function Frame({ children }: { children: ReactNode }) {
     return [...jump, ...create, ...misc, ...resources, ...rotate, ...retire];
   })();
 
-  // The first screen with data: tell the Rust side the launch is complete (logged, benched).
+  // The first screen with data on screen: tell the Rust side the launch is complete (logged,
+  // benched).
   const ready = overview.isSuccess && status.isSuccess;
   const reported = useRef(false);
   useEffect(() => markFirstRender(), []);
   useEffect(() => {
     if (ready && !reported.current) {
       reported.current = true;
-      call("ui_ready", { marks: launchMarks() }).catch(() => {});
+      // Once the frame with the data is painted, not when React committed it: the frame
+      // callback runs before that paint, a task it queues after it.
+      requestAnimationFrame(() =>
+        setTimeout(() => call("ui_ready", { marks: launchMarks() }).catch(() => {}), 0),
+      );
     }
   }, [ready]);
 

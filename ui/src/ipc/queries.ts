@@ -23,8 +23,11 @@ import { keys, scope } from "./keys";
 
 export { keys, scope };
 
-export const useProfiles = () =>
-  useQuery({ queryKey: keys.profiles, queryFn: () => call("list_profiles", {}) });
+/** The profile list (every control plane, which one is active). */
+export const profilesQuery = () =>
+  ({ queryKey: keys.profiles, queryFn: () => call("list_profiles", {}) }) as const;
+
+export const useProfiles = () => useQuery(profilesQuery());
 
 /** The profile every page shows; `undefined` until the profile list has loaded. */
 export function useActiveProfile(): string | undefined {
@@ -58,15 +61,16 @@ export function useHealth() {
   });
 }
 
-export function useOverview() {
-  const profile = useActiveProfile();
-  return useQuery(
-    scoped(
-      profile,
-      (s) => s.overview,
-      (p) => call("overview", { profile: p }),
-    ),
+/** The overview's figures of `profile` (waits while it is unknown). */
+export const overviewQuery = (profile: string | undefined) =>
+  scoped(
+    profile,
+    (s) => s.overview,
+    (p) => call("overview", { profile: p }),
   );
+
+export function useOverview() {
+  return useQuery(overviewQuery(useActiveProfile()));
 }
 
 export function useResources(kind: ResourceKind) {
@@ -149,8 +153,30 @@ export const useConflict = (id: number | null) =>
     queryFn: id === null ? skipToken : () => call("get_conflict", { id }),
   });
 
-export const useSyncStatus = () =>
-  useQuery({ queryKey: keys.sync, queryFn: () => call("sync_status", {}) });
+/** The outbox and sync state of every profile. */
+export const syncStatusQuery = () =>
+  ({ queryKey: keys.sync, queryFn: () => call("sync_status", {}) }) as const;
+
+export const useSyncStatus = () => useQuery(syncStatusQuery());
+
+/**
+ * Starts the first screen's commands before the first render (main.tsx): the profile list
+ * and the sync state at once, the active profile's overview as soon as the list names it.
+ * Without it they wait for the first render to commit and, for the overview, for the profile
+ * list's answer to render too (docs/desktop.md, "Start-up order"). A failure is left to the
+ * hooks, which ask again and show it.
+ */
+export function prefetchFirstScreen(client: QueryClient): Promise<void> {
+  const status = client.prefetchQuery(syncStatusQuery());
+  const overview = client
+    .fetchQuery(profilesQuery())
+    .then((profiles) => {
+      const active = profiles.find((p) => p.active)?.name;
+      return active === undefined ? undefined : client.prefetchQuery(overviewQuery(active));
+    })
+    .catch(() => undefined);
+  return Promise.all([status, overview]).then(() => undefined);
+}
 
 export const useAudit = (limit = 500) =>
   useQuery({ queryKey: keys.audit, queryFn: () => call("list_audit", { limit }) });

@@ -25,7 +25,18 @@ describe("prefetchFirstScreen", () => {
     expect(c.getQueryData(keys.profiles)).toHaveLength(2);
   });
 
-  it("asks for no overview when no profile is active, and leaves failures to the hooks", async () => {
+  it("asks for no overview when no profile is active", async () => {
+    const calls = mockCommands({
+      list_profiles: () => [],
+      sync_status: () => onlineStatus(),
+    });
+    const c = client();
+    await prefetchFirstScreen(c);
+    expect(calls.map(([cmd]) => cmd)).not.toContain("overview");
+    expect(c.getQueryData(keys.profiles)).toEqual([]);
+  });
+
+  it("resolves when a command fails, leaving the error to the hooks", async () => {
     const calls = mockCommands({
       list_profiles: () => {
         throw { code: "internal", message: "database is locked", problem: null };

@@ -141,7 +141,8 @@ pub fn explain(e: &UpdaterError, version: Option<&str>) -> (String, bool) {
         ),
         UpdaterError::Reqwest(_) | UpdaterError::Network(_) => (
             format!(
-                "The update feed could not be reached: {e}. Switchyard {running} keeps running."
+                "The update feed could not be reached: {}. Switchyard {running} keeps running.",
+                with_causes(e)
             ),
             false,
         ),
@@ -154,10 +155,31 @@ pub fn explain(e: &UpdaterError, version: Option<&str>) -> (String, bool) {
             false,
         ),
         other => (
-            format!("Updating failed: {other}. Switchyard {running} keeps running."),
+            format!(
+                "Updating failed: {}. Switchyard {running} keeps running.",
+                with_causes(other)
+            ),
             false,
         ),
     }
+}
+
+/// An error and its causes, "error: cause: cause". The HTTP client's own message is often
+/// only "builder error" or "error sending request for url (…)"; what failed (no CA
+/// certificates, a refused connection, a TLS alert) is in its causes. A cause whose text
+/// the message already carries is not repeated.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
 }
 
 /// The log and the data this build was installed as: a package the updater can replace
@@ -206,6 +228,37 @@ pub fn configured_pubkey(config: &tauri::Config) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn an_update_error_says_what_failed_underneath() {
+        let bare = Layer(
+            "builder error",
+            Some(Box::new(Layer(
+                "no CA certificates found",
+                Some(Box::new(Layer("no CA certificates found", None))),
+            ))),
+        );
+        assert_eq!(
+            with_causes(&bare),
+            "builder error: no CA certificates found"
+        );
+        assert_eq!(with_causes(&Layer("timed out", None)), "timed out");
+    }
 
     #[test]
     fn feeds_must_be_https_or_on_this_machine() {

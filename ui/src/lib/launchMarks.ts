@@ -1,8 +1,8 @@
 // The webview's side of the launch (docs/desktop.md, `make bench-desktop`): when the script
 // ran, when the first render was committed, when the first command answer arrived, and when
-// the frame showing the first screen's data was painted, in ms since the page started loading. Sent once with
-// `ui_ready`, which logs them beside the app's own phases, so a slow launch says where its
-// time went.
+// the frame showing the first screen's data was painted, in ms since the page started
+// loading. Sent once with `ui_ready`, which logs them beside the app's own phases, so a slow
+// launch says where its time went.
 import type { LaunchMarks } from "../ipc/bindings";
 
 const marks: Partial<LaunchMarks> = {};

@@ -47,6 +47,16 @@ impl UpdateSettings {
 /// since the feed's answer itself is not signed (only the artefact is).
 pub fn validate_feed(raw: &str) -> Result<Url, String> {
     let url = Url::parse(raw.trim()).map_err(|e| format!("feed_url: not a URL ({e})"))?;
+    // The URL is kept in the settings file and shown in About and in update errors, so a
+    // user name or password in it would be a secret on disk and on screen. The message does
+    // not repeat the URL.
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(
+            "feed_url: must not carry a user name or password; the feed is read \
+                    without credentials (only the download's signature is trusted)"
+                .into(),
+        );
+    }
     let loopback = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
@@ -269,6 +279,18 @@ mod tests {
         let plain = validate_feed("http://releases.example.com/latest.json").unwrap_err();
         assert!(plain.contains("https"), "{plain}");
         assert!(validate_feed("ftp://example.com/x").is_err());
+        for with_credentials in [
+            "https://ops:s3cret-token@releases.example.com/latest.json",
+            "https://s3cret-token@releases.example.com/latest.json",
+            "http://ops:s3cret-token@127.0.0.1:8123/latest.json",
+        ] {
+            let refused = validate_feed(with_credentials).unwrap_err();
+            assert!(refused.contains("user name or password"), "{refused}");
+            assert!(
+                !refused.contains("s3cret"),
+                "the refusal repeats the secret: {refused}"
+            );
+        }
         assert!(
             validate_feed("not a url")
                 .unwrap_err()

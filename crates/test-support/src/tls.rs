@@ -199,13 +199,18 @@ impl TlsReceiver {
                                 // Closing at once with the client's request unread makes the
                                 // kernel send a reset, which can reach the client before the
                                 // alert (UnknownCA) it must see; read until it hangs up first.
+                                // A client on a loaded machine may take seconds to send its
+                                // request (CI once saw 'connection closed' with a 2 s limit
+                                // here), so wait longer than any test's own patience.
                                 let drain = async {
                                     let mut buf = [0u8; 1024];
                                     while tcp.read(&mut buf).await.is_ok_and(|n| n > 0) {}
                                 };
-                                let _ =
-                                    tokio::time::timeout(std::time::Duration::from_secs(2), drain)
-                                        .await;
+                                let _ = tokio::time::timeout(
+                                    std::time::Duration::from_secs(120),
+                                    drain,
+                                )
+                                .await;
                                 return;
                             }
                         };

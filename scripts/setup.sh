@@ -10,6 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The Rust toolchain is the one thing this script does not install (rustup's, 1.85 or newer).
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found: install Rust 1.85 or newer with rustup (https://rustup.rs), then rerun." >&2
+  exit 1
+fi
+
 need_apt=()
 for pkg in build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libsoup-3.0-dev \
   libjavascriptcoregtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \

@@ -98,10 +98,23 @@ pub fn settings_view(
     installable: bool,
 ) -> UpdateSettingsView {
     UpdateSettingsView {
-        feed_url: settings.feed_url.clone(),
+        feed_url: settings.feed_url.as_deref().map(shown_feed),
         auto_check: settings.auto_check,
         signed_updates: key_present,
         installable,
+    }
+}
+
+/// A saved feed URL as About shows it. One saved before `validate_feed` refused credentials is
+/// shown without them; saving it as shown replaces the saved one.
+fn shown_feed(saved: &str) -> String {
+    match Url::parse(saved) {
+        Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.to_string()
+        }
+        _ => saved.to_owned(),
     }
 }
 
@@ -295,6 +308,29 @@ mod tests {
             validate_feed("not a url")
                 .unwrap_err()
                 .starts_with("feed_url")
+        );
+    }
+
+    #[test]
+    fn a_feed_saved_with_credentials_is_shown_without_them() {
+        let saved = UpdateSettings {
+            feed_url: Some("https://ops:s3cret-token@releases.example.com/latest.json".into()),
+            auto_check: Some(true),
+        };
+        let view = settings_view(&saved, true, true);
+        let shown = view.feed_url.unwrap();
+        assert_eq!(shown, "https://releases.example.com/latest.json");
+        assert!(
+            validate_feed(&shown).is_ok(),
+            "saving it as shown is accepted"
+        );
+        let plain = UpdateSettings {
+            feed_url: Some("https://releases.example.com/latest.json".into()),
+            ..saved
+        };
+        assert_eq!(
+            settings_view(&plain, true, true).feed_url.as_deref(),
+            Some("https://releases.example.com/latest.json")
         );
     }
 

@@ -25,8 +25,14 @@ pub async fn forward(app: AppHandle) {
             Err(RecvError::Closed) => return,
         };
         let active = state.active().await;
+        log(&state, &active, &event).await;
         if let Some(out) = translate(&state, &active, event).await {
+            // A cache change also moves the status bar's "Last sync": say so to it too.
+            let status = matches!(out, CoreEvent::ResourcesChanged { .. });
             emit(&app, out);
+            if status {
+                emit(&app, CoreEvent::Sync(state.status()));
+            }
         }
     }
 }
@@ -34,6 +40,59 @@ pub async fn forward(app: AppHandle) {
 fn emit(app: &AppHandle, event: CoreEvent) {
     if let Err(e) = app.emit(CORE_EVENT, event) {
         tracing::warn!("cannot emit a core event: {e}");
+    }
+}
+
+/// What an operator reading the log afterwards needs: when a control plane stopped and started
+/// answering, each write it refused, each replay write's outcome. (Routine progress is not
+/// logged: the log stays readable over a day.) Read before `translate` updates the status.
+async fn log(state: &AppState, active: &str, event: &Event) {
+    match event {
+        Event::Connectivity {
+            profile,
+            online,
+            detail,
+        } if profile == active && state.status().online != Some(*online) => {
+            if *online {
+                tracing::info!("{profile} answers");
+            } else {
+                let why = detail.as_deref().unwrap_or("no answer");
+                tracing::warn!("{profile} does not answer: {why}");
+            }
+        }
+        Event::OpTransition {
+            profile,
+            op_id,
+            to: CoreOpState::NeedsAttention,
+            ..
+        } => {
+            let Ok(op) = state.core.op(*op_id).await else {
+                return;
+            };
+            let why = op.last_error.map(|e| e.message).unwrap_or_default();
+            tracing::warn!(
+                "{profile}: write #{op_id} ({} {} {}) needs attention: {why}",
+                op.op.as_str(),
+                op.kind.as_str(),
+                op.name
+            );
+        }
+        Event::ReplayWrite {
+            profile,
+            session_id,
+            state: write,
+            attempts,
+            ..
+        } => match write {
+            switchyard_core::ReplayOpState::Done => {
+                tracing::info!("{profile}: replay write for {session_id} confirmed")
+            }
+            switchyard_core::ReplayOpState::NeedsAttention => tracing::warn!(
+                "{profile}: replay write for {session_id} refused after {attempts} tries"
+            ),
+            _ => {}
+        },
+        _ => {}
     }
 }
 

@@ -54,11 +54,14 @@ async fn open_state() -> anyhow::Result<AppState> {
     let active = remembered
         .or(first_remote)
         .unwrap_or_else(|| SANDBOX_PROFILE.to_owned());
+    let known_sandbox = profiles.iter().any(|p| p.sandbox);
     let state = AppState::new(core, active.clone());
-    state.load_last_sync(&active).await;
+    state.load_status(&active).await;
     // Without the embedded sandbox and with no control plane added yet, nothing is started:
-    // the app opens on its Control planes page's error until one is added.
-    if AppState::is_sandbox(&active) && sandbox::BUILT_IN {
+    // the app opens on its Control planes page's error until one is added. A sandbox used
+    // before starts at launch even when another profile is active: its deliveries (and what
+    // the console queued for it) go on, and switching to it finds it answering.
+    if (AppState::is_sandbox(&active) || known_sandbox) && sandbox::BUILT_IN {
         state.ensure_sandbox().await?;
     }
     Ok(state)

@@ -47,15 +47,16 @@ async fn finish_writes(app: &AppHandle) {
         if sending == 0 {
             return;
         }
+        let writes = if sending == 1 { "write" } else { "writes" };
         if started.elapsed() >= QUIT_WAITS_AT_MOST {
             tracing::warn!(
-                "quitting before {sending} writes in flight were answered; they are sent again, same key, after the next launch"
+                "quitting before {sending} {writes} in flight were answered; they are sent again, same key, after the next launch"
             );
             return;
         }
         if !said && started.elapsed() >= SAY_AFTER {
             said = true;
-            tracing::info!("quitting: finishing {sending} writes in flight");
+            tracing::info!("quitting: finishing {sending} {writes} in flight");
             let sending = u32::try_from(sending).unwrap_or(u32::MAX);
             let _ = app.emit(CORE_EVENT, CoreEvent::Quitting { sending });
         }

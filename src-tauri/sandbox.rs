@@ -34,7 +34,8 @@ pub const START_WAITS_AT_MOST: std::time::Duration = std::time::Duration::from_s
 /// Whether this build carries the embedded sandbox.
 pub const BUILT_IN: bool = cfg!(feature = "sandbox");
 
-/// Starts the sandbox (once) and registers it as the `sandbox` profile.
+/// Starts the sandbox (once) and registers it as the `sandbox` profile; `started` runs once
+/// its control plane answers.
 ///
 /// Only the port is bound here (the one registered last time when it is free, so the
 /// profile's URL stays put) and registered; the control plane itself — its database,
@@ -48,6 +49,7 @@ pub async fn ensure(
     core: &Console,
     slot: &Slot,
     after: impl std::future::Future<Output = ()> + Send + 'static,
+    started: impl FnOnce() + Send + 'static,
 ) -> Result<(), IpcError> {
     use switchyard_control_plane::demo::DEMO_TOKEN;
     use switchyard_control_plane::sandbox::Sandbox;
@@ -79,6 +81,7 @@ pub async fn ensure(
                     crate::started().elapsed().as_millis()
                 );
                 *slot = Some(sandbox);
+                started();
             }
             // The slot stays empty: the next switch to the sandbox tries again.
             Err(e) => tracing::error!("the embedded sandbox did not start: {e:#}"),
@@ -92,6 +95,7 @@ pub async fn ensure(
     _core: &Console,
     _slot: &Slot,
     _after: impl std::future::Future<Output = ()> + Send + 'static,
+    _started: impl FnOnce() + Send + 'static,
 ) -> Result<(), IpcError> {
     Err(IpcError::new(
         IpcErrorCode::NotFound,

@@ -2,7 +2,7 @@
 //! and the embedded sandbox.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use switchyard_core::{Console, SANDBOX_PROFILE};
@@ -16,7 +16,10 @@ pub struct AppState {
     /// Kept current from the core's events (`events.rs`); `sync_status` answers from it.
     pub status: Mutex<SyncStatus>,
     /// Wakes the sync driver: something was queued, or a person asked to sync now.
-    pub kick: Notify,
+    pub kick: Arc<Notify>,
+    /// Tells a probe under way that the profile it probes was edited or left: its answer
+    /// (or its time-out, against a URL that no longer applies) is no longer wanted.
+    pub reconfigured: Notify,
     /// Set once the UI shows its first screen: the sync driver's first round and the sandbox
     /// control plane's start wait for it ([`AppState::first_screen_shown`]).
     ui_ready: watch::Sender<bool>,
@@ -40,7 +43,8 @@ impl AppState {
             }),
             core,
             active: RwLock::new(active),
-            kick: Notify::new(),
+            kick: Arc::new(Notify::new()),
+            reconfigured: Notify::new(),
             ui_ready: watch::Sender::new(false),
             sync_round: tokio::sync::Mutex::new(()),
             sandbox: crate::sandbox::Slot::empty(),
@@ -80,32 +84,79 @@ impl AppState {
             profile: name.to_owned(),
             ..SyncStatus::default()
         };
-        self.load_last_sync(name).await;
+        self.load_status(name).await;
+        self.reconfigured.notify_waiters();
         self.kick.notify_one();
+    }
+
+    /// `name`'s URL or token changed: if it is the one shown, what was known of its
+    /// reachability no longer holds (checking again), a probe of the old URL under way is
+    /// dropped, and the sync driver tries the new one now.
+    pub async fn profile_edited(&self, name: &str) {
+        if self.active().await != name {
+            return;
+        }
+        self.update_status(|s| {
+            if s.profile == name {
+                s.online = None;
+                s.offline_reason = None;
+            }
+        });
+        self.reconfigured.notify_waiters();
+        self.kick.notify_one();
+    }
+
+    /// The status bar's first figures for `profile`, from the local data: its last refresh and
+    /// what its outbox holds (the events that keep them current only say what changes).
+    pub async fn load_status(&self, profile: &str) {
+        self.load_last_sync(profile).await;
+        self.load_counts(profile).await;
+    }
+
+    /// The status's pending and needs-attention counts, read from the outbox.
+    pub async fn load_counts(&self, profile: &str) {
+        match self.core.pending_counts(profile).await {
+            Ok(counts) => {
+                self.update_status(|s| {
+                    if s.profile == profile {
+                        s.pending = (counts.pending + counts.sending) as u32;
+                        s.needs_attention = counts.needs_attention as u32;
+                    }
+                });
+            }
+            Err(e) => tracing::warn!("cannot count the queued writes of {profile:?}: {e}"),
+        }
     }
 
     /// The status starts with the profile's last successful refresh (from the local audit
     /// log), so "Last sync" is right from the first screen instead of "never" until the first
     /// sync event of this session arrives.
-    pub async fn load_last_sync(&self, profile: &str) {
+    async fn load_last_sync(&self, profile: &str) {
+        let last = self.last_refresh(profile).await;
+        self.update_status(|s| {
+            if s.profile == profile && s.last_sync_at.is_none() {
+                s.last_sync_at = last;
+            }
+        });
+    }
+
+    /// When `profile`'s cache was last filled from its control plane (the local audit log's
+    /// newest `cache.refresh`), or `None` if it never was: until then the cache's counts are
+    /// not the control plane's.
+    pub async fn last_refresh(&self, profile: &str) -> Option<i64> {
         let query = switchyard_core::AuditQuery {
             profile: Some(profile.to_owned()),
             action_prefix: Some("cache.refresh".into()),
             limit: Some(1),
             ..Default::default()
         };
-        let last = match self.core.audit(query).await {
+        match self.core.audit(query).await {
             Ok(entries) => entries.first().map(|e| e.at),
             Err(e) => {
                 tracing::warn!("cannot read the last refresh of {profile:?}: {e}");
                 None
             }
-        };
-        self.update_status(|s| {
-            if s.profile == profile && s.last_sync_at.is_none() {
-                s.last_sync_at = last;
-            }
-        });
+        }
     }
 
     pub fn remembered_active(core: &Console) -> Option<String> {
@@ -129,7 +180,9 @@ impl AppState {
     /// (`sandbox.rs`); a build without the `sandbox` feature answers with an error saying so.
     pub async fn ensure_sandbox(&self) -> Result<(), IpcError> {
         let after = self.first_screen_shown(crate::sandbox::START_WAITS_AT_MOST);
-        crate::sandbox::ensure(&self.core, &self.sandbox, after).await
+        // Once it answers, the sync driver refreshes at once instead of at its next round.
+        let kick = self.kick.clone();
+        crate::sandbox::ensure(&self.core, &self.sandbox, after, move || kick.notify_one()).await
     }
 
     pub fn is_sandbox(name: &str) -> bool {

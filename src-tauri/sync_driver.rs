@@ -46,12 +46,22 @@ async fn step(
 ) -> Duration {
     let core = &state.core;
     if state.status().online == Some(false) {
-        // Offline: a cheap probe; when it answers, everything waiting becomes due now.
-        match core.test_connection(profile).await {
+        // Offline: a cheap probe; when it answers, everything waiting becomes due now. What
+        // was queued meanwhile is counted from the outbox (no sync event says it).
+        state.load_counts(profile).await;
+        // Edited or left meanwhile: the probe's URL no longer applies, so its time-out is
+        // not waited for (the next round probes the new one at once).
+        let reconfigured = state.reconfigured.notified();
+        let probe = tokio::select! {
+            probe = core.test_connection(profile) => probe,
+            _ = reconfigured => return Duration::ZERO,
+        };
+        match probe {
             Ok(report) if report.healthy => {
                 if let Err(e) = core.make_all_due(profile).await {
                     tracing::warn!("cannot reschedule queued writes: {e}");
                 }
+                tracing::info!("{profile} answers again; sending what waited");
             }
             Ok(_) | Err(_) => return PROBE_EVERY,
         }

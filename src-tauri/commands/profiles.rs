@@ -47,7 +47,9 @@ pub async fn save_profile(
                 url: Some(input.url),
                 token: input.token.filter(|t| !t.is_empty()),
             };
-            state.core.edit_profile(&name, edit).await?
+            let edited = state.core.edit_profile(&name, edit).await?;
+            state.profile_edited(&name).await;
+            edited
         }
     };
     let counts = state.core.pending_counts(&profile.name).await?;

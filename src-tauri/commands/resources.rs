@@ -201,6 +201,7 @@ pub async fn overview(state: State<'_, AppState>, profile: String) -> Result<Ove
     let core = &state.core;
     let counts = core.pending_counts(&profile).await?;
     let resources = core.resource_counts(&profile).await?;
+    let refreshed_at = state.last_refresh(&profile).await;
     let recent = core
         .audit(switchyard_core::AuditQuery {
             profile: Some(profile.clone()),
@@ -219,6 +220,7 @@ pub async fn overview(state: State<'_, AppState>, profile: String) -> Result<Ove
         targets: resources.targets,
         flows: resources.flows,
         disabled_endpoints: resources.disabled_endpoints,
+        refreshed_at,
         pending: (counts.pending + counts.sending) as u32,
         needs_attention: counts.needs_attention as u32,
         recent: recent

@@ -217,6 +217,10 @@ pub struct Overview {
     pub targets: u32,
     pub flows: u32,
     pub disabled_endpoints: u32,
+    /// When the resource counts were last filled from the control plane; `null` when they
+    /// never were (a plane that has not answered yet): the counts are then unknown, not 0.
+    #[ts(type = "number | null")]
+    pub refreshed_at: Option<i64>,
     pub pending: u32,
     pub needs_attention: u32,
     /// The latest actions a person took on this profile (sync runs and cache refreshes left

@@ -50,6 +50,7 @@ const overviewOf = (profile: string, endpoints: number): Overview => ({
   targets: endpoints,
   flows: endpoints,
   disabled_endpoints: 0,
+  refreshed_at: 1_700_000_000_000,
   pending: 0,
   needs_attention: 0,
   recent: [],

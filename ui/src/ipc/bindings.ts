@@ -511,7 +511,12 @@ error: WriteError | null,
  */
 origin: Origin, };
 
-export type Overview = { profile: string, endpoints: number, targets: number, flows: number, disabled_endpoints: number, pending: number, needs_attention: number, 
+export type Overview = { profile: string, endpoints: number, targets: number, flows: number, disabled_endpoints: number, 
+/**
+ * When the resource counts were last filled from the control plane; `null` when they
+ * never were (a plane that has not answered yet): the counts are then unknown, not 0.
+ */
+refreshed_at: number | null, pending: number, needs_attention: number, 
 /**
  * The latest actions a person took on this profile (sync runs and cache refreshes left
  * out). The DLQ size is not here: it comes from the control plane (`dlq_stats`), so this

@@ -131,16 +131,22 @@ export function useDlqCauses(filter: DlqFilterInput, refetchMs = 10_000) {
  * (no answer); `null`: the list is empty, so every matching row is new.
  */
 export function useDlqNewer(filter: DlqFilterInput, newest: number | null | undefined) {
+  const profile = useActiveProfile();
   const since =
     newest === null || newest === undefined
       ? filter.since
       : Math.max(filter.since ?? 0, newest + 1);
-  return useDlqStats(
-    "error_class",
-    5000,
-    newest === undefined ? null : { ...filter, since },
-    newest !== undefined,
-  );
+  const asked = newest === undefined ? null : { ...filter, since };
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.newer(asked),
+      asked === null
+        ? null
+        : (p) => call("dlq_stats", { profile: p, groupBy: "error_class", filter: asked }),
+    ),
+    refetchInterval: 5000,
+  });
 }
 
 export function useDelivery(id: string | null) {

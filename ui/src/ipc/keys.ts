@@ -55,6 +55,9 @@ export const dlqKeys = (profile: string | null) => {
     stats: (g: DlqGroupBy, filter: DlqFilterInput | null) =>
       [...base, "dlq", "stats", g, filter] as const,
     causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,
+    // Not under "stats": while the list's newest row is unknown this query waits (skipToken),
+    // and a waiting observer must never share a key with the badge's live count.
+    newer: (filter: DlqFilterInput | null) => [...base, "dlq", "newer", filter] as const,
     delivery: (id: string | null) => [...base, "delivery", id] as const,
     event: (id: string | null) => [...base, "event", id] as const,
     eventsByKey: (key: string | null, endpoint: string | null) =>

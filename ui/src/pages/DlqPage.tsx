@@ -10,7 +10,7 @@ import { DlqTable } from "../components/dlq/DlqTable";
 import { EventLookup } from "../components/dlq/EventLookup";
 import { emptyReason, FilterBar, useKnownNames } from "../components/dlq/FilterBar";
 import { ReplayDialog } from "../components/dlq/ReplayDialog";
-import { StaleNote, serverWait } from "../components/StaleNote";
+import { answered, StaleNote, serverWait, Waiting } from "../components/StaleNote";
 import type { DlqFilterInput, ErrorClass, ReplaySelectionInput } from "../ipc/bindings";
 import {
   useDlqCauses,
@@ -140,7 +140,8 @@ export function DlqPage({
   const matching = useDlqStats("error_class", 5000, filtered);
   const pages = useDlqPages(view.filter);
   // Replaying needs the control plane (a dry-run count, then the session): say why it waits.
-  const waits = serverWait(profile, pages, total);
+  // (Every count it acts on must have arrived: a pending query waits as a failed one does.)
+  const waits = serverWait(profile, pages, total, ...(filtered ? [matching] : []));
   const known = {
     endpoint: useKnownNames("endpoint"),
     target: useKnownNames("target"),
@@ -315,9 +316,13 @@ export function DlqPage({
             onToggle={toggle}
             onOpen={setOpen}
             empty={
-              pages.isError
-                ? `Not loaded: ${profile ?? "the control plane"} has not answered.`
-                : emptyReason(view.filter, known, profile, schedule.data?.length)
+              pages.isError && !answered(pages) ? (
+                `Not loaded: ${profile ?? "the control plane"} has not answered.`
+              ) : answered(pages) ? (
+                emptyReason(view.filter, known, profile, schedule.data?.length)
+              ) : (
+                <Waiting query={pages} profile={profile} what="the DLQ" testid="dlq-waiting" />
+              )
             }
           />
         </Tabs.Panel>

@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { mockCommands, outboxEntry, renderUi } from "../test/render";
-import { nextTry, OutboxPage } from "./OutboxPage";
+import { nextTry, OutboxPage, triesWords, waitingSummary } from "./OutboxPage";
 
 describe("OutboxPage", () => {
   it("lists state, key, attempts and the countdown; retry now and discard reach the core", async () => {
@@ -129,5 +129,37 @@ describe("nextTry", () => {
       "due now",
     );
     expect(nextTry(outboxEntry({ state: "sending" }), now)).toBe("sending now");
+  });
+});
+
+describe("waitingSummary", () => {
+  const waiting = (profile: string, id: number) => outboxEntry({ id, profile });
+  it("never says every change is confirmed while this plane's writes wait", () => {
+    expect(waitingSummary([waiting("offline-cp", 1), waiting("offline-cp", 2)], "offline-cp")).toBe(
+      "2 waiting for offline-cp.",
+    );
+  });
+  it("names what waits elsewhere, and says confirmed only when nothing waits anywhere", () => {
+    expect(waitingSummary([waiting("prod", 1)], "sandbox")).toBe(
+      "Nothing waiting for sandbox; 1 waiting for prod.",
+    );
+    expect(waitingSummary([waiting("sandbox", 1), waiting("prod", 2)], "sandbox")).toBe(
+      "1 waiting for sandbox; 1 waiting for prod.",
+    );
+    expect(waitingSummary([outboxEntry({ state: "done" })], "sandbox")).toBe(
+      "Nothing waiting for sandbox: every change is confirmed.",
+    );
+  });
+});
+
+describe("triesWords", () => {
+  it("says what the tries were, so connection failures do not read as requests received", () => {
+    expect(triesWords({ attempts: 0, error: null })).toBe("not tried yet");
+    expect(triesWords({ attempts: 17, error: { status: null } })).toBe(
+      "17 tries; the last got no answer",
+    );
+    expect(triesWords({ attempts: 1, error: { status: 503 } })).toBe(
+      "1 try; the last answered HTTP 503",
+    );
   });
 });

@@ -43,7 +43,10 @@ export function nextTry(
   return relativeTime(entry.next_attempt_at, now);
 }
 
-/** "Nothing waiting for sandbox; 2 waiting for offline-cp." */
+/**
+ * "2 waiting for offline-cp." · "Nothing waiting for sandbox; 2 waiting for offline-cp." ·
+ * "Nothing waiting for sandbox: every change is confirmed." (only when nothing waits anywhere).
+ */
 export function waitingSummary(entries: OutboxEntry[], active: string | undefined): string {
   const counts = new Map<string, number>();
   for (const e of entries) if (live(e)) counts.set(e.profile, (counts.get(e.profile) ?? 0) + 1);
@@ -53,7 +56,25 @@ export function waitingSummary(entries: OutboxEntry[], active: string | undefine
     mine === 0
       ? `Nothing waiting for ${active ?? "this control plane"}`
       : `${mine} waiting for ${active}`;
-  return others.length ? `${head}; ${others.join(", ")}.` : `${head}: every change is confirmed.`;
+  if (others.length) return `${head}; ${others.join(", ")}.`;
+  return mine === 0 ? `${head}: every change is confirmed.` : `${head}.`;
+}
+
+/**
+ * What the tries were: a try that could not connect never reached the control plane, so
+ * "17" alone would read as 17 requests it received.
+ */
+export function triesWords(entry: {
+  attempts: number;
+  error: { status: number | null } | null;
+}): string {
+  const n = entry.attempts;
+  if (n === 0) return "not tried yet";
+  const tries = n === 1 ? "1 try" : `${n} tries`;
+  if (!entry.error) return tries;
+  return entry.error.status === null
+    ? `${tries}; the last got no answer`
+    : `${tries}; the last answered HTTP ${entry.error.status}`;
 }
 
 export function OutboxPage() {
@@ -124,7 +145,11 @@ export function OutboxPage() {
             <Table.Th>Change</Table.Th>
             <Table.Th>State</Table.Th>
             <Table.Th>Idempotency key</Table.Th>
-            <Table.Th>Attempts</Table.Th>
+            <Table.Th>
+              <Tooltip label="How often this console tried to send it. A try that could not connect never reached the control plane; the same key makes every try that did count once.">
+                <span>Tries</span>
+              </Tooltip>
+            </Table.Th>
             <Table.Th>Next try</Table.Th>
             <Table.Th>Queued</Table.Th>
             <Table.Th />
@@ -163,7 +188,9 @@ export function OutboxPage() {
                     <Code>{entry.idempotency_key}</Code>
                   </Tooltip>
                 </Table.Td>
-                <Table.Td>{entry.attempts}</Table.Td>
+                <Table.Td data-testid="outbox-tries">
+                  <Text size="sm">{triesWords(entry)}</Text>
+                </Table.Td>
                 <Table.Td data-testid="next-try">
                   {nextTry(entry, now, active, status.data)}
                 </Table.Td>

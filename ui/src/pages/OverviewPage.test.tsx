@@ -18,6 +18,7 @@ const overview: Overview = {
   targets: 5,
   flows: 5,
   disabled_endpoints: 0,
+  refreshed_at: 1_700_000_000_000,
   pending: 2,
   needs_attention: 1,
   recent: [],

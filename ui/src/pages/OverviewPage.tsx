@@ -11,12 +11,12 @@ import {
   Text,
   Title,
 } from "@mantine/core";
-import type { ReactNode } from "react";
+import { type ReactNode, useEffect } from "react";
 import { DlqTrend } from "../components/charts/lazy";
 import { CredentialsNotice } from "../components/overview/CredentialsNotice";
 import { HealthSection } from "../components/overview/HealthSection";
 import { Stat } from "../components/overview/Stat";
-import type { IpcError } from "../ipc/bindings";
+import type { IpcError, Overview } from "../ipc/bindings";
 import { useDlqStats } from "../ipc/dlqQueries";
 import { useActiveProfile, useOverview } from "../ipc/queries";
 import { useFindings } from "../ipc/recoveryQueries";
@@ -65,6 +65,26 @@ export function dlqTile(
   return { value: "…", hint: "asking the control plane" };
 }
 
+/**
+ * The resource tiles: the local copy's counts once it was filled from the control plane at
+ * least once; before that they are unknown (a plane that never answered has no "0 endpoints").
+ */
+export function resourceCounts(o: Overview | undefined, profile: string | undefined) {
+  if (!o)
+    return { endpoints: "…", targets: "…", flows: "…", hint: undefined, endpointsHint: undefined };
+  if (o.refreshed_at === null) {
+    const hint = `not loaded yet: ${profile ?? "the control plane"} has not answered`;
+    return { endpoints: "—", targets: "—", flows: "—", hint, endpointsHint: hint };
+  }
+  return {
+    endpoints: o.endpoints,
+    targets: o.targets,
+    flows: o.flows,
+    hint: undefined,
+    endpointsHint: o.disabled_endpoints ? `${o.disabled_endpoints} disabled` : "all enabled",
+  };
+}
+
 /** What the Recovery page found that someone should act on, with the way there. */
 function RecoveryBanner({ onOpen }: { onOpen?: () => void }) {
   const findings = useFindings();
@@ -106,6 +126,14 @@ export function OverviewPage({
   // The trend only from a current answer: an old one would draw yesterday's hours as today's.
   const hours = useDlqStats("hour", 10_000);
   const trend = hours.data && !hours.isError ? hourlySeries(hours.data.groups) : null;
+  // The tile and its trend are two queries: when the count moves, the trend is asked again at
+  // once, so "574" never stands over "0 died in the last 24 h" until the trend's next poll.
+  const dlqTotal = dlq.data?.total;
+  const { refetch: refetchHours } = hours;
+  useEffect(() => {
+    if (dlqTotal !== undefined) void refetchHours();
+  }, [dlqTotal, refetchHours]);
+  const counts = resourceCounts(o, profile);
   return (
     // Taller than the window: it scrolls inside the main area (never under the status bar). The
     // scroller is a plain box, so the cards keep their height instead of shrinking to fit.
@@ -122,12 +150,12 @@ export function OverviewPage({
         <SimpleGrid cols={{ base: 2, md: 3, lg: 6 }}>
           <Stat
             label="Endpoints"
-            value={o?.endpoints ?? "…"}
-            hint={o?.disabled_endpoints ? `${o.disabled_endpoints} disabled` : "all enabled"}
+            value={counts.endpoints}
+            hint={counts.endpointsHint}
             testid="stat-endpoints"
           />
-          <Stat label="Targets" value={o?.targets ?? "…"} testid="stat-targets" />
-          <Stat label="Flows" value={o?.flows ?? "…"} testid="stat-flows" />
+          <Stat label="Targets" value={counts.targets} hint={counts.hint} testid="stat-targets" />
+          <Stat label="Flows" value={counts.flows} hint={counts.hint} testid="stat-flows" />
           <Stat
             label="Pending writes"
             value={o?.pending ?? "…"}

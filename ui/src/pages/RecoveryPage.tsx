@@ -19,6 +19,7 @@ import { useRef, useState } from "react";
 import { stateWords } from "../components/dlq/ReplayDialog";
 import { FindingCard } from "../components/recovery/FindingCard";
 import { RetirementProgress } from "../components/recovery/RetirementProgress";
+import { Waiting } from "../components/StaleNote";
 import type { Finding, Severity } from "../ipc/bindings";
 import { useActiveProfile } from "../ipc/queries";
 import { useFindings, useRecoveryWrites, useRetirements } from "../ipc/recoveryQueries";
@@ -32,6 +33,7 @@ import {
 import { useNow } from "../lib/useNow";
 
 export function RecoveryPage() {
+  const profile = useActiveProfile();
   const findings = useFindings();
   const writes = useRecoveryWrites();
   const retirements = useRetirements();
@@ -105,6 +107,7 @@ export function RecoveryPage() {
             {(findings.error as { message?: string }).message}
           </Alert>
         )}
+        <Waiting query={findings} profile={profile} what="what needs attention" />
         {data && total === 0 && !data.server_unavailable && (
           <Card withBorder data-testid="recovery-clean">
             <Text>
@@ -149,12 +152,14 @@ export function RecoveryPage() {
         <Title order={4} mt="md">
           Retirements
         </Title>
-        {(retirements.data ?? []).length === 0 ? (
+        {retirements.data === undefined ? (
+          <Waiting query={retirements} profile={profile} what="the retirements" />
+        ) : retirements.data.length === 0 ? (
           <Text c="dimmed" size="sm">
             None. Retire a resource from its drawer or the command palette (Retire…).
           </Text>
         ) : (
-          (retirements.data ?? []).map((r) => (
+          retirements.data.map((r) => (
             <Card withBorder padding="sm" key={r.id}>
               {r.server ? (
                 <RetirementProgress r={r.server} now={now} />

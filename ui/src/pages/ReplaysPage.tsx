@@ -17,7 +17,7 @@ import {
 import { useState } from "react";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
 import { ReplayDialog, WriteBadge } from "../components/dlq/ReplayDialog";
-import { StaleNote } from "../components/StaleNote";
+import { StaleNote, Waiting } from "../components/StaleNote";
 import type { ReplaySessionView } from "../ipc/bindings";
 import {
   useCancelReplay,
@@ -315,6 +315,7 @@ export function ReplaysPage({
           })}
         </Table.Tbody>
       </Table>
+      <Waiting query={sessions} profile={profile} what="the list of replay sessions" />
       {sessions.data?.length === 0 && (
         <Text size="sm" c="dimmed">
           No replay sessions on {profile} yet. Start one from the DLQ.

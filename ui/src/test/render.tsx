@@ -107,6 +107,14 @@ export function outboxEntry(over: Partial<OutboxEntry> = {}): OutboxEntry {
   };
 }
 
+/**
+ * A command's answer that never comes: a control plane that accepts the connection and never
+ * answers (the UI must say it waits, never "empty").
+ */
+export function unanswered<T>(): T {
+  return new Promise<never>(() => {}) as T;
+}
+
 /** The sandbox online, nothing queued: what the status bar and the launch wait for. */
 export const onlineStatus = (over: Partial<SyncStatus> = {}): SyncStatus => ({
   profile: "sandbox",
@@ -128,6 +136,7 @@ export const overviewOf = (over: Partial<Overview> = {}): Overview => ({
   targets: 1,
   flows: 1,
   disabled_endpoints: 0,
+  refreshed_at: 1_700_000_000_000,
   pending: 0,
   needs_attention: 0,
   recent: [],

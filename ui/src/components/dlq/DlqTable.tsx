@@ -127,7 +127,10 @@ export type DlqTableProps = {
   selected: Set<string>;
   onToggle: (id: string) => void;
   onOpen: (id: string) => void;
-  /** Shown instead of rows when there are none (why the view is empty). */
+  /**
+   * Shown instead of rows when there are none: why the view is empty (a sentence), or what
+   * it waits for (a node) while the first page has not answered.
+   */
   empty?: ReactNode;
   /** The filter and text: another view starts as if scrolling down (the next page, if any). */
   viewKey?: string;
@@ -249,11 +252,13 @@ export function DlqTable({
         style={{ flex: 1, minHeight: 200, overflow: "auto" }}
         data-testid="dlq-scroll"
       >
-        {end === 0 && !hasNextPage && empty && (
+        {end === 0 && !hasNextPage && typeof empty === "string" && (
           <Text size="sm" c="dimmed" p="md" data-testid="dlq-empty">
             {empty}
           </Text>
         )}
+        {/* Not a sentence (the wait for the first page, say): shown as it is. */}
+        {end === 0 && !hasNextPage && typeof empty !== "string" && empty}
         <div style={{ height: virtualizer.getTotalSize(), position: "relative" }}>
           {before > 0 && (
             // One block for every row dropped above, its line kept in view while it is.

@@ -189,3 +189,82 @@ impl AppState {
         name == SANDBOX_PROFILE
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use switchyard_core::{ConsoleOptions, NewProfile, ResourceKind, Write};
+
+    use super::*;
+
+    async fn console_with(dir: &std::path::Path, queued: &[(&str, &str)]) -> Console {
+        let core = Console::open(ConsoleOptions::new(dir, "test")).await.unwrap();
+        for profile in ["offline-cp", "other"] {
+            core.add_profile(NewProfile {
+                name: profile.into(),
+                url: "http://127.0.0.1:9".into(),
+                token: "t".into(),
+            })
+            .await
+            .unwrap();
+        }
+        for (profile, name) in queued {
+            let write = Write::Create {
+                kind: ResourceKind::Endpoint,
+                name: (*name).into(),
+                spec: json!({}),
+            };
+            core.enqueue(profile, write).await.unwrap();
+        }
+        core
+    }
+
+    /// After a restart (and on a switch) the status bar shows what the outbox holds before any
+    /// sync event of this session: offline, no event ever says it.
+    #[tokio::test]
+    async fn the_status_counts_what_the_outbox_holds_from_the_start_and_on_a_switch() {
+        let dir = tempfile::tempdir().unwrap();
+        let queued = [
+            ("offline-cp", "a"),
+            ("offline-cp", "b"),
+            ("offline-cp", "c"),
+            ("offline-cp", "d"),
+            ("other", "e"),
+        ];
+        let core = console_with(dir.path(), &queued).await;
+        let state = AppState::new(core, "offline-cp".into());
+        assert_eq!(state.status().pending, 0, "nothing read yet");
+        state.load_status("offline-cp").await;
+        assert_eq!(state.status().pending, 4);
+        state.set_active("other").await;
+        let status = state.status();
+        assert_eq!((status.profile.as_str(), status.pending), ("other", 1));
+    }
+
+    /// Editing the shown profile forgets what was known of the old URL's reachability and
+    /// wakes a probe under way; editing another leaves the status alone.
+    #[tokio::test]
+    async fn an_edit_of_the_shown_profile_checks_again_and_drops_the_probe_under_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let core = console_with(dir.path(), &[]).await;
+        let state = Arc::new(AppState::new(core, "offline-cp".into()));
+        let offline = |s: &mut SyncStatus| {
+            s.online = Some(false);
+            s.offline_reason = Some("timed out".into());
+        };
+        state.update_status(offline);
+        state.profile_edited("other").await;
+        assert_eq!(state.status().online, Some(false));
+
+        let waiting = state.clone();
+        let probe = tokio::spawn(async move { waiting.reconfigured.notified().await });
+        tokio::task::yield_now().await;
+        state.profile_edited("offline-cp").await;
+        tokio::time::timeout(Duration::from_secs(5), probe)
+            .await
+            .expect("the probe under way is told")
+            .unwrap();
+        let status = state.status();
+        assert_eq!((status.online, status.offline_reason), (None, None));
+    }
+}

@@ -106,6 +106,7 @@ command_map! {
     gitops_managed(profile: String) -> Vec<ManagedResource>;
     app_info() -> AppInfo;
     diagnostics() -> String;
+    report_ui_error(message: String) -> ();
     update_settings() -> UpdateSettingsView;
     save_update_settings(input: UpdateSettingsInput) -> UpdateSettingsView;
     check_update() -> UpdateStatus;
@@ -131,6 +132,18 @@ pub async fn ui_ready(
     tracing::info!("launch: interactive after {ms} ms");
     state.report_first_screen();
     Ok(ms)
+}
+
+/// A failure the UI met that no core event names (a query that failed in the UI itself): into
+/// the log, so it is there when someone reads it afterwards. At most 500 characters.
+#[tauri::command]
+pub async fn report_ui_error(
+    _state: tauri::State<'_, crate::state::AppState>,
+    message: String,
+) -> Result<()> {
+    let message: String = message.chars().take(500).collect();
+    tracing::warn!("UI: {message}");
+    Ok(())
 }
 
 /// The webview's phases as the launch log shows them.

@@ -5,17 +5,19 @@ import "@mantine/charts/styles.css";
 import "./app.css";
 import { localStorageColorSchemeManager, MantineProvider } from "@mantine/core";
 import { Notifications } from "@mantine/notifications";
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import { prefetchFirstScreen } from "./ipc/queries";
 import { markScript } from "./lib/launchMarks";
+import { reportUiError } from "./lib/reportErrors";
 import { theme } from "./theme";
 
 markScript();
 
 const queryClient = new QueryClient({
+  queryCache: new QueryCache({ onError: (error, query) => reportUiError(error, query.queryKey) }),
   defaultOptions: {
     // Local IPC is cheap and the core pushes events: refetch on demand, not on focus.
     queries: { retry: 1, refetchOnWindowFocus: false, staleTime: 2_000 },

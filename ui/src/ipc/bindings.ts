@@ -1006,6 +1006,7 @@ export type Commands = {
   gitops_managed: { args: { profile: string }; result: Array<ManagedResource> };
   app_info: { args: {  }; result: AppInfo };
   diagnostics: { args: {  }; result: string };
+  report_ui_error: { args: { message: string }; result: null };
   update_settings: { args: {  }; result: UpdateSettingsView };
   save_update_settings: { args: { input: UpdateSettingsInput }; result: UpdateSettingsView };
   check_update: { args: {  }; result: UpdateStatus };

@@ -198,7 +198,9 @@ mod tests {
     use super::*;
 
     async fn console_with(dir: &std::path::Path, queued: &[(&str, &str)]) -> Console {
-        let core = Console::open(ConsoleOptions::new(dir, "test")).await.unwrap();
+        let core = Console::open(ConsoleOptions::new(dir, "test"))
+            .await
+            .unwrap();
         for profile in ["offline-cp", "other"] {
             core.add_profile(NewProfile {
                 name: profile.into(),

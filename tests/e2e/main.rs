@@ -25,6 +25,7 @@ mod replay;
 mod rotation;
 mod scenarios;
 mod security;
+mod unanswered;
 mod update_feed;
 
 use switchyard_test_support::tls;

@@ -243,9 +243,11 @@ export function DlqPage({
           Refresh
         </Button>
         <Text size="sm" c="dimmed" data-testid="dlq-loaded">
-          {texted
-            ? `${rows.length} shown of the ${loaded.length} in memory${pages.hasNextPage || before ? " (more as you scroll)" : ""}`
-            : `${loadedTotal} shown${pages.hasNextPage ? ` of ${loadedTotal}+ loaded (more as you scroll)` : ""}`}
+          {!answered(pages)
+            ? ""
+            : texted
+              ? `${rows.length} shown of the ${loaded.length} in memory${pages.hasNextPage || before ? " (more as you scroll)" : ""}`
+              : `${loadedTotal} shown${pages.hasNextPage ? ` of ${loadedTotal}+ loaded (more as you scroll)` : ""}`}
           {matchCount !== undefined && filtered ? ` · ${matchCount} match the filter` : ""}
         </Text>
         {newCount > 0 && (

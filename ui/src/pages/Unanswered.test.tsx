@@ -46,6 +46,7 @@ describe("a control plane that never answers", () => {
     expect(screen.getByTestId("replay-selected")).toBeDisabled();
     expect(screen.getByTestId("replay-waits")).toHaveTextContent("Waits for hung-cp to answer");
     expect(screen.getByTestId("dlq-total")).toHaveTextContent("…");
+    expect(screen.getByTestId("dlq-loaded")).not.toHaveTextContent("shown");
     await waitedFor(12_000);
     expect(screen.getByTestId("dlq-waiting")).toHaveTextContent(
       "hung-cp has not answered for 12 s",

@@ -25,7 +25,7 @@ help:
 	@echo "make bench-postgres - the same on PostgreSQL, plus throughput by 1 vs 3 replicas"
 	@echo "make bench-gitops - GitOps plan time at 1,000 and 10,000 manifests (3 changed)"
 	@echo "make bench-dlq - DLQ first page and memory through the console core (100,000 dead deliveries)"
-	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources"
+	@echo "make bench-desktop - desktop launch time and memory with 10,000 resources, against an empty Tauri app (the floor)"
 	@echo "make bench-dlq-scroll - frame times scrolling the DLQ in the app's webview (100,000 dead deliveries)"
 
 setup:
@@ -157,7 +157,7 @@ bench-dlq:
 	cargo run --release -p switchyard-core --example bench_dlq
 
 bench-desktop: setup ui
-	cargo build --release -p switchyard-desktop --features custom-protocol --bin switchyard-desktop --example bench_desktop
+	cargo build --release -p switchyard-desktop --features custom-protocol --bin switchyard-desktop --example bench_desktop --example floor_app
 	xvfb-run -a -s "-screen 0 1280x800x24" ./target/release/examples/bench_desktop
 
 # Frame times while scrolling the DLQ explorer, measured in the release app's webview

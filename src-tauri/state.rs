@@ -2,6 +2,7 @@
 //! and the embedded sandbox.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +18,9 @@ pub struct AppState {
     pub status: Mutex<SyncStatus>,
     /// Wakes the sync driver: something was queued, or a person asked to sync now.
     pub kick: Arc<Notify>,
+    /// Set when the local copy must be refreshed at the next round even if it is fresh (the
+    /// sandbox finished seeding its demo data after the first refresh was answered).
+    pub refresh_due: Arc<AtomicBool>,
     /// Tells a probe under way that the profile it probes was edited or left: its answer
     /// (or its time-out, against a URL that no longer applies) is no longer wanted.
     pub reconfigured: Notify,
@@ -45,6 +49,7 @@ impl AppState {
             active: RwLock::new(active),
             kick: Arc::new(Notify::new()),
             reconfigured: Notify::new(),
+            refresh_due: Arc::new(AtomicBool::new(false)),
             ui_ready: watch::Sender::new(false),
             sync_round: tokio::sync::Mutex::new(()),
             sandbox: crate::sandbox::Slot::empty(),
@@ -180,9 +185,15 @@ impl AppState {
     /// (`sandbox.rs`); a build without the `sandbox` feature answers with an error saying so.
     pub async fn ensure_sandbox(&self) -> Result<(), IpcError> {
         let after = self.first_screen_shown(crate::sandbox::START_WAITS_AT_MOST);
-        // Once it answers, the sync driver refreshes at once instead of at its next round.
-        let kick = self.kick.clone();
-        crate::sandbox::ensure(&self.core, &self.sandbox, after, move || kick.notify_one()).await
+        // It answers while it seeds its demo data (the seeding goes through its own API), so a
+        // refresh made meanwhile saw part of it: once it is up, the sync driver refreshes
+        // again at once instead of at its next round.
+        let (kick, due) = (self.kick.clone(), self.refresh_due.clone());
+        let started = move || {
+            due.store(true, std::sync::atomic::Ordering::SeqCst);
+            kick.notify_one();
+        };
+        crate::sandbox::ensure(&self.core, &self.sandbox, after, started).await
     }
 
     pub fn is_sandbox(name: &str) -> bool {

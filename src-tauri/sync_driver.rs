@@ -99,7 +99,10 @@ async fn step(
     let fresh = last_refresh
         .as_ref()
         .is_some_and(|(p, at)| p == profile && at.elapsed() < REFRESH_EVERY);
-    if !fresh {
+    let due = state
+        .refresh_due
+        .swap(false, std::sync::atomic::Ordering::SeqCst);
+    if !fresh || due {
         match core.refresh(profile).await {
             Ok(_) => *last_refresh = Some((profile.to_owned(), Instant::now())),
             Err(e) => return failed(state, profile, e),

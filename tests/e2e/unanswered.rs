@@ -51,8 +51,14 @@ async fn a_hung_control_plane_never_reads_as_empty_and_replay_waits() -> Result<
                 switched.elapsed()
             );
         }
-        let loaded = app.text_of("[data-testid='dlq-loaded']").await.unwrap_or_default();
-        ensure!(!loaded.contains("shown"), "before an answer the DLQ counts rows: {loaded:?}");
+        let loaded = app
+            .text_of("[data-testid='dlq-loaded']")
+            .await
+            .unwrap_or_default();
+        ensure!(
+            !loaded.contains("shown"),
+            "before an answer the DLQ counts rows: {loaded:?}"
+        );
         let replay: bool = app
             .eval("const b = document.querySelector(\"[data-testid='replay-filter']\"); return !!b && !b.disabled;")
             .await?;

@@ -1,7 +1,7 @@
 import { QueryClient } from "@tanstack/react-query";
 import { describe, expect, it } from "vitest";
 import { commandInvalidates, eventInvalidates, invalidate, type KeySet } from "./invalidation";
-import { dlqKeys, gitopsKeys, keys, scope } from "./keys";
+import { dlqKeys, gitopsKeys, healthKeys, keys, scope } from "./keys";
 
 /** A client holding one query under each key, and which of them a set made stale. */
 async function staleAfter(set: KeySet, seeded: readonly (readonly unknown[])[]) {
@@ -100,5 +100,25 @@ describe("the invalidation table", () => {
       for (const key of keysOf)
         if (key[0] === "p") expect([command, key[1]]).toEqual([command, "acme"]);
     }
+  });
+});
+
+describe("a refreshed local copy", () => {
+  it("asks the profile's DLQ counts and delivery health again, not the DLQ's rows, no other profile's", async () => {
+    const seeded = [
+      dlqKeys("acme").stats("error_class", null),
+      dlqKeys("acme").stats("hour", null),
+      dlqKeys("acme").page(noFilter),
+      healthKeys("acme").deliveries("1h", "target"),
+      dlqKeys("other").stats("error_class", null),
+      acme.overview,
+    ];
+    const set = eventInvalidates.resources_changed({ profile: "acme" });
+    expect(await staleAfter(set, seeded)).toEqual([
+      dlqKeys("acme").stats("error_class", null),
+      dlqKeys("acme").stats("hour", null),
+      healthKeys("acme").deliveries("1h", "target"),
+      acme.overview,
+    ]);
   });
 });

@@ -117,9 +117,21 @@ export const eventInvalidates = {
       keys.allConflicts,
     ];
   },
+  /**
+   * The local copy was filled again from the control plane: the counts beside it (the DLQ's,
+   * delivery health) are asked again too, so the overview never shows a fresh resource count
+   * beside a DLQ count from before (a sandbox answers while it seeds its demo data). The DLQ's
+   * rows stay as they are: that list is a snapshot the person reloads.
+   */
   resources_changed: (e: Pick<Event<"resources_changed">, "profile">): KeySet => {
     const s = scope(e.profile);
-    return [s.allResources, s.allResource, s.overview];
+    return [
+      s.allResources,
+      s.allResource,
+      s.overview,
+      dlqKeys(e.profile).allStats,
+      healthKeys(e.profile).all,
+    ];
   },
   /** A replay outbox row moved: the write badges and the sessions are stale. */
   replay_write: (e: Pick<Event<"replay_write">, "profile" | "session_id">): KeySet => {

@@ -52,6 +52,7 @@ export const dlqKeys = (profile: string | null) => {
   return {
     all: [...base, "dlq"] as const,
     page: (filter: DlqFilterInput) => [...base, "dlq", "page", filter] as const,
+    allStats: [...base, "dlq", "stats"] as const,
     stats: (g: DlqGroupBy, filter: DlqFilterInput | null) =>
       [...base, "dlq", "stats", g, filter] as const,
     causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,

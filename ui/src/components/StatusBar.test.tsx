@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { SyncStatus } from "../ipc/bindings";
 import { CORE_EVENT } from "../ipc/bindings";
 import { useCoreEvents } from "../lib/events";
-import { mockCommands, renderUi, sandboxProfile } from "../test/render";
+import { mockCommands, renderUi, sandboxProfile, unanswered } from "../test/render";
 import { StatusBar } from "./StatusBar";
 
 const status: SyncStatus = {
@@ -75,5 +75,15 @@ describe("StatusBar", () => {
     await waitFor(() =>
       expect(screen.getByTestId("status-last-sync")).toHaveTextContent("4 s ago"),
     );
+  });
+});
+
+describe("StatusBar before the status arrives", () => {
+  it("counts nothing as 0 while its status has not answered", async () => {
+    mockCommands({ sync_status: () => unanswered() });
+    renderUi(<StatusBar onOutbox={() => {}} />);
+    await waitFor(() => expect(screen.getByTestId("status-pending")).toHaveTextContent("…"));
+    expect(screen.getByTestId("status-pending")).not.toHaveTextContent("0 pending");
+    expect(screen.getByTestId("status-last-sync")).toHaveTextContent("Last sync: …");
   });
 });

@@ -95,7 +95,7 @@ fn launch(binary: &Path, dir: &Path) -> Result<(u64, Child)> {
     Ok((ms, child))
 }
 
-fn measure(child: &Child) -> (u64, u64, Vec<(String, u64, u64)>) {
+fn measure(child: &Child) -> Memory {
     let mut pids = vec![child.id()];
     let mut i = 0;
     while i < pids.len() {
@@ -136,6 +136,9 @@ fn children_of(pid: u32) -> Vec<u32> {
     out
 }
 
+/// Memory after one launch: RSS and PSS summed (KiB), and (process, RSS, PSS) per process.
+type Memory = (u64, u64, Vec<(String, u64, u64)>);
+
 /// One of the measured apps: a binary on its own data dir, and its figures so far.
 struct Case {
     label: &'static str,
@@ -143,7 +146,7 @@ struct Case {
     dir: PathBuf,
     launch_ms: Vec<u64>,
     /// (RSS, PSS, breakdown) after each warm launch.
-    memory: Vec<(u64, u64, Vec<(String, u64, u64)>)>,
+    memory: Vec<Memory>,
 }
 
 impl Case {

@@ -28,11 +28,11 @@ pub use targets::*;
 
 use crate::ipc::bindings::command_map;
 use crate::ipc::*;
+use switchyard_core::QueuedWork;
 use switchyard_core::gitops::{
     ApplyProgress, ApplyReport, GitopsPlan, GitopsSource, GitopsStatus, ManagedResource,
     PlanOptions, SourceSpec,
 };
-use switchyard_core::QueuedWork;
 use switchyard_protocol::retirement::RetirementDryRun;
 
 command_map! {

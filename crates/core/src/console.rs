@@ -332,7 +332,8 @@ impl Console {
         ] {
             sqlx::query(sql).bind(name).execute(&mut *tx).await?;
         }
-        let mut audit = Audit::new(now, &self.inner.opts.actor, "profile.remove", "ok").profile(name);
+        let mut audit =
+            Audit::new(now, &self.inner.opts.actor, "profile.remove", "ok").profile(name);
         if !queued.is_empty() {
             audit = audit.detail(format!("discarded {queued}"));
         }

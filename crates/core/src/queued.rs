@@ -147,7 +147,11 @@ impl QueuedWork {
 fn label(kind: QueuedKind, count: u32, needs_attention: u32) -> String {
     let mut out = format!("{count} {}", kind.noun(count));
     if needs_attention > 0 {
-        let verb = if needs_attention == 1 { "needs" } else { "need" };
+        let verb = if needs_attention == 1 {
+            "needs"
+        } else {
+            "need"
+        };
         out.push_str(&format!(" ({needs_attention} {verb} attention)"));
     }
     out

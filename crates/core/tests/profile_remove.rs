@@ -20,7 +20,9 @@ use switchyard_core::{
 const PROFILE: &str = "off";
 
 async fn offline_console(dir: &Path) -> Console {
-    let console = Console::open(ConsoleOptions::new(dir, "test")).await.unwrap();
+    let console = Console::open(ConsoleOptions::new(dir, "test"))
+        .await
+        .unwrap();
     console
         .add_profile(NewProfile {
             name: PROFILE.into(),
@@ -92,7 +94,10 @@ async fn refuses_then_discards(
         .unwrap();
     assert_eq!(&lost, queued, "the removal names what was lost");
     assert_eq!(rows(dir, table).await, 0, "the queued {table} row is gone");
-    assert!(console.profile(PROFILE).await.is_err(), "the profile is gone");
+    assert!(
+        console.profile(PROFILE).await.is_err(),
+        "the profile is gone"
+    );
     lost
 }
 
@@ -111,7 +116,14 @@ async fn a_queued_write_is_not_removed_silently() {
     let first = console.list_outbox(Default::default()).await.unwrap();
     let billing = first.iter().find(|op| op.name == "billing").unwrap();
     console.discard(billing.id).await.unwrap();
-    refuses_then_discards(&console, dir.path(), "outbox", QueuedKind::Write, "1 write;").await;
+    refuses_then_discards(
+        &console,
+        dir.path(),
+        "outbox",
+        QueuedKind::Write,
+        "1 write;",
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -281,7 +293,13 @@ async fn every_kind_is_named_and_what_was_shown_bounds_what_is_discarded() {
         .await
         .unwrap();
     assert_eq!(lost, seen);
-    for table in ["outbox", "rotations", "secret_ops", "replay_outbox", "cache"] {
+    for table in [
+        "outbox",
+        "rotations",
+        "secret_ops",
+        "replay_outbox",
+        "cache",
+    ] {
         assert_eq!(rows(dir.path(), table).await, 0, "{table}");
     }
 }

@@ -104,13 +104,13 @@ async fn remove(
     };
     let lost = match console.remove_profile(name, discard).await {
         Ok(lost) => lost,
-        Err(e @ CoreError::QueuedWork { .. }) => {
-            print_error(json, &e.into());
+        Err(CoreError::QueuedWork { profile, queued }) => {
+            let hints = queued_hints(&profile, &queued);
+            print_error(json, &CoreError::QueuedWork { profile, queued }.into());
             if !json {
-                eprintln!(
-                    "hint: `switchyard --profile {name} sync` sends it, `switchyard outbox list` shows the writes; \
-                     `switchyard profile remove {name} --discard-queued` removes the profile losing it"
-                );
+                for hint in hints {
+                    eprintln!("hint: {hint}");
+                }
             }
             return Ok(Exit::Refused);
         }
@@ -121,10 +121,38 @@ async fn remove(
         if lost.is_empty() {
             println!("removed profile {name}")
         } else {
-            println!("removed profile {name}, discarding {lost} (not confirmed by the control plane)")
+            println!(
+                "removed profile {name}, discarding {lost} (not confirmed by the control plane)"
+            )
         }
     });
     Ok(Exit::Ok)
+}
+
+/// How to send each kind that is queued, then how to remove losing it.
+fn queued_hints(name: &str, queued: &QueuedWork) -> Vec<String> {
+    let mut hints: Vec<String> = Vec::new();
+    for c in &queued.kinds {
+        let hint = match c.kind {
+            QueuedKind::Write | QueuedKind::Recovery => format!(
+                "`switchyard --profile {name} sync` sends writes, fixes and retirements (`switchyard outbox list` shows them)"
+            ),
+            QueuedKind::Rotation => format!(
+                "`switchyard --profile {name} rotation list` shows the rotation; `rotation resume ID` continues it"
+            ),
+            QueuedKind::Replay => format!("`switchyard --profile {name} replay sync` sends replays"),
+            QueuedKind::SecretChange | QueuedKind::CertificateActivation | QueuedKind::TestWebhook => {
+                "a signing-secret change, certificate activation or test webhook is sent by running its command again with the --key it printed".to_owned()
+            }
+        };
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    hints.push(format!(
+        "`switchyard profile remove {name} --discard-queued` removes the profile, losing it"
+    ));
+    hints
 }
 
 async fn add(console: &Console, json: bool, name: String, url: String) -> anyhow::Result<()> {

@@ -30,7 +30,11 @@ async fn remove_refuses_while_work_is_queued_and_discard_queued_names_the_loss()
         "http://127.0.0.1:9",
         "--token-stdin",
     ];
-    assert!(run(&data, &add, Some("a-token-for-a-closed-port")).status.success());
+    assert!(
+        run(&data, &add, Some("a-token-for-a-closed-port"))
+            .status
+            .success()
+    );
     let out = run(
         &data,
         &["targets", "rotate-secret", "billing", "--overlap", "1h"],
@@ -48,6 +52,12 @@ async fn remove_refuses_while_work_is_queued_and_discard_queued_names_the_loss()
     assert_eq!(out.status.code(), Some(6), "{stderr}");
     assert!(
         stderr.contains("1 write, 1 signing-secret change"),
+        "{stderr}"
+    );
+    // How to send each kind, once, then how to remove losing it.
+    assert_eq!(stderr.matches("sync` sends writes").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("again with the --key it printed"),
         "{stderr}"
     );
     assert!(stderr.contains("--discard-queued"), "{stderr}");
@@ -84,13 +94,28 @@ async fn remove_refuses_while_work_is_queued_and_discard_queued_names_the_loss()
 async fn discard_queued_names_what_was_lost_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("console");
-    let add = ["profile", "add", "off", "--url", "http://127.0.0.1:9", "--token-stdin"];
-    assert!(run(&data, &add, Some("a-token-for-a-closed-port")).status.success());
+    let add = [
+        "profile",
+        "add",
+        "off",
+        "--url",
+        "http://127.0.0.1:9",
+        "--token-stdin",
+    ];
+    assert!(
+        run(&data, &add, Some("a-token-for-a-closed-port"))
+            .status
+            .success()
+    );
     for name in ["orders", "refunds"] {
         let create = ["endpoints", "create", name, "--spec", "{}"];
         assert!(run(&data, &create, None).status.success());
     }
-    let out = run(&data, &["profile", "remove", "off", "--discard-queued"], None);
+    let out = run(
+        &data,
+        &["profile", "remove", "off", "--discard-queued"],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -98,8 +123,15 @@ async fn discard_queued_names_what_was_lost_in_words() {
         "{stdout}"
     );
     // Nothing queued: a plain remove, exit 0.
-    assert!(run(&data, &add, Some("a-token-for-a-closed-port")).status.success());
+    assert!(
+        run(&data, &add, Some("a-token-for-a-closed-port"))
+            .status
+            .success()
+    );
     let out = run(&data, &["profile", "remove", "off"], None);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "removed profile off");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "removed profile off"
+    );
 }

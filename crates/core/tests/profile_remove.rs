@@ -57,6 +57,14 @@ fn target(name: &str) -> Write {
     }
 }
 
+fn replay() -> ReplayStart {
+    ReplayStart {
+        session_id: None,
+        selection: ReplaySelection::DeliveryIds(vec!["dlv_1".into()]),
+        rate_per_s: None,
+    }
+}
+
 /// Removal refuses, naming `words`; the row of `table` is still there; removal with the
 /// discard flag deletes it and returns it as lost.
 async fn refuses_then_discards(
@@ -130,12 +138,10 @@ async fn a_queued_write_is_not_removed_silently() {
 async fn a_queued_replay_is_not_removed_silently() {
     let dir = tempfile::tempdir().unwrap();
     let console = offline_console(dir.path()).await;
-    let start = ReplayStart {
-        session_id: None,
-        selection: ReplaySelection::DeliveryIds(vec!["dlv_1".into()]),
-        rate_per_s: None,
-    };
-    console.enqueue_replay_start(PROFILE, start).await.unwrap();
+    console
+        .enqueue_replay_start(PROFILE, replay())
+        .await
+        .unwrap();
     refuses_then_discards(
         &console,
         dir.path(),
@@ -266,12 +272,10 @@ async fn every_kind_is_named_and_what_was_shown_bounds_what_is_discarded() {
         .start_rotation(PROFILE, "billing", None, false)
         .await
         .unwrap();
-    let start = ReplayStart {
-        session_id: None,
-        selection: ReplaySelection::DeliveryIds(vec!["dlv_1".into()]),
-        rate_per_s: None,
-    };
-    console.enqueue_replay_start(PROFILE, start).await.unwrap();
+    console
+        .enqueue_replay_start(PROFILE, replay())
+        .await
+        .unwrap();
     let shown = console.queued_work(PROFILE).await.unwrap();
     assert_eq!(
         shown.to_string(),

@@ -18,10 +18,8 @@ async fn rows(data: &Path, table: &str) -> i64 {
     n
 }
 
-#[tokio::test]
-async fn remove_refuses_while_work_is_queued_and_discard_queued_names_the_loss() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("console");
+/// Profile `off`, at a port nothing listens on: whatever is queued stays queued.
+fn add_offline_profile(data: &Path) {
     let add = [
         "profile",
         "add",
@@ -30,11 +28,15 @@ async fn remove_refuses_while_work_is_queued_and_discard_queued_names_the_loss()
         "http://127.0.0.1:9",
         "--token-stdin",
     ];
-    assert!(
-        run(&data, &add, Some("a-token-for-a-closed-port"))
-            .status
-            .success()
-    );
+    let out = run(data, &add, Some("a-token-for-a-closed-port"));
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[tokio::test]
+async fn remove_refuses_while_work_is_queued_and_discard_queued_names_the_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("console");
+    add_offline_profile(&data);
     let out = run(
         &data,
         &["targets", "rotate-secret", "billing", "--overlap", "1h"],
@@ -94,19 +96,7 @@ async fn remove_refuses_while_work_is_queued_and_discard_queued_names_the_loss()
 async fn discard_queued_names_what_was_lost_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("console");
-    let add = [
-        "profile",
-        "add",
-        "off",
-        "--url",
-        "http://127.0.0.1:9",
-        "--token-stdin",
-    ];
-    assert!(
-        run(&data, &add, Some("a-token-for-a-closed-port"))
-            .status
-            .success()
-    );
+    add_offline_profile(&data);
     for name in ["orders", "refunds"] {
         let create = ["endpoints", "create", name, "--spec", "{}"];
         assert!(run(&data, &create, None).status.success());
@@ -123,11 +113,7 @@ async fn discard_queued_names_what_was_lost_in_words() {
         "{stdout}"
     );
     // Nothing queued: a plain remove, exit 0.
-    assert!(
-        run(&data, &add, Some("a-token-for-a-closed-port"))
-            .status
-            .success()
-    );
+    add_offline_profile(&data);
     let out = run(&data, &["profile", "remove", "off"], None);
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(

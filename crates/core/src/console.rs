@@ -298,7 +298,7 @@ impl Console {
     pub async fn queued_work(&self, name: &str) -> Result<QueuedWork> {
         self.profile(name).await?;
         let mut conn = self.inner.pool.acquire().await?;
-        crate::queued::count(&mut *conn, name).await
+        crate::queued::count(&mut conn, name).await
     }
 
     /// Removes a profile, its cache, its token and everything kept for it. While work is still
@@ -311,7 +311,7 @@ impl Console {
         self.profile(name).await?;
         let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        let queued = crate::queued::count(&mut *tx, name).await?;
+        let queued = crate::queued::count(&mut tx, name).await?;
         let allowed = match &discard {
             DiscardQueued::No => queued.is_empty(),
             DiscardQueued::All => true,

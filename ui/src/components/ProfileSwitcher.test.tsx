@@ -65,15 +65,7 @@ describe("ProfileSwitcher", () => {
 
   it("work queued while the dialog was open is counted again before anything is lost", async () => {
     const cp = queuedPlane(work([["write", 1, "1 write"]]));
-    mockCommands({
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      list_outbox: () => [],
-      ...cp.handlers,
-    });
-    renderUi(<ProfileSwitcher />, profiles());
-    fireEvent.click(screen.getByTestId("profile-switcher"));
-    fireEvent.click(await screen.findByTestId("remove-offline-cp"));
-    const dialog = await screen.findByTestId("remove-profile");
+    const dialog = await openRemoveDialog(cp.handlers);
     await within(dialog).findByText("Lost with it: 1 write");
     // An agent queues a test webhook meanwhile.
     cp.set(
@@ -93,15 +85,9 @@ describe("ProfileSwitcher", () => {
   });
 
   it("says it is counting, with Remove disabled, until the count has come back", async () => {
-    mockCommands({
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      list_outbox: () => [],
+    const dialog = await openRemoveDialog({
       queued_work: () => new Promise<never>(() => {}) as unknown as QueuedWork,
     });
-    renderUi(<ProfileSwitcher />, profiles());
-    fireEvent.click(screen.getByTestId("profile-switcher"));
-    fireEvent.click(await screen.findByTestId("remove-offline-cp"));
-    const dialog = await screen.findByTestId("remove-profile");
     expect(within(dialog).getByTestId("remove-counting")).toBeInTheDocument();
     expect(within(dialog).queryByText(/Nothing is queued/)).toBeNull();
     expect(within(dialog).getByTestId("confirm-remove-profile")).toBeDisabled();
@@ -109,15 +95,7 @@ describe("ProfileSwitcher", () => {
 
   it("with nothing queued, says so and removes", async () => {
     const cp = queuedPlane(work([]));
-    mockCommands({
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      list_outbox: () => [],
-      ...cp.handlers,
-    });
-    renderUi(<ProfileSwitcher />, profiles());
-    fireEvent.click(screen.getByTestId("profile-switcher"));
-    fireEvent.click(await screen.findByTestId("remove-offline-cp"));
-    const dialog = await screen.findByTestId("remove-profile");
+    const dialog = await openRemoveDialog(cp.handlers);
     expect(await within(dialog).findByTestId("remove-nothing-queued")).toBeInTheDocument();
     const confirm = within(dialog).getByTestId("confirm-remove-profile");
     expect(confirm).toHaveTextContent(/^Remove$/);
@@ -125,6 +103,19 @@ describe("ProfileSwitcher", () => {
     await waitFor(() => expect(cp.removed()).toBe(true));
   });
 });
+
+/** Opens the remove dialog of offline-cp, with no writes listed and these commands mocked. */
+async function openRemoveDialog(handlers: Parameters<typeof mockCommands>[0]) {
+  mockCommands({
+    check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+    list_outbox: () => [],
+    ...handlers,
+  });
+  renderUi(<ProfileSwitcher />, profiles());
+  fireEvent.click(screen.getByTestId("profile-switcher"));
+  fireEvent.click(await screen.findByTestId("remove-offline-cp"));
+  return screen.findByTestId("remove-profile");
+}
 
 /** Queued work as the core counts it: `[kind, count, label]` per kind. */
 function work(kinds: [QueuedKind, number, string][]): QueuedWork {

@@ -28,6 +28,7 @@ pub use targets::*;
 
 use crate::ipc::bindings::command_map;
 use crate::ipc::*;
+use switchyard_core::QueuedWork;
 use switchyard_core::gitops::{
     ApplyProgress, ApplyReport, GitopsPlan, GitopsSource, GitopsStatus, ManagedResource,
     PlanOptions, SourceSpec,
@@ -37,7 +38,8 @@ use switchyard_protocol::retirement::RetirementDryRun;
 command_map! {
     list_profiles() -> Vec<ProfileView>;
     save_profile(original: Option<String>, input: ProfileInput) -> ProfileView;
-    remove_profile(name: String) -> ();
+    queued_work(name: String) -> QueuedWork;
+    remove_profile(name: String, discard: Option<QueuedWork>) -> QueuedWork;
     activate_profile(name: String) -> ProfileView;
     test_connection(input: ProfileInput) -> Health;
     check_health(profile: String) -> Health;

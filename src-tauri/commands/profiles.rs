@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use switchyard_core::client::ApiClient;
-use switchyard_core::{NewProfile, ProfileEdit, SANDBOX_PROFILE};
+use switchyard_core::{DiscardQueued, NewProfile, ProfileEdit, QueuedWork, SANDBOX_PROFILE};
 use tauri::State;
 
 use super::Result;
@@ -56,11 +56,23 @@ pub async fn save_profile(
     Ok(profile_view(&profile, &state.active().await, counts))
 }
 
-/// Removes a profile; removing the active one switches to the sandbox (in a build without
-/// it, to the first profile left).
+/// What removing `name` would lose: the work queued for it, per kind.
 #[tauri::command]
-pub async fn remove_profile(state: State<'_, AppState>, name: String) -> Result<()> {
-    state.core.remove_profile(&name).await?;
+pub async fn queued_work(state: State<'_, AppState>, name: String) -> Result<QueuedWork> {
+    Ok(state.core.queued_work(&name).await?)
+}
+
+/// Removes a profile, losing at most `discard` (the queued work the dialog showed; `null`:
+/// nothing), and returns what was lost. Refused (`queued_work`) when more is queued. Removing
+/// the active one switches to the sandbox (in a build without it, to the first profile left).
+#[tauri::command]
+pub async fn remove_profile(
+    state: State<'_, AppState>,
+    name: String,
+    discard: Option<QueuedWork>,
+) -> Result<QueuedWork> {
+    let discard = discard.map_or(DiscardQueued::No, DiscardQueued::Shown);
+    let lost = state.core.remove_profile(&name, discard).await?;
     if state.active().await == name {
         let next = match crate::sandbox::BUILT_IN {
             true => None,
@@ -78,7 +90,7 @@ pub async fn remove_profile(state: State<'_, AppState>, name: String) -> Result<
             }
         }
     }
-    Ok(())
+    Ok(lost)
 }
 
 #[tauri::command]

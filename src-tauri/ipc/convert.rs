@@ -18,7 +18,9 @@ impl From<CoreError> for IpcError {
         let code = match &e {
             CoreError::NotFound { .. } => IpcErrorCode::NotFound,
             CoreError::Invalid { .. } | CoreError::ProfileExists(_) => IpcErrorCode::InvalidInput,
-            CoreError::WrongState { .. } | CoreError::Refused { .. } => IpcErrorCode::Conflict,
+            CoreError::WrongState { .. }
+            | CoreError::Refused { .. }
+            | CoreError::QueuedWork { .. } => IpcErrorCode::Conflict,
             CoreError::InvalidManifests { .. } => IpcErrorCode::InvalidInput,
             CoreError::Offline { .. } => IpcErrorCode::Offline,
             CoreError::Unauthorized { .. } => IpcErrorCode::Unauthorized,
@@ -46,6 +48,16 @@ impl From<CoreError> for IpcError {
                 status: None,
                 code: Some((*code).to_owned()),
                 message: message.clone(),
+                transient: false,
+                field: None,
+                used_by: Vec::new(),
+                current_version: None,
+            })),
+            // A profile removal refused while work is queued: the dialog counts it again.
+            CoreError::QueuedWork { .. } => Some(Box::new(WriteError {
+                status: None,
+                code: Some(e.code().to_owned()),
+                message: e.to_string(),
                 transient: false,
                 field: None,
                 used_by: Vec::new(),

@@ -96,8 +96,14 @@ pub enum ProfileCmd {
         #[arg(long)]
         token_stdin: bool,
     },
-    /// Remove a profile (refused while it has queued writes).
-    Remove { name: String },
+    /// Remove a profile. Refused (exit 6) while work is still queued for it (writes, replays,
+    /// rotations in progress, …); the message names each kind and count.
+    Remove {
+        name: String,
+        /// Remove it anyway, losing the queued work (the output names what was lost).
+        #[arg(long)]
+        discard_queued: bool,
+    },
     /// Whether AI agents (`switchyard mcp`) may write through a profile: mark a production
     /// profile read-only for agents whatever flags their server was started with.
     #[command(group = clap::ArgGroup::new("agents").required(true))]

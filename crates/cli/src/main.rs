@@ -38,6 +38,9 @@ pub enum Exit {
     /// `targets test`: the control plane sent the test webhook and the receiver did not
     /// accept it.
     TestFailed,
+    /// Refused because it would lose work still queued (`profile remove` without
+    /// `--discard-queued`); nothing changed.
+    Refused,
 }
 
 impl Exit {
@@ -49,6 +52,7 @@ impl Exit {
             Exit::NeedsAttention => 3,
             Exit::Incomplete => 4,
             Exit::TestFailed => 5,
+            Exit::Refused => 6,
         }
     }
 }
@@ -69,17 +73,23 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(e) => {
-            if json {
-                let body = match e.downcast_ref::<CoreError>() {
-                    Some(core) => serde_json::to_value(ErrorBody::from(core)).unwrap_or_default(),
-                    None => serde_json::json!({"code": "error", "message": format!("{e:#}")}),
-                };
-                println!("{}", serde_json::json!({ "error": body }));
-            } else {
-                eprintln!("error: {e:#}");
-            }
+            print_error(json, &e);
             ExitCode::from(Exit::Error.code())
         }
+    }
+}
+
+/// An error as the CLI reports it: `{"error": {code, class, message, …}}` on stdout with
+/// `--json`, else `error: …` on stderr.
+pub fn print_error(json: bool, e: &anyhow::Error) {
+    if json {
+        let body = match e.downcast_ref::<CoreError>() {
+            Some(core) => serde_json::to_value(ErrorBody::from(core)).unwrap_or_default(),
+            None => serde_json::json!({"code": "error", "message": format!("{e:#}")}),
+        };
+        println!("{}", serde_json::json!({ "error": body }));
+    } else {
+        eprintln!("error: {e:#}");
     }
 }
 

@@ -12,6 +12,7 @@ use crate::audit::Audit;
 use crate::client::ApiClient;
 use crate::clock::{Clock, RandomSource, SystemClock, ThreadRandom};
 use crate::error::{CoreError, Result};
+use crate::queued::{DiscardQueued, QueuedWork};
 use crate::retry::RetryPolicy;
 use crate::secrets::Secrets;
 use crate::types::*;
@@ -292,41 +293,54 @@ impl Console {
         self.profile(name).await
     }
 
-    /// Removes a profile, its cache and its token. Refuses while it has live outbox
-    /// operations (discard them first), so no queued edit is dropped silently.
-    pub async fn remove_profile(&self, name: &str) -> Result<()> {
+    /// What removing `name` would lose: the work still queued for it in every table that goes
+    /// with the profile (crates/core/src/queued.rs says what counts).
+    pub async fn queued_work(&self, name: &str) -> Result<QueuedWork> {
         self.profile(name).await?;
-        let counts = self.pending_counts(name).await?;
-        let live = counts.pending + counts.sending + counts.needs_attention;
-        if live > 0 {
-            return Err(CoreError::invalid(
-                "profile",
-                format!(
-                    "{name:?} still has {live} queued operation(s); sync or discard them first"
-                ),
-            ));
-        }
+        let mut conn = self.inner.pool.acquire().await?;
+        crate::queued::count(&mut conn, name).await
+    }
+
+    /// Removes a profile, its cache, its token and everything kept for it. While work is still
+    /// queued for it (writes, replays, rotations, …), `discard` decides: [`DiscardQueued::No`]
+    /// refuses with [`CoreError::QueuedWork`] naming each kind and count, and nothing is
+    /// removed; otherwise it is removed with the profile and returned (empty: nothing was
+    /// lost). Counting and deleting are one transaction, so nothing queued meanwhile is lost
+    /// uncounted.
+    pub async fn remove_profile(&self, name: &str, discard: DiscardQueued) -> Result<QueuedWork> {
+        self.profile(name).await?;
         let now = self.now();
         let mut tx = self.inner.writer.begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("DELETE FROM outbox WHERE profile = ?")
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM cache WHERE profile = ?")
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("DELETE FROM profiles WHERE name = ?")
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
-        Audit::new(now, &self.inner.opts.actor, "profile.remove", "ok")
-            .profile(name)
-            .record(&mut tx)
-            .await?;
+        let queued = crate::queued::count(&mut tx, name).await?;
+        let allowed = match &discard {
+            DiscardQueued::No => queued.is_empty(),
+            DiscardQueued::All => true,
+            DiscardQueued::Shown(shown) => queued.covered_by(shown),
+        };
+        if !allowed {
+            return Err(CoreError::QueuedWork {
+                profile: name.to_owned(),
+                queued,
+            });
+        }
+        // The outbox first: its rows are what `gitops_ops` hangs on. Every other table of
+        // the profile goes with it (`ON DELETE CASCADE`).
+        for sql in [
+            "DELETE FROM outbox WHERE profile = ?",
+            "DELETE FROM cache WHERE profile = ?",
+            "DELETE FROM profiles WHERE name = ?",
+        ] {
+            sqlx::query(sql).bind(name).execute(&mut *tx).await?;
+        }
+        let mut audit =
+            Audit::new(now, &self.inner.opts.actor, "profile.remove", "ok").profile(name);
+        if !queued.is_empty() {
+            audit = audit.detail(format!("discarded {queued}"));
+        }
+        audit.record(&mut tx).await?;
         tx.commit().await?;
         self.inner.secrets.remove(name)?;
-        Ok(())
+        Ok(queued)
     }
 
     pub async fn list_profiles(&self) -> Result<Vec<Profile>> {

@@ -80,6 +80,14 @@ pub enum CoreError {
     /// `managed_elsewhere`, `apply_in_progress`); nothing was queued.
     #[error("{message}")]
     Refused { code: &'static str, message: String },
+    /// Removing a profile would lose work still queued for it; nothing was removed.
+    #[error(
+        "profile {profile:?} still has unsent work: {queued}; nothing was removed (send or discard it first, or remove the profile losing it)"
+    )]
+    QueuedWork {
+        profile: String,
+        queued: crate::queued::QueuedWork,
+    },
 }
 
 /// One bad manifest document: its file, its number in the file (from 1) and the field.
@@ -139,6 +147,7 @@ impl CoreError {
             Self::Io { .. } => "io",
             Self::InvalidManifests { .. } => "invalid_manifest",
             Self::Refused { code, .. } => code,
+            Self::QueuedWork { .. } => "queued_work",
         }
     }
 
@@ -150,9 +159,10 @@ impl CoreError {
                 _ => ErrorClass::Retryable,
             },
             Self::Offline { .. } | Self::Storage { .. } => ErrorClass::Retryable,
-            Self::WrongState { .. } | Self::KeyReused { .. } | Self::Refused { .. } => {
-                ErrorClass::Conflict
-            }
+            Self::WrongState { .. }
+            | Self::KeyReused { .. }
+            | Self::Refused { .. }
+            | Self::QueuedWork { .. } => ErrorClass::Conflict,
             _ => ErrorClass::Permanent,
         }
     }
@@ -263,6 +273,9 @@ pub struct ErrorBody {
     pub field: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<Problem>,
+    /// `queued_work`: what is still queued, per kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued: Option<crate::queued::QueuedWork>,
 }
 
 impl From<&CoreError> for ErrorBody {
@@ -277,6 +290,10 @@ impl From<&CoreError> for ErrorBody {
             },
             field: e.field().map(str::to_owned),
             problem: e.problem().cloned(),
+            queued: match e {
+                CoreError::QueuedWork { queued, .. } => Some(queued.clone()),
+                _ => None,
+            },
         }
     }
 }

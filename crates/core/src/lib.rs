@@ -40,6 +40,7 @@ mod lease;
 mod live;
 pub mod local;
 mod outbox;
+pub mod queued;
 pub mod recovery;
 pub mod replay;
 pub mod retry;
@@ -61,6 +62,7 @@ pub use db::connect_options as sqlite_connect_options;
 pub use db::pool_options as sqlite_pool_options;
 pub use dlq::{DlqCause, DlqQuery};
 pub use error::{CoreError, ErrorBody, ErrorClass, ManifestProblem, Result};
+pub use queued::{DiscardQueued, QueuedCount, QueuedKind, QueuedWork};
 pub use recovery::{
     DoctorFinding, DoctorReport, FindingSource, FixOutcome, RecoveryAction, RecoveryOp,
     RetirementView, ServerCheck,

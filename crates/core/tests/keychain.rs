@@ -15,7 +15,9 @@ use std::process::Command;
 
 use switchyard_control_plane::extract::Tenants;
 use switchyard_control_plane::{Server, ServerConfig};
-use switchyard_core::{Console, ConsoleOptions, NewProfile, ProfileEdit, TokenStorage};
+use switchyard_core::{
+    Console, ConsoleOptions, DiscardQueued, NewProfile, ProfileEdit, TokenStorage,
+};
 
 /// The keychain entry the console makes: service `switchyard`, user `<data dir>#<profile>`.
 const SERVICE: &str = "switchyard";
@@ -211,7 +213,10 @@ async fn profile_tokens_live_in_the_keychain() {
     }
 
     // Removing the profile removes its keychain entry.
-    console.remove_profile("prod").await.unwrap();
+    console
+        .remove_profile("prod", DiscardQueued::No)
+        .await
+        .unwrap();
     assert!(keyring_token(&user).is_none(), "the keychain entry is gone");
     if secret_tool {
         assert!(

@@ -1,11 +1,8 @@
 import {
   ActionIcon,
-  Alert,
-  Anchor,
   Badge,
   Button,
   Group,
-  List,
   Menu,
   Modal,
   PasswordInput,
@@ -27,15 +24,13 @@ import { isIpcError } from "../ipc/client";
 import {
   useActivateProfile,
   useHealth,
-  useOutbox,
   useProfiles,
-  useRemoveProfile,
   useSaveProfile,
   useTestConnection,
 } from "../ipc/queries";
-import { kindLabels, operationLabels } from "../lib/format";
 import { AgentsSettings } from "./AgentsSettings";
 import { ErrorAlert } from "./ErrorAlert";
+import { RemoveProfile } from "./RemoveProfile";
 
 /** "2 pending · 1 needs attention" next to a profile in the switcher, or nothing. */
 function WaitingBadges({ profile }: { profile: ProfileView }) {
@@ -187,74 +182,6 @@ export function ProfileSwitcher({ onOutbox }: { onOutbox?: () => void }) {
         )}
       </Modal>
     </Group>
-  );
-}
-
-/** Removing a profile, naming the unsent changes that are lost with it. */
-function RemoveProfile({
-  profile,
-  onDone,
-  onOutbox,
-}: {
-  profile: ProfileView;
-  onDone: () => void;
-  onOutbox?: () => void;
-}) {
-  const remove = useRemoveProfile();
-  const outbox = useOutbox();
-  const unsent = (outbox.data ?? []).filter(
-    (e) =>
-      e.profile === profile.name &&
-      (e.state === "pending" || e.state === "sending" || e.state === "needs_attention"),
-  );
-  return (
-    <Stack data-testid="remove-profile">
-      <Text size="sm">
-        The connection, its stored token and its local cache are removed from this computer. Nothing
-        changes on the control plane.
-      </Text>
-      {unsent.length > 0 ? (
-        <Alert
-          color="red"
-          title={`${unsent.length} unsent ${unsent.length === 1 ? "change is" : "changes are"} lost`}
-          data-testid="remove-unsent"
-        >
-          <List size="sm">
-            {unsent.slice(0, 8).map((e) => (
-              <List.Item key={e.id}>
-                {operationLabels[e.operation]} {kindLabels[e.kind].one.toLowerCase()} {e.name}
-              </List.Item>
-            ))}
-          </List>
-          {unsent.length > 8 && <Text size="sm">…and {unsent.length - 8} more.</Text>}
-          {onOutbox && (
-            <Anchor size="sm" component="button" onClick={onOutbox} data-testid="remove-see-outbox">
-              See them in the outbox
-            </Anchor>
-          )}
-        </Alert>
-      ) : (
-        <Text size="sm" c="dimmed">
-          No unsent changes for it.
-        </Text>
-      )}
-      <Group justify="flex-end">
-        <Button variant="default" onClick={onDone}>
-          Cancel
-        </Button>
-        <Button
-          color="red"
-          loading={remove.isPending}
-          onClick={async () => {
-            await remove.mutateAsync(profile.name);
-            onDone();
-          }}
-          data-testid="confirm-remove-profile"
-        >
-          {unsent.length > 0 ? `Remove, losing ${unsent.length}` : "Remove"}
-        </Button>
-      </Group>
-    </Stack>
   );
 }
 

@@ -602,6 +602,25 @@ pending: number,
  */
 needs_attention: number, };
 
+export type QueuedCount = { kind: QueuedKind, count: number, 
+/**
+ * Of `count`, those waiting for a person's decision (writes only).
+ */
+needs_attention: number, 
+/**
+ * In words: "2 writes (1 needs attention)".
+ */
+label: string, };
+
+export type QueuedKind = "write" | "rotation" | "replay" | "secret_change" | "certificate_activation" | "test_webhook" | "recovery";
+
+export type QueuedWork = { total: number, kinds: Array<QueuedCount>, 
+/**
+ * In words: "2 writes (1 needs attention), 1 rotation in progress, 1 replay";
+ * "nothing" when empty.
+ */
+summary: string, };
+
 export type RecoveryAction = "fix" | "retire" | "retire_cancel";
 
 export type RecoveryView = { findings: Array<Finding>, 
@@ -937,7 +956,8 @@ export const CORE_EVENT = "core-event";
 export type Commands = {
   list_profiles: { args: {  }; result: Array<ProfileView> };
   save_profile: { args: { original: string | null; input: ProfileInput }; result: ProfileView };
-  remove_profile: { args: { name: string }; result: null };
+  queued_work: { args: { name: string }; result: QueuedWork };
+  remove_profile: { args: { name: string; discard: QueuedWork | null }; result: QueuedWork };
   activate_profile: { args: { name: string }; result: ProfileView };
   test_connection: { args: { input: ProfileInput }; result: Health };
   check_health: { args: { profile: string }; result: Health };

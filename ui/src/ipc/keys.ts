@@ -37,6 +37,11 @@ export const scope = (profile: string | null) => {
 /** Keys that span every profile. */
 export const keys = {
   profiles: ["profiles"] as const,
+  /**
+   * What removing a profile would lose (its queued work of every kind). Under the profile
+   * list, so every write, which makes the list stale, makes the count stale too.
+   */
+  queued: (profile: string) => ["profiles", "queued", profile] as const,
   /** The outbox of every profile (the page shows a Control plane column). */
   outbox: ["outbox"] as const,
   allConflicts: ["conflict"] as const,

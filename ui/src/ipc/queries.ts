@@ -16,7 +16,14 @@ import {
   useQuery,
   useQueryClient,
 } from "@tanstack/react-query";
-import type { ProfileInput, ProfileView, Resolution, ResourceKind, WriteRequest } from "./bindings";
+import type {
+  ProfileInput,
+  ProfileView,
+  QueuedWork,
+  Resolution,
+  ResourceKind,
+  WriteRequest,
+} from "./bindings";
 import { call } from "./client";
 import { commandInvalidates, invalidate } from "./invalidation";
 import { keys, scope } from "./keys";
@@ -248,12 +255,26 @@ export function useSaveProfile() {
   });
 }
 
+/** The work queued for `name` in every kind (writes, rotations, replays…), counted afresh. */
+export const useQueuedWork = (name: string) =>
+  useQuery({
+    queryKey: keys.queued(name),
+    queryFn: () => call("queued_work", { name }),
+    refetchOnMount: "always",
+  });
+
+/**
+ * Removes a profile, losing at most `discard` (the queued work the person was shown; the
+ * core refuses with `queued_work` when more is queued since).
+ */
 export function useRemoveProfile() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (name: string) => call("remove_profile", { name }),
-    onSuccess: (_none, name) => {
+    mutationFn: ({ name, discard }: { name: string; discard: QueuedWork }) =>
+      call("remove_profile", { name, discard }),
+    onSuccess: (_lost, { name }) => {
       client.removeQueries({ queryKey: scope(name).all });
+      client.removeQueries({ queryKey: keys.queued(name) });
       invalidate(client, commandInvalidates.remove_profile());
     },
   });

@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use switchyard_core::*;
 
 use crate::args::ProfileCmd;
-use crate::{Exit, emit, table};
+use crate::{Exit, emit, print_error, table};
 
 pub async fn pick_profile(console: &Console, chosen: &Option<String>) -> anyhow::Result<String> {
     if let Some(p) = chosen {
@@ -82,14 +82,77 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
             read_only,
             allow_writes: _,
         } => agents(console, json, &name, read_only).await?,
-        ProfileCmd::Remove { name } => {
-            console.remove_profile(&name).await?;
-            emit(json, &serde_json::json!({"removed": name}), |_| {
-                println!("removed profile {name}")
-            });
-        }
+        ProfileCmd::Remove {
+            name,
+            discard_queued,
+        } => return remove(console, json, &name, discard_queued).await,
     }
     Ok(Exit::Ok)
+}
+
+/// Removes a profile: refused (exit 6, naming what is queued) unless nothing is queued or
+/// `discard_queued`; then it names what was lost.
+async fn remove(
+    console: &Console,
+    json: bool,
+    name: &str,
+    discard_queued: bool,
+) -> anyhow::Result<Exit> {
+    let discard = match discard_queued {
+        true => DiscardQueued::All,
+        false => DiscardQueued::No,
+    };
+    let lost = match console.remove_profile(name, discard).await {
+        Ok(lost) => lost,
+        Err(CoreError::QueuedWork { profile, queued }) => {
+            let hints = queued_hints(&profile, &queued);
+            print_error(json, &CoreError::QueuedWork { profile, queued }.into());
+            if !json {
+                for hint in hints {
+                    eprintln!("hint: {hint}");
+                }
+            }
+            return Ok(Exit::Refused);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let out = serde_json::json!({"removed": name, "discarded": lost});
+    emit(json, &out, |_| {
+        if lost.is_empty() {
+            println!("removed profile {name}")
+        } else {
+            println!(
+                "removed profile {name}, discarding {lost} (not confirmed by the control plane)"
+            )
+        }
+    });
+    Ok(Exit::Ok)
+}
+
+/// How to send each kind that is queued, then how to remove losing it.
+fn queued_hints(name: &str, queued: &QueuedWork) -> Vec<String> {
+    let mut hints: Vec<String> = Vec::new();
+    for c in &queued.kinds {
+        let hint = match c.kind {
+            QueuedKind::Write | QueuedKind::Recovery => format!(
+                "`switchyard --profile {name} sync` sends writes, fixes and retirements (`switchyard outbox list` shows them)"
+            ),
+            QueuedKind::Rotation => format!(
+                "`switchyard --profile {name} rotation list` shows the rotation; `rotation resume ID` continues it"
+            ),
+            QueuedKind::Replay => format!("`switchyard --profile {name} replay sync` sends replays"),
+            QueuedKind::SecretChange | QueuedKind::CertificateActivation | QueuedKind::TestWebhook => {
+                "a signing-secret change, certificate activation or test webhook is sent by running its command again with the --key it printed".to_owned()
+            }
+        };
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    hints.push(format!(
+        "`switchyard profile remove {name} --discard-queued` removes the profile, losing it"
+    ));
+    hints
 }
 
 async fn add(console: &Console, json: bool, name: String, url: String) -> anyhow::Result<()> {

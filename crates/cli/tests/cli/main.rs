@@ -8,6 +8,7 @@ mod dlq;
 mod doctor;
 mod gitops;
 mod mcp;
+mod profile_remove;
 mod retire;
 mod rotation;
 mod secrets;

@@ -51,7 +51,7 @@ pub use deliveries::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, Finish, FinishedBy, Transition,
 };
 pub use diagnostics::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow, ReplayHold,
     RecoveryTx, Requeue, StuckRow,
 };
 pub use dlq::{DlqCount, DlqStore};

@@ -55,6 +55,8 @@ export const dlqKeys = (profile: string | null) => {
     stats: (g: DlqGroupBy, filter: DlqFilterInput | null) =>
       [...base, "dlq", "stats", g, filter] as const,
     causes: (filter: DlqFilterInput) => [...base, "dlq", "causes", filter] as const,
+    /** The newest page of a filter, for a trial batch started outside the DLQ page. */
+    sample: (filter: DlqFilterInput) => [...base, "dlq", "sample", filter] as const,
     delivery: (id: string | null) => [...base, "delivery", id] as const,
     event: (id: string | null) => [...base, "event", id] as const,
     eventsByKey: (key: string | null, endpoint: string | null) =>

@@ -29,7 +29,7 @@ describe("wizardStep", () => {
 
 describe("verifyWords", () => {
   it("says what the receiver answered, with the error when it refused", () => {
-    const base = { webhook_id: "msg_1", tested_at: null, attempt: 1 };
+    const base = { webhook_id: "msg_1", tested_at: null, attempt: 1, certificate_presented: null };
     expect(verifyWords({ ...base, ok: true, status: 204, latency_ms: 7, error: null })).toBe(
       "The receiver accepted the new secret alone: HTTP 204 in 7 ms.",
     );

@@ -47,6 +47,7 @@ const staged = (over: Partial<RotationView> = {}) =>
 
 const verify = (ok: boolean, attempt: number): RotationView["verify_result"] => ({
   ok,
+  certificate_presented: ok,
   status: ok ? 200 : null,
   latency_ms: ok ? 12 : null,
   error: ok ? null : "TLS handshake failed: received fatal alert: UnknownCA",

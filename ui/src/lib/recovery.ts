@@ -160,7 +160,8 @@ export function fixKind(a: FixAction): FixKind {
   if (a.method === "POST" && test) return { kind: "test", target: decodeURIComponent(test[1]) };
   const body = obj(a.body);
   const selection = obj(body?.selection);
-  if (a.method !== "PUT" || !a.path.startsWith("/v1/replays/") || !selection) return { kind: "call" };
+  if (a.method !== "PUT" || !a.path.startsWith("/v1/replays/") || !selection)
+    return { kind: "call" };
   const rate = typeof body?.rate_per_s === "number" ? body.rate_per_s : null;
   const ids = selection.delivery_ids;
   if (Array.isArray(ids))

@@ -23,12 +23,7 @@ import type {
   ReplayWriteState,
 } from "../../ipc/bindings";
 import { call } from "../../ipc/client";
-import {
-  useDryRun,
-  useReplay,
-  useReplayWrites,
-  useStartReplay,
-} from "../../ipc/dlqQueries";
+import { useDryRun, useReplay, useReplayWrites, useStartReplay } from "../../ipc/dlqQueries";
 import { useActiveProfile } from "../../ipc/queries";
 import { isFilterEmpty } from "../../lib/dlq";
 import {

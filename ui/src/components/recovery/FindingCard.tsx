@@ -6,9 +6,9 @@ import { Badge, Button, Card, Code, Group, List, Modal, Stack, Text, Tooltip } f
 import { notifications } from "@mantine/notifications";
 import { useState } from "react";
 import type { Finding, FixAction, IpcError, RecoveryWriteView } from "../../ipc/bindings";
+import { useTrialCandidates } from "../../ipc/dlqQueries";
 import { useRunFix } from "../../ipc/recoveryQueries";
 import { relativeTime } from "../../lib/format";
-import { useTrialCandidates } from "../../ipc/dlqQueries";
 import {
   classLabels,
   consoleClasses,

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ReplaySessionView } from "../ipc/bindings";
 import { saveTrial } from "../lib/replay";
 import { mockCommands, renderUi } from "../test/render";
+import { failedItem } from "../test/replay";
 import { ReplaysPage } from "./ReplaysPage";
 
 const allFailed: ReplaySessionView = {
@@ -13,20 +14,7 @@ const allFailed: ReplaySessionView = {
   created_at: Date.now() - 60_000,
   cancelled_at: null,
   counts: { total: 2, succeeded: 0, failed: 2, pending: 0, cancelled: 0, skipped: 0 },
-  items: [1, 2].map((n) => ({
-    original_delivery_id: `dlv_o${n}`,
-    delivery_id: `dlv_r${n}`,
-    status: "failed",
-    reason: null,
-    redelivery: {
-      target: "legacy-erp",
-      attempts_made: 5,
-      max_attempts: 5,
-      next_attempt_at: null,
-      error_class: "http_5xx",
-      last_status_code: 500,
-    },
-  })),
+  items: [1, 2].map((n) => failedItem(n)),
 };
 
 describe("ReplaysPage", () => {

@@ -2,6 +2,7 @@ import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { ReplayStartInput, ReplayWriteView } from "../../ipc/bindings";
 import { mockCommands, renderUi } from "../../test/render";
+import { failedItem } from "../../test/replay";
 import { ReplayDialog } from "./ReplayDialog";
 
 const write = (input: ReplayStartInput, state: ReplayWriteView["state"]): ReplayWriteView => ({
@@ -212,20 +213,7 @@ describe("ReplayDialog", () => {
         created_at: trialCreated,
         cancelled_at: null,
         counts: { total: 10, succeeded: 0, failed: 10, pending: 0, cancelled: 0, skipped: 0 },
-        items: Array.from({ length: 10 }, (_, n) => ({
-          original_delivery_id: `dlv_o${n}`,
-          delivery_id: `dlv_r${n}`,
-          status: "failed" as const,
-          reason: null,
-          redelivery: {
-            target: "legacy-erp",
-            attempts_made: 5,
-            max_attempts: 5,
-            next_attempt_at: null,
-            error_class: "http_5xx" as const,
-            last_status_code: 500,
-          },
-        })),
+        items: Array.from({ length: 10 }, (_, n) => failedItem(n)),
       }),
     });
     const filter = {

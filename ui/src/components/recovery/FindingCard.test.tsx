@@ -152,7 +152,8 @@ describe("FindingCard of a failing target", () => {
     expect(await screen.findByTestId(`fix-${id}-1-outcome`)).toHaveTextContent(
       "Replay session rpl_fix1 started",
     );
-  });
+    // Many clicks through a modal: slow on a loaded machine.
+  }, 20_000);
 
   it("says how many a replay holds, with its session, rather than that nothing has died", async () => {
     mockCommands({

@@ -55,6 +55,15 @@ function Evidence({ f, now }: { f: Finding; now: number }) {
   );
 }
 
+/** The exact request a fix makes, under its button. */
+function Request({ testid, action }: { testid: string; action: FixAction }) {
+  return (
+    <Code block data-testid={`${testid}-request`} style={{ fontSize: 11 }}>
+      {requestText(action)}
+    </Code>
+  );
+}
+
 function FixButton({
   f,
   action,
@@ -104,9 +113,7 @@ function FixButton({
           </Tooltip>
         )}
       </Group>
-      <Code block data-testid={`${testid}-request`} style={{ fontSize: 11 }}>
-        {requestText(action)}
-      </Code>
+      <Request testid={testid} action={action} />
       {write?.error && (
         <Text size="xs" c="red">
           {write.error}
@@ -156,9 +163,7 @@ function TestFix({ f, action, index }: { f: Finding; action: FixAction; index: n
   return (
     <Stack gap={4} data-testid={`fix-${f.id}-${index}`}>
       <TestWebhook target={kind.target} />
-      <Code block data-testid={`fix-${f.id}-${index}-request`} style={{ fontSize: 11 }}>
-        {requestText(action)}
-      </Code>
+      <Request testid={`fix-${f.id}-${index}`} action={action} />
     </Stack>
   );
 }
@@ -198,9 +203,7 @@ function ReplayFix({
         </Button>
         {started && <WriteBadge sessionId={started} />}
       </Group>
-      <Code block data-testid={`${testid}-request`} style={{ fontSize: 11 }}>
-        {requestText(action)}
-      </Code>
+      <Request testid={testid} action={action} />
       {started && (
         <Text size="xs" data-testid={`${testid}-outcome`}>
           Replay session {started} started: see Replays for its progress.

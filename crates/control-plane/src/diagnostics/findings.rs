@@ -513,8 +513,7 @@ mod tests {
         }];
         let f = failing_target(&row, 10_000);
         assert!(
-            f.detail
-                .contains("583 are being replayed (session diag-x)"),
+            f.detail.contains("583 are being replayed (session diag-x)"),
             "{}",
             f.detail
         );

@@ -124,7 +124,10 @@ impl Operation for TestTarget {
         .await;
         // Only a TLS handshake presents a certificate; one that completed got an answer.
         let presented = identity.is_some()
-            && spec.url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+            && spec
+                .url
+                .get(..8)
+                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
             && outcome.status_code.is_some();
         let result = TargetTestResult {
             target: self.name.clone(),

@@ -51,8 +51,8 @@ pub use deliveries::{
     Claimed, DeliveryStore, DueScope, ExpiredLease, Fence, Finish, FinishedBy, Transition,
 };
 pub use diagnostics::{
-    Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow, ReplayHold,
-    RecoveryTx, Requeue, StuckRow,
+    Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow,
+    RecoveryTx, ReplayHold, Requeue, StuckRow,
 };
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};

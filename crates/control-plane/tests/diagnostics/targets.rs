@@ -162,8 +162,16 @@ async fn a_replay_of_a_failing_target_is_rate_limited_and_the_finding_says_it_ho
         f.detail
     );
     assert!(!f.detail.contains("Nothing has died yet"), "{}", f.detail);
-    assert_eq!(f.severity, Severity::Critical, "the replay goes to a failing target");
-    assert_eq!(f.actions.len(), 1, "nothing left in the DLQ to replay: {f:#?}");
+    assert_eq!(
+        f.severity,
+        Severity::Critical,
+        "the replay goes to a failing target"
+    );
+    assert_eq!(
+        f.actions.len(),
+        1,
+        "nothing left in the DLQ to replay: {f:#?}"
+    );
     drop(receiver);
     server.stop().await.unwrap();
 }

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use switchyard_protocol::{TargetTestRequest, TargetTestResult};
 use switchyard_protocol::secrets::ExpiringSecret;
+use switchyard_protocol::{TargetTestRequest, TargetTestResult};
 
 use super::certificate::is_certificate;
 use super::types::{Rotation, RotationProgress, RotationStep, SecretValue, VerifyResult};

@@ -322,7 +322,11 @@ async fn a_verify_over_http_presents_no_certificate_and_verifies_nothing() {
     assert_eq!(r.step, RotationStep::Staged);
     let tested = console.verify_rotation(&r.id, LONG).await.unwrap();
     assert_eq!(receiver.count(), 1, "the test webhook went out");
-    assert_eq!(tested.step, RotationStep::Staged, "not verified: {tested:?}");
+    assert_eq!(
+        tested.step,
+        RotationStep::Staged,
+        "not verified: {tested:?}"
+    );
     let result = tested.verify_result.clone().unwrap();
     assert!(!result.ok, "{result:?}");
     assert_eq!(result.status, Some(200));

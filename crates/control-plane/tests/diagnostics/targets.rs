@@ -154,7 +154,10 @@ async fn a_replay_of_a_failing_target_is_rate_limited_and_the_finding_says_it_ho
 
     let f = finding(&api, id).await.expect("the target still fails");
     assert_eq!(f.evidence.replaying, Some(2), "{f:#?}");
-    assert_eq!(f.evidence.replay_sessions, [session_id.clone()]);
+    assert_eq!(
+        f.evidence.replay_sessions,
+        std::slice::from_ref(&session_id)
+    );
     assert!(
         f.detail
             .contains(&format!("2 are being replayed (session {session_id})")),

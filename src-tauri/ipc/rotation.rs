@@ -47,6 +47,9 @@ pub struct VerifyView {
     /// RFC 3339.
     pub tested_at: Option<String>,
     pub attempt: u32,
+    /// A certificate rotation: whether the test's TLS handshake presented the new
+    /// certificate (`false` over http: no handshake, nothing verified). `null` for a secret.
+    pub certificate_presented: Option<bool>,
 }
 
 /// One rotation (crates/core/src/rotation/types.rs `Rotation`).
@@ -151,6 +154,7 @@ impl From<VerifyResult> for VerifyView {
             webhook_id: v.webhook_id,
             tested_at: v.tested_at.map(|t| t.to_rfc3339()),
             attempt: v.attempt,
+            certificate_presented: v.certificate_presented,
         }
     }
 }

@@ -120,6 +120,14 @@ pub struct FindingEvidence {
     /// When the state ends by itself (an open overlap's end, a certificate's `not_after`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<DateTime<Utc>>,
+    /// Deliveries a replay holds (a failing target): their originals left the DLQ and their
+    /// re-deliveries are still pending or in flight, so they are in no DLQ count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub replaying: Option<u64>,
+    /// The replay sessions holding them, the most first (at most 5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replay_sessions: Vec<String>,
 }
 
 /// One way to fix a finding: an ordinary keyed API call of this control plane. A client
@@ -136,7 +144,9 @@ pub struct FixAction {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<Value>,
-    /// It cannot be undone (a purge, a cancel): ask the operator to confirm.
+    /// It cannot be undone (a purge, a cancel, a bulk re-send such as a replay: the
+    /// receivers get the deliveries again): ask the operator to confirm, and for a replay
+    /// show its dry-run count first.
     #[serde(default)]
     pub destructive: bool,
 }

@@ -50,4 +50,10 @@ pub struct TargetTestResult {
     pub error: Option<String>,
     pub duration_ms: u64,
     pub tested_at: DateTime<Utc>,
+    /// A client certificate (the one `client_certificate_id` named, or the active one) was
+    /// offered in a TLS handshake that completed: the URL is https and the receiver answered.
+    /// `false` over http, where no handshake takes place, so a client certificate is never
+    /// presented and a 2xx proves nothing about it; `false` too when the target has none.
+    #[serde(default)]
+    pub client_certificate_presented: bool,
 }

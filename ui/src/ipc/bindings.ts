@@ -286,7 +286,16 @@ expected?: number | null, actual?: number | null,
 /**
  * When the state ends by itself (an open overlap's end, a certificate's `not_after`).
  */
-until?: string | null, };
+until?: string | null, 
+/**
+ * Deliveries a replay holds (a failing target): their originals left the DLQ and their
+ * re-deliveries are still pending or in flight, so they are in no DLQ count.
+ */
+replaying?: number | null, 
+/**
+ * The replay sessions holding them, the most first (at most 5).
+ */
+replay_sessions?: Array<string>, };
 
 export type FindingSubject = { 
 /**
@@ -313,7 +322,9 @@ method: string,
  */
 path: string, body?: JsonValue | null, 
 /**
- * It cannot be undone (a purge, a cancel): ask the operator to confirm.
+ * It cannot be undone (a purge, a cancel, a bulk re-send such as a replay: the
+ * receivers get the deliveries again): ask the operator to confirm, and for a replay
+ * show its dry-run count first.
  */
 destructive: boolean, };
 
@@ -897,7 +908,12 @@ export type VerifyView = { ok: boolean, status: number | null, latency_ms: numbe
 /**
  * RFC 3339.
  */
-tested_at: string | null, attempt: number, };
+tested_at: string | null, attempt: number, 
+/**
+ * A certificate rotation: whether the test's TLS handshake presented the new
+ * certificate (`false` over http: no handshake, nothing verified). `null` for a secret.
+ */
+certificate_presented: boolean | null, };
 
 export type WaveProgress = { wave: number, total: number, 
 /**

@@ -10,8 +10,10 @@ import {
   useQueryClient,
 } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
+import { emptyFilter } from "../lib/dlq";
 import { type WindowPage, type WindowParam, windowOptions } from "../lib/dlqWindow";
 import type {
+  DlqCauseView,
   DlqFilterInput,
   DlqGroupBy,
   ReplaySelectionInput,
@@ -122,6 +124,26 @@ export function useDlqCauses(filter: DlqFilterInput, refetchMs = 10_000) {
     ),
     // In step with the charts (Charts.tsx) and the badge: the matrix is live, not a snapshot.
     refetchInterval: refetchMs,
+  });
+}
+
+/**
+ * Trial candidates for a replay of `filter` opened outside the DLQ page (a Recovery fix): the
+ * newest page's ids, oldest first, as the DLQ page offers its loaded rows. Read while `enabled`.
+ */
+export function useTrialCandidates(filter: DlqFilterInput | null, enabled: boolean) {
+  const profile = useActiveProfile();
+  return useQuery({
+    ...scoped(
+      profile,
+      (k) => k.sample(filter ?? emptyFilter()),
+      filter && enabled
+        ? (p) =>
+            call("dlq_page", { profile: p, filter, limit: 100, cursor: null }).then((page) =>
+              page.items.map((r) => r.delivery_id).reverse(),
+            )
+        : null,
+    ),
   });
 }
 
@@ -237,12 +259,28 @@ export function useReplayWrites(refetchMs = 15_000) {
   });
 }
 
+/** A replay's dry run: how many it would take and, for a filter, by target and error class. */
+export type ReplayPreview = { count: number; causes: DlqCauseView[] };
+
+/**
+ * The dry-run count and its breakdown, read together, once per call: the dialog's headline,
+ * its button and its breakdown come from the same moment. (A breakdown read again every 10 s
+ * beside a count read once drifted apart: a cancelled replay gives its originals back to the
+ * DLQ with their old dead_at, inside a trial's "rest" window, so the breakdown said 520 while
+ * the headline and the button still said 519.)
+ */
 export function useDryRun() {
   const profile = useActiveProfile();
   return useMutation({
-    mutationFn: (selection: ReplaySelectionInput) => {
+    mutationFn: async (selection: ReplaySelectionInput): Promise<ReplayPreview> => {
       if (profile === undefined) throw new Error("no control plane is selected");
-      return call("replay_dry_run", { profile, selection });
+      const [count, causes] = await Promise.all([
+        call("replay_dry_run", { profile, selection }),
+        selection.by === "filter"
+          ? call("dlq_causes", { profile, filter: selection.filter })
+          : Promise.resolve([]),
+      ]);
+      return { count, causes };
     },
   });
 }

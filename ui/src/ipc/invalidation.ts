@@ -72,8 +72,16 @@ export const commandInvalidates = {
   start_retirement: (profile: string): KeySet => [recoveryKeys(profile).all],
   cancel_retirement: (profile: string): KeySet => [recoveryKeys(profile).all],
   test_target: (profile: string, target: string): KeySet => [targetTestKeys(profile, target)],
-  start_replay: (profile: string): KeySet => [dlqKeys(profile).writes, dlqKeys(profile).replays],
-  cancel_replay: (profile: string): KeySet => [dlqKeys(profile).writes],
+  // A replay takes deliveries out of the DLQ (or gives them back): the findings say so.
+  start_replay: (profile: string): KeySet => [
+    dlqKeys(profile).writes,
+    dlqKeys(profile).replays,
+    recoveryKeys(profile).findings,
+  ],
+  cancel_replay: (profile: string): KeySet => [
+    dlqKeys(profile).writes,
+    recoveryKeys(profile).findings,
+  ],
   /**
    * Any step of the rotation wizard (start_rotation, start_certificate_rotation,
    * verify_rotation, promote_rotation, rollback_rotation, resume_rotation, acknowledge_secret,

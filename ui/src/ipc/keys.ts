@@ -64,6 +64,8 @@ export const dlqKeys = (profile: string | null) => {
     // Not under "stats": while the list's newest row is unknown this query waits (skipToken),
     // and a waiting observer must never share a key with the badge's live count.
     newer: (filter: DlqFilterInput | null) => [...base, "dlq", "newer", filter] as const,
+    /** The newest page of a filter, for a trial batch started outside the DLQ page. */
+    sample: (filter: DlqFilterInput) => [...base, "dlq", "sample", filter] as const,
     delivery: (id: string | null) => [...base, "delivery", id] as const,
     event: (id: string | null) => [...base, "event", id] as const,
     eventsByKey: (key: string | null, endpoint: string | null) =>

@@ -2,9 +2,11 @@
 // findings are grouped and filtered, what a fix request looks like in words, and where a
 // retirement stands on its way to deletion.
 import type {
+  DlqFilterInput,
   Finding,
   FindingClass,
   FixAction,
+  ReplaySelectionInput,
   Retirement,
   RetirementState,
   Severity,
@@ -135,4 +137,57 @@ export function retirementNext(r: Retirement, now: number): string {
     case "cancelled":
       return "Cancelled: what the retirement disabled is enabled again; nothing was deleted.";
   }
+}
+
+/** What a fix is, for the card: a test webhook (shown as the drawer shows it, with the
+ * receiver's answer), a replay (opened in the DLQ's replay dialog: dry-run count, rate, trial
+ * batch), or any other keyed call. */
+export type FixKind =
+  | { kind: "test"; target: string }
+  | { kind: "replay"; selection: ReplaySelectionInput; rate: number | null }
+  | { kind: "call" };
+
+const obj = (v: unknown): Record<string, unknown> | null =>
+  v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+
+const ms = (v: unknown): number | null =>
+  typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : null;
+
+const text = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+
+export function fixKind(a: FixAction): FixKind {
+  const test = /^\/v1\/targets\/([^/]+)\/test$/.exec(a.path);
+  if (a.method === "POST" && test) return { kind: "test", target: decodeURIComponent(test[1]) };
+  const body = obj(a.body);
+  const selection = obj(body?.selection);
+  if (a.method !== "PUT" || !a.path.startsWith("/v1/replays/") || !selection)
+    return { kind: "call" };
+  const rate = typeof body?.rate_per_s === "number" ? body.rate_per_s : null;
+  const ids = selection.delivery_ids;
+  if (Array.isArray(ids))
+    return {
+      kind: "replay",
+      selection: { by: "ids", delivery_ids: ids.filter((i) => typeof i === "string") },
+      rate,
+    };
+  const f = obj(selection.filter);
+  if (!f) return { kind: "call" };
+  const filter: DlqFilterInput = {
+    endpoint: text(f.endpoint),
+    target: text(f.target),
+    flow: text(f.flow),
+    error_class: (text(f.error_class) as DlqFilterInput["error_class"]) ?? null,
+    since: ms(f.since),
+    until: ms(f.until),
+  };
+  return { kind: "replay", selection: { by: "filter", filter }, rate };
+}
+
+/** "583 are being replayed (session diag-…)": a replay holds the finding's deliveries. */
+export function replayingWords(f: Finding): string | null {
+  const n = f.evidence.replaying;
+  if (n == null || n <= 0) return null;
+  const sessions = f.evidence.replay_sessions ?? [];
+  const which = sessions.length ? ` (session ${sessions.join(", ")})` : "";
+  return `${n} ${n === 1 ? "is" : "are"} being replayed${which}`;
 }

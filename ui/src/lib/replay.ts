@@ -46,6 +46,17 @@ export function failureCauses(
   return [...counts.values()].sort((a, b) => b.count - a.count);
 }
 
+/** The targets the failed items went to, as read. */
+function failedTargets(s: ReplaySessionView): string[] {
+  return [...new Set(failureCauses(s.items).map((x) => x.target))];
+}
+
+/** "legacy-erp", "crm, warehouse" or "the target": where a trial's failures went. */
+export function stillFailing(s: ReplaySessionView): string {
+  const targets = failedTargets(s);
+  return targets.length ? targets.join(", ") : "the target";
+}
+
 /** The sentence under a replay with failures: what failed and that the targets still fail. */
 export function failureSummary(s: ReplaySessionView): string | null {
   const c = s.counts;
@@ -54,7 +65,7 @@ export function failureSummary(s: ReplaySessionView): string | null {
   const how = causes.length
     ? ` (${causes.map((x) => `${x.target}: ${x.answer} ×${x.count}`).join("; ")})`
     : "";
-  const targets = [...new Set(causes.map((x) => x.target))];
+  const targets = failedTargets(s);
   const still =
     targets.length === 0
       ? "the target still fails"
@@ -148,4 +159,37 @@ export function saveTrial(profile: string, trialSessionId: string, plan: TrialPl
 export function trialPlan(profile: string | undefined, trialSessionId: string): TrialPlan | null {
   if (!profile) return null;
   return readAll()[profile]?.[trialSessionId] ?? null;
+}
+
+/**
+ * The list's progress column: "12/519" while it runs or once completed; for a cancelled
+ * session what ran and what was withdrawn ("12 ran, 507 cancelled of 519"), never "519/519".
+ */
+export function progressWords(s: ReplaySessionView): string {
+  const c = s.counts;
+  if (s.status !== "cancelled") return `${c.succeeded + c.failed + c.cancelled}/${c.total}`;
+  const ran = c.succeeded + c.failed;
+  const still = c.pending > 0 ? `, ${c.pending} still finishing` : "";
+  return `${ran} ran, ${c.cancelled} cancelled of ${c.total}${still}`;
+}
+
+/** "at most 10/s", or that it had none (as fast as the control plane sends). */
+export function rateWords(s: ReplaySessionView): string {
+  return s.rate_per_s
+    ? `at most ${s.rate_per_s}/s`
+    : "no rate limit (as fast as the control plane sends)";
+}
+
+/**
+ * The selection in words. A trial batch is a list of ids on the server ("2 selected
+ * deliveries"); this console remembers it was the first N of a filter and says so.
+ */
+export function selectionWords(
+  s: ReplaySessionView,
+  plan: TrialPlan | null,
+  filterWords: (f: DlqFilterInput) => string,
+): string {
+  if (!plan) return s.selection;
+  const of = filterWords(plan.filter) || "the whole DLQ";
+  return `trial batch: the first ${s.counts.total} of ${of}`;
 }

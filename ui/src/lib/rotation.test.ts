@@ -6,6 +6,7 @@ import {
   credentialWarnings,
   defaultCertificateId,
   verifyWords,
+  withoutTls,
   wizardStep,
 } from "./rotation";
 
@@ -28,8 +29,30 @@ describe("wizardStep", () => {
 });
 
 describe("verifyWords", () => {
+  it("never calls a certificate verified when no TLS handshake presented it", () => {
+    const v = {
+      webhook_id: "msg_1",
+      tested_at: null,
+      attempt: 1,
+      ok: false,
+      status: 200,
+      latency_ms: 4,
+      error: "no client certificate was presented",
+      certificate_presented: false,
+    };
+    const words = verifyWords(v, "certificate");
+    expect(words).toMatch(/^Not verified: the receiver answered HTTP 200 in 4 ms/);
+    expect(words).toContain("A client certificate is never presented over http");
+    expect(words).not.toContain("accepted the handshake");
+    const target = (url: string) =>
+      ({ kind: "target", spec: { url } }) as unknown as Parameters<typeof withoutTls>[0];
+    expect(withoutTls(target("http://x/hook"))).toBe(true);
+    expect(withoutTls(target("HTTPS://x/hook"))).toBe(false);
+    expect(withoutTls(undefined)).toBe(false);
+  });
+
   it("says what the receiver answered, with the error when it refused", () => {
-    const base = { webhook_id: "msg_1", tested_at: null, attempt: 1 };
+    const base = { webhook_id: "msg_1", tested_at: null, attempt: 1, certificate_presented: null };
     expect(verifyWords({ ...base, ok: true, status: 204, latency_ms: 7, error: null })).toBe(
       "The receiver accepted the new secret alone: HTTP 204 in 7 ms.",
     );

@@ -75,6 +75,16 @@ export function certificateField(field: string | null | undefined): CertificateF
   }
 }
 
+/** Why a certificate test on an http target proves nothing. */
+export const NEVER_OVER_HTTP =
+  "A client certificate is never presented over http: only a TLS handshake (an https URL) presents one.";
+
+/** The target's URL does not use TLS: no client certificate is presented to it. */
+export function withoutTls(target: ResourceView | undefined): boolean {
+  const url = field(target?.spec ?? null, "url");
+  return typeof url === "string" && !/^https:\/\//i.test(url.trim());
+}
+
 /** The verify result in one sentence. */
 export function verifyWords(
   v: RotationView["verify_result"],
@@ -87,6 +97,10 @@ export function verifyWords(
   const restates = v.error !== null && v.status !== null && v.error.includes(String(v.status));
   const why = v.error && !restates ? ` (${v.error})` : "";
   if (credential === "certificate") {
+    // The server says whether a TLS handshake presented it: over http none is, whatever the
+    // receiver answers.
+    if (v.certificate_presented === false && v.status !== null)
+      return `Not verified: the receiver answered ${answer}${latency}, but no client certificate was presented. ${NEVER_OVER_HTTP}`;
     return v.ok
       ? `The receiver accepted the handshake with the new certificate: ${answer}${latency}.`
       : `The handshake with the new certificate failed: ${answer}${latency}${why}.`;

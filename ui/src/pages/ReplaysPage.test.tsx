@@ -1,7 +1,9 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { ReplaySessionView } from "../ipc/bindings";
+import { saveTrial } from "../lib/replay";
 import { mockCommands, renderUi } from "../test/render";
+import { failedItem } from "../test/replay";
 import { ReplaysPage } from "./ReplaysPage";
 
 const allFailed: ReplaySessionView = {
@@ -12,20 +14,7 @@ const allFailed: ReplaySessionView = {
   created_at: Date.now() - 60_000,
   cancelled_at: null,
   counts: { total: 2, succeeded: 0, failed: 2, pending: 0, cancelled: 0, skipped: 0 },
-  items: [1, 2].map((n) => ({
-    original_delivery_id: `dlv_o${n}`,
-    delivery_id: `dlv_r${n}`,
-    status: "failed",
-    reason: null,
-    redelivery: {
-      target: "legacy-erp",
-      attempts_made: 5,
-      max_attempts: 5,
-      next_attempt_at: null,
-      error_class: "http_5xx",
-      last_status_code: 500,
-    },
-  })),
+  items: [1, 2].map((n) => failedItem(n)),
 };
 
 describe("ReplaysPage", () => {
@@ -56,5 +45,59 @@ describe("ReplaysPage", () => {
         within(screen.getByTestId("replay-list")).getByText("completed: 2 failed"),
       ).toBeTruthy(),
     );
+  });
+
+  it("says what a cancelled session ran and withdrew, that the rest was cancelled, what the trial was of, and a missing rate", async () => {
+    const trial: ReplaySessionView = {
+      ...allFailed,
+      id: "rpl_t-trial",
+      rate_per_s: null,
+      counts: { total: 2, succeeded: 0, failed: 2, pending: 0, cancelled: 0, skipped: 0 },
+    };
+    const rest: ReplaySessionView = {
+      ...allFailed,
+      id: "rpl_t",
+      status: "cancelled",
+      selection: "target=legacy-erp",
+      rate_per_s: null,
+      cancelled_at: Date.now(),
+      counts: { total: 519, succeeded: 3, failed: 9, pending: 0, cancelled: 507, skipped: 0 },
+      items: [],
+    };
+    saveTrial("sandbox", "rpl_t-trial", {
+      restSessionId: "rpl_t",
+      filter: {
+        endpoint: null,
+        target: "legacy-erp",
+        flow: null,
+        error_class: null,
+        since: null,
+        until: null,
+      },
+      rate: null,
+    });
+    mockCommands({
+      list_replays: () => [rest, trial],
+      list_replay_writes: () => [],
+      get_replay: ({ id }) => (id === "rpl_t" ? rest : trial),
+      dlq_stats: () => ({ total: 2, groups: [] }),
+    });
+    renderUi(<ReplaysPage selected="rpl_t-trial" onSelect={() => {}} />);
+    const rows = await screen.findAllByTestId("replay-row-progress");
+    expect(rows[0]).toHaveTextContent("12 ran, 507 cancelled of 519");
+    expect(rows[0]).not.toHaveTextContent("519/519");
+    expect(
+      within(screen.getByTestId("replay-list")).getAllByText(
+        "trial batch: the first 2 of target = legacy-erp",
+      ),
+    ).toHaveLength(1);
+    expect(await screen.findByTestId("replay-selection")).toHaveTextContent(
+      "trial batch: the first 2 of target = legacy-erp, no rate limit",
+    );
+    expect(await screen.findByTestId("rest-cancelled")).toHaveTextContent(
+      "The rest was started as rpl_t and cancelled: 12 ran, 507 cancelled of 519.",
+    );
+    expect(screen.queryByTestId("rest-started")).toBeNull();
+    expect(screen.getByTestId("open-replay-rest")).toHaveTextContent("Replay the rest again…");
   });
 });

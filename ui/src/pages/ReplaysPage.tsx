@@ -16,7 +16,7 @@ import {
 } from "@mantine/core";
 import { useState } from "react";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
-import { ReplayDialog, WriteBadge } from "../components/dlq/ReplayDialog";
+import { filterWords, ReplayDialog, WriteBadge } from "../components/dlq/ReplayDialog";
 import { StaleNote, Waiting } from "../components/StaleNote";
 import type { ReplaySessionView } from "../ipc/bindings";
 import {
@@ -32,8 +32,11 @@ import {
   failureSummary,
   itemProgress,
   progressOf,
+  progressWords,
+  rateWords,
   replayOutcome,
   restFilter,
+  selectionWords,
   trialPlan,
 } from "../lib/replay";
 import { useNow } from "../lib/useNow";
@@ -64,41 +67,50 @@ export function ReplayBar({ s }: { s: ReplaySessionView }) {
   );
 }
 
-/** The trial's "Replay the rest", unless the rest already started. */
+/** The trial's "Replay the rest", unless the rest already started; a cancelled rest says so
+ * and can be replayed again (a new session: the cancelled one replays nothing twice). */
 function RestOfTrial({
   s,
   known,
   onStarted,
 }: {
   s: ReplaySessionView;
-  known: string[];
+  known: ReplaySessionView[];
   onStarted: (id: string) => void;
 }) {
   const profile = useActiveProfile();
   const [open, setOpen] = useState(false);
   const plan = trialPlan(profile, s.id);
   if (!plan || s.status === "running") return null;
-  if (known.includes(plan.restSessionId))
+  const rest = known.find((k) => k.id === plan.restSessionId);
+  const link = (
+    <Text
+      span
+      td="underline"
+      style={{ cursor: "pointer" }}
+      onClick={() => onStarted(plan.restSessionId)}
+    >
+      {plan.restSessionId}
+    </Text>
+  );
+  if (rest && rest.status !== "cancelled")
     return (
       <Text size="sm" data-testid="rest-started">
-        The rest runs as{" "}
-        <Text
-          span
-          td="underline"
-          style={{ cursor: "pointer" }}
-          onClick={() => onStarted(plan.restSessionId)}
-        >
-          {plan.restSessionId}
-        </Text>
-        .
+        The rest runs as {link}.
       </Text>
     );
   const selection = { by: "filter" as const, filter: restFilter(plan, s.created_at) };
   return (
     <>
+      {rest && (
+        <Text size="sm" data-testid="rest-cancelled">
+          The rest was started as {link} and cancelled: {progressWords(rest)}. What was cancelled is
+          back in the DLQ.
+        </Text>
+      )}
       <Group>
         <Button onClick={() => setOpen(true)} data-testid="open-replay-rest">
-          Replay the rest…
+          {rest ? "Replay the rest again…" : "Replay the rest…"}
         </Button>
       </Group>
       {open && (
@@ -107,7 +119,7 @@ function RestOfTrial({
           onClose={() => setOpen(false)}
           selection={selection}
           trialCandidates={[]}
-          restOf={{ sessionId: plan.restSessionId }}
+          restOf={rest ? undefined : { sessionId: plan.restSessionId }}
           onStarted={(id) => {
             setOpen(false);
             onStarted(id);
@@ -124,9 +136,10 @@ export function ReplayDetail({
   onSelect,
 }: {
   id: string;
-  known: string[];
+  known: ReplaySessionView[];
   onSelect: (id: string) => void;
 }) {
+  const profile = useActiveProfile();
   const [running, setRunning] = useState(true);
   const session = useReplay(id, running ? 1000 : false);
   const s = session.data;
@@ -170,9 +183,8 @@ export function ReplayDetail({
           </Button>
         )}
       </Group>
-      <Text size="sm" c="dimmed">
-        {s.selection}
-        {s.rate_per_s ? `, at most ${s.rate_per_s}/s` : ""}
+      <Text size="sm" c="dimmed" data-testid="replay-selection">
+        {selectionWords(s, trialPlan(profile, s.id), filterWords)}, {rateWords(s)}
       </Text>
       {grew > 0 && s.status === "running" && (
         <Alert color="orange" data-testid="new-failures">
@@ -259,7 +271,7 @@ export function ReplaysPage({
   const sessions = useReplays();
   const writes = useReplayWrites();
   const queued = (writes.data ?? []).filter((w) => w.state !== "confirmed");
-  const known = (sessions.data ?? []).map((s) => s.id);
+  const known = sessions.data ?? [];
   return (
     <Stack style={{ overflow: "auto" }}>
       <Title order={3}>Replay sessions</Title>
@@ -301,15 +313,13 @@ export function ReplaysPage({
               >
                 <Table.Td>{s.id}</Table.Td>
                 <Table.Td>{new Date(s.created_at).toLocaleString()}</Table.Td>
-                <Table.Td>{s.selection}</Table.Td>
+                <Table.Td>{selectionWords(s, trialPlan(profile, s.id), filterWords)}</Table.Td>
                 <Table.Td>
                   <Badge variant="light" color={outcome.color}>
                     {outcome.label}
                   </Badge>
                 </Table.Td>
-                <Table.Td>
-                  {s.counts.succeeded + s.counts.failed + s.counts.cancelled}/{s.counts.total}
-                </Table.Td>
+                <Table.Td data-testid="replay-row-progress">{progressWords(s)}</Table.Td>
               </Table.Tr>
             );
           })}

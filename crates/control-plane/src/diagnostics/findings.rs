@@ -205,21 +205,53 @@ pub fn replay_session_for(target: &str, failing_since: i64) -> String {
     format!("diag-failing-target-{target}-{failing_since}")
 }
 
-pub fn failing_target(f: &FailingRow, cap: u64) -> Finding {
-    let since = f.failing_since.or(f.last_failure_at).unwrap_or(0);
-    let dead = u64::try_from(f.dead_in_run).unwrap_or(0);
-    let error = match (&f.last_error_class, &f.last_error) {
+/// The rate a failing target's replay fix asks for (re-deliveries per second), the same as
+/// the console's replay dialog starts with: a replay is a bulk re-send, and a receiver that
+/// just recovered should not get hundreds at once.
+pub const REPLAY_FIX_RATE_PER_S: f64 = 10.0;
+
+/// "583 are being replayed (session diag-…)", and what becomes of them while the target
+/// still fails; empty when no replay holds the target's deliveries.
+fn replaying_words(f: &FailingRow, open: u64, cap: u64) -> String {
+    if open == 0 {
+        return String::new();
+    }
+    let sessions: Vec<&str> = f.replaying.iter().map(|h| h.session_id.as_str()).collect();
+    format!(
+        " {} {} being replayed (session {}): they left the DLQ, and each re-delivery follows \
+         the retry schedule, so while the target fails they go back to the DLQ when their \
+         attempts run out.",
+        how_many(open, cap),
+        if open == 1 { "is" } else { "are" },
+        sessions.join(", "),
+    )
+}
+
+fn last_error(f: &FailingRow) -> String {
+    match (&f.last_error_class, &f.last_error) {
         (Some(class), Some(e)) => format!("{class}: {e}"),
         (Some(class), None) => class.clone(),
         (None, Some(e)) => e.clone(),
         (None, None) => "no error recorded".to_owned(),
-    };
+    }
+}
+
+pub fn failing_target(f: &FailingRow, cap: u64) -> Finding {
+    let since = f.failing_since.or(f.last_failure_at).unwrap_or(0);
+    let dead = u64::try_from(f.dead_in_run).unwrap_or(0);
+    let replaying: u64 = f
+        .replaying
+        .iter()
+        .map(|h| u64::try_from(h.open_count).unwrap_or(0))
+        .sum();
+    let error = last_error(f);
     let mut detail = format!(
         "Target {} has failed its last {} attempts, since {}; the last error was {error}.",
         f.name,
         f.consecutive_failures,
         at(since),
     );
+    detail.push_str(&replaying_words(f, replaying, cap));
     let mut actions = vec![action(
         format!("Send a test webhook to {}", f.name),
         "POST",
@@ -231,9 +263,10 @@ pub fn failing_target(f: &FailingRow, cap: u64) -> Finding {
         detail.push_str(&format!(
             " {} deliveries died during this run and wait in the DLQ. Fix the receiver (or the \
              target's URL), check it with a test webhook, then replay them: each is re-delivered \
-             once, as a new delivery.",
+             once, as a new delivery, at most {REPLAY_FIX_RATE_PER_S} per second.",
             how_many(dead, cap)
         ));
+        // A bulk re-send: destructive (the receivers get them again), at a bounded rate.
         actions.push(action(
             format!(
                 "Replay the {} deliveries to {} that died since {}",
@@ -243,9 +276,17 @@ pub fn failing_target(f: &FailingRow, cap: u64) -> Finding {
             ),
             "PUT",
             format!("/v1/replays/{}", replay_session_for(&f.name, since)),
-            Some(json!({"selection": {"filter": {"target": f.name, "since": at(since)}}})),
-            false,
+            Some(json!({
+                "selection": {"filter": {"target": f.name, "since": at(since)}},
+                "rate_per_s": REPLAY_FIX_RATE_PER_S,
+            })),
+            true,
         ));
+    } else if replaying > 0 {
+        detail.push_str(
+            " Fix the receiver (or the target's URL) and check it with a test webhook; the \
+             replay goes on by itself.",
+        );
     } else {
         detail.push_str(
             " Nothing has died yet: the deliveries are being retried on schedule and go to the \
@@ -255,7 +296,7 @@ pub fn failing_target(f: &FailingRow, cap: u64) -> Finding {
     }
     finding(
         FindingClass::FailingTarget,
-        if dead > 0 {
+        if dead > 0 || replaying > 0 {
             Severity::Critical
         } else {
             Severity::Warning
@@ -267,6 +308,8 @@ pub fn failing_target(f: &FailingRow, cap: u64) -> Finding {
             count: Some(u64::try_from(f.consecutive_failures).unwrap_or(0)),
             since: Some(to_datetime(since)),
             last_error: Some(error),
+            replaying: (replaying > 0).then_some(replaying),
+            replay_sessions: f.replaying.iter().map(|h| h.session_id.clone()).collect(),
             ..FindingEvidence::default()
         },
         actions,
@@ -441,6 +484,7 @@ mod tests {
             last_error_class: Some("http_5xx".into()),
             last_error: Some("receiver answered HTTP 503".into()),
             dead_in_run: 0,
+            replaying: vec![],
         };
         let f = failing_target(&row, 10_000);
         assert_eq!(f.severity, Severity::Warning);
@@ -459,6 +503,23 @@ mod tests {
             "crm"
         );
         assert_eq!(failing_target(&row, 10_000).actions, f.actions, "stable");
+        assert!(replay.destructive, "a bulk re-send asks first");
+        assert_eq!(replay.body.as_ref().unwrap()["rate_per_s"], 10.0);
+        // The replay took them all out of the DLQ: not "nothing has died".
+        row.dead_in_run = 0;
+        row.replaying = vec![crate::store::ReplayHold {
+            session_id: "diag-x".into(),
+            open_count: 583,
+        }];
+        let f = failing_target(&row, 10_000);
+        assert!(
+            f.detail.contains("583 are being replayed (session diag-x)"),
+            "{}",
+            f.detail
+        );
+        assert!(!f.detail.contains("Nothing has died yet"), "{}", f.detail);
+        assert_eq!(f.evidence.replaying, Some(583));
+        assert_eq!(f.evidence.replay_sessions, ["diag-x"]);
         assert!(
             switchyard_protocol::replay::is_session_id(&replay_session_for(
                 &"a".repeat(63),

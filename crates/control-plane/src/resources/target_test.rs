@@ -122,6 +122,13 @@ impl Operation for TestTarget {
             body,
         )
         .await;
+        // Only a TLS handshake presents a certificate; one that completed got an answer.
+        let presented = identity.is_some()
+            && spec
+                .url
+                .get(..8)
+                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+            && outcome.status_code.is_some();
         let result = TargetTestResult {
             target: self.name.clone(),
             webhook_id: downstream_key.to_owned(),
@@ -131,6 +138,7 @@ impl Operation for TestTarget {
             error: outcome.error,
             duration_ms: outcome.duration_ms,
             tested_at: to_datetime(ctx.now),
+            client_certificate_presented: presented,
         };
         serde_json::to_value(result).map_err(|e| ApiError::Internal(e.to_string()))
     }

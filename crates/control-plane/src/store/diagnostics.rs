@@ -72,6 +72,19 @@ pub struct FailingRow {
     /// Dead deliveries of the target since `failing_since` (at most the count cap).
     #[sqlx(default)]
     pub dead_in_run: i64,
+    /// The replay sessions whose re-deliveries to the target are still open (pending or in
+    /// flight), the most first: their originals left the DLQ, so they are not in
+    /// `dead_in_run`, yet they go to the same failing target.
+    #[sqlx(skip)]
+    pub replaying: Vec<ReplayHold>,
+}
+
+/// Open re-deliveries of one replay session to one target.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ReplayHold {
+    pub session_id: String,
+    /// At most the count cap, over every session of the target.
+    pub open_count: i64,
 }
 
 /// One DLQ counter group whose maintained figure is not the number of its rows.
@@ -141,7 +154,8 @@ pub trait DiagnosticsStore {
     ) -> Result<Vec<Backlog>, StoreError>;
 
     /// Existing targets whose run of consecutive failed attempts is at least `min_run`, the
-    /// longest first, with the dead deliveries of the run.
+    /// longest first, with the dead deliveries of the run and the replay sessions still
+    /// re-delivering to them (at most 5 sessions each).
     async fn failing_targets(
         &self,
         tenant: &str,

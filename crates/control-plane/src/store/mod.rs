@@ -52,7 +52,7 @@ pub use deliveries::{
 };
 pub use diagnostics::{
     Backlog, Bounds, DiagnosticsStore, DriftRow, ExpiringCertRow, FailingRow, OverlapRow,
-    RecoveryTx, Requeue, StuckRow,
+    RecoveryTx, ReplayHold, Requeue, StuckRow,
 };
 pub use dlq::{DlqCount, DlqStore};
 pub use edges::{EdgeStore, RelayedAttemptRow};

@@ -107,3 +107,74 @@ async fn wait_for_status(api: &Api, path: &str, want: &str) {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+/// The replay fix is a bulk re-send: marked destructive and rate-limited. Once started while
+/// the receiver still fails, the finding says the replay holds the deliveries (their
+/// originals left the DLQ, so the DLQ count is 0) instead of "Nothing has died yet".
+#[tokio::test]
+async fn a_replay_of_a_failing_target_is_rate_limited_and_the_finding_says_it_holds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = server(dir.path()).await;
+    let api = Api::new(server.url());
+    let slow = Arc::new(AtomicBool::new(false));
+    // Still failing after the fix; from the replay on, each answer takes 1.5 s, so the
+    // re-deliveries stay open while the findings are read.
+    let receiver = {
+        let slow = slow.clone();
+        Receiver::start(move |_| Reply {
+            status: 500,
+            delay: if slow.load(Ordering::SeqCst) {
+                Duration::from_millis(1500)
+            } else {
+                Duration::ZERO
+            },
+        })
+    };
+    api.route(&receiver.url, json!({})).await;
+    let events = [api.event_id(1).await, api.event_id(2).await];
+    for e in &events {
+        api.wait_state(e, "dead", Duration::from_secs(10)).await;
+    }
+    let id = "failing_target:target:tg";
+    let f = wait_finding(&api, id, Duration::from_secs(5), |f| f.actions.len() == 2).await;
+    let replay = &f.actions[1];
+    assert!(replay.destructive, "a bulk re-send asks first: {replay:?}");
+    assert_eq!(
+        replay.body.as_ref().unwrap()["rate_per_s"],
+        json!(10.0),
+        "{replay:?}"
+    );
+    assert_eq!(f.evidence.replaying, None);
+
+    slow.store(true, Ordering::SeqCst);
+    let (status, _, session) = run(&api, replay, "fix-replay-tg").await;
+    assert_eq!(status, 201, "{session}");
+    assert_eq!(session["rate_per_s"], json!(10.0), "{session}");
+    let session_id = session["id"].as_str().unwrap().to_owned();
+
+    let f = finding(&api, id).await.expect("the target still fails");
+    assert_eq!(f.evidence.replaying, Some(2), "{f:#?}");
+    assert_eq!(
+        f.evidence.replay_sessions,
+        std::slice::from_ref(&session_id)
+    );
+    assert!(
+        f.detail
+            .contains(&format!("2 are being replayed (session {session_id})")),
+        "{}",
+        f.detail
+    );
+    assert!(!f.detail.contains("Nothing has died yet"), "{}", f.detail);
+    assert_eq!(
+        f.severity,
+        Severity::Critical,
+        "the replay goes to a failing target"
+    );
+    assert_eq!(
+        f.actions.len(),
+        1,
+        "nothing left in the DLQ to replay: {f:#?}"
+    );
+    drop(receiver);
+    server.stop().await.unwrap();
+}

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use switchyard_control_plane::clock::ManualClock;
 use switchyard_control_plane::{Server, ServerConfig};
 
-use crate::support::{Api, FAST, config};
+use crate::support::{Api, FAST, Receiver, config, status};
 use crate::tls::{Ca, Issued, TlsReceiver};
 
 /// `PUT /v1/targets/tg/client-certificates/{id}`.
@@ -110,6 +110,7 @@ async fn the_rotation(config: ServerConfig, receiver: TlsReceiver, old_ca: &Ca, 
     let (code, result) = probe(&api, "probe-1", "new").await;
     assert_eq!(code, 200, "{result}");
     assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(result["client_certificate_presented"], true, "{result}");
     assert_eq!(receiver.answered().last(), Some(&new.fingerprint()));
     assert_eq!(deliver(&api, 3).await["state"], "succeeded");
     assert_eq!(receiver.answered().last(), Some(&old.fingerprint()));
@@ -121,6 +122,7 @@ async fn the_rotation(config: ServerConfig, receiver: TlsReceiver, old_ca: &Ca, 
     assert_eq!(code, 200, "{result}");
     assert_eq!(result["ok"], false, "{result}");
     assert_eq!(result["error_class"], "tls", "{result}");
+    assert_eq!(result["client_certificate_presented"], false, "{result}");
     let error = result["error"].as_str().unwrap();
     assert!(error.starts_with("TLS handshake failed"), "{error}");
     assert!(
@@ -327,6 +329,31 @@ async fn uploads_are_checked_and_each_refusal_names_the_field() {
     assert_eq!((code, &missing["code"]), (404, &json!("not_found")));
     let (code, missing) = activate(&api, "activate-missing", "c9").await;
     assert_eq!((code, &missing["code"]), (404, &json!("not_found")));
+    server.stop().await.unwrap();
+}
+
+/// Over http there is no TLS handshake: the receiver's 200 says nothing about the
+/// certificate, and the answer says none was presented.
+#[tokio::test]
+async fn a_probe_over_http_says_no_certificate_was_presented() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(config(&dir.path().join("cp.db"), FAST))
+        .await
+        .unwrap();
+    let api = Api::new(server.url());
+    let receiver = Receiver::start(|_| status(200));
+    api.route(&receiver.url, json!({})).await;
+    let cert = Ca::new("test CA").client("plain", 60);
+    assert_eq!(upload(&api, "plain", cert.upload()).await.0, 201);
+    let (code, result) = probe(&api, "p-http", "plain").await;
+    assert_eq!(code, 200, "{result}");
+    assert_eq!(result["ok"], true, "the receiver answered 200: {result}");
+    assert_eq!(result["status_code"], 200, "{result}");
+    assert_eq!(
+        result["client_certificate_presented"], false,
+        "no handshake over http: {result}"
+    );
+    assert_eq!(receiver.count(), 1);
     server.stop().await.unwrap();
 }
 

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use switchyard_protocol::TargetTestRequest;
 use switchyard_protocol::secrets::ExpiringSecret;
+use switchyard_protocol::{TargetTestRequest, TargetTestResult};
 
 use super::certificate::is_certificate;
 use super::types::{Rotation, RotationProgress, RotationStep, SecretValue, VerifyResult};
@@ -288,15 +288,7 @@ impl Console {
         let test = self.send_target_test_until(id, deadline).await?;
         let result = match (test.state, &test.result, &test.last_error) {
             (ActionState::Pending, ..) => return Ok(()),
-            (ActionState::Done, Some(t), _) => VerifyResult {
-                ok: t.ok,
-                status: t.status_code,
-                latency_ms: Some(t.duration_ms),
-                error: t.error.clone(),
-                webhook_id: Some(t.webhook_id.clone()),
-                tested_at: Some(t.tested_at),
-                attempt: r.verify_attempts,
-            },
+            (ActionState::Done, Some(t), _) => verify_of(t, is_certificate(r), r.verify_attempts),
             (_, _, error) => VerifyResult {
                 ok: false,
                 status: error.as_ref().and_then(|e| e.status),
@@ -310,6 +302,7 @@ impl Console {
                 webhook_id: None,
                 tested_at: None,
                 attempt: r.verify_attempts,
+                certificate_presented: is_certificate(r).then_some(false),
             },
         };
         let change = Change {
@@ -481,3 +474,29 @@ fn old_expired(r: &Rotation) -> CoreError {
         ),
     }
 }
+
+/// What a completed verify test proves. A certificate rotation is verified only when the
+/// handshake presented the new certificate: over http the receiver answers without any TLS,
+/// so its 2xx says nothing about the certificate.
+fn verify_of(t: &TargetTestResult, certificate: bool, attempt: u32) -> VerifyResult {
+    let unproven = certificate && t.ok && !t.client_certificate_presented;
+    VerifyResult {
+        ok: t.ok && !unproven,
+        status: t.status_code,
+        latency_ms: Some(t.duration_ms),
+        error: if unproven {
+            Some(NOT_PRESENTED.to_owned())
+        } else {
+            t.error.clone()
+        },
+        webhook_id: Some(t.webhook_id.clone()),
+        tested_at: Some(t.tested_at),
+        attempt,
+        certificate_presented: certificate.then_some(t.client_certificate_presented),
+    }
+}
+
+/// Why a 2xx did not verify a client certificate.
+pub const NOT_PRESENTED: &str = "no client certificate was presented: the target's URL is not \
+     https, and a client certificate is never presented over http (only in a TLS handshake); \
+     change the target's URL to https and test again";

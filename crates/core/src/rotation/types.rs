@@ -81,6 +81,11 @@ pub struct VerifyResult {
     pub tested_at: Option<DateTime<Utc>>,
     /// Which verify attempt this was (from 1).
     pub attempt: u32,
+    /// A certificate rotation: whether the test's TLS handshake presented the new
+    /// certificate (the server says so). Over http none is presented, so a 2xx does not
+    /// verify it. `None` for a secret rotation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate_presented: Option<bool>,
 }
 
 /// What the UI may offer now (derived from the step, the verify result and the clock).

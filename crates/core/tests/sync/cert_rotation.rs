@@ -303,3 +303,36 @@ async fn rolled_back_before_promote_the_old_certificate_stays_active_and_skip_ve
     drop(console);
     assert_no_key_on_disk(&data, &[&old, &new]);
 }
+
+/// Over http no TLS handshake takes place, so the receiver's 200 does not verify the new
+/// certificate: the rotation stays staged, the result says none was presented, and promote
+/// is refused as unverified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verify_over_http_presents_no_certificate_and_verifies_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cp = ControlPlane::start(dir.path(), true).await;
+    let receiver = switchyard_test_support::receiver::Receiver::answering(200);
+    let console = console_with_profile(&dir.path().join("console"), &cp.url()).await;
+    create_target(&console, "billing", &receiver.url).await;
+    let cert = Ca::new("test CA").client("billing-client", 60);
+    let r = console
+        .start_certificate_rotation("p", "billing", "new", request(&cert), LONG)
+        .await
+        .unwrap();
+    assert_eq!(r.step, RotationStep::Staged);
+    let tested = console.verify_rotation(&r.id, LONG).await.unwrap();
+    assert_eq!(receiver.count(), 1, "the test webhook went out");
+    assert_eq!(
+        tested.step,
+        RotationStep::Staged,
+        "not verified: {tested:?}"
+    );
+    let result = tested.verify_result.clone().unwrap();
+    assert!(!result.ok, "{result:?}");
+    assert_eq!(result.status, Some(200));
+    assert_eq!(result.certificate_presented, Some(false));
+    let error = result.error.unwrap_or_default();
+    assert!(error.contains("never presented over http"), "{error}");
+    let promote = console.promote_rotation(&r.id, false, LONG).await;
+    assert_eq!(refused(promote.unwrap_err()), "not_verified");
+}

@@ -2,6 +2,7 @@ import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { ReplayStartInput, ReplayWriteView } from "../../ipc/bindings";
 import { mockCommands, renderUi } from "../../test/render";
+import { failedItem } from "../../test/replay";
 import { ReplayDialog } from "./ReplayDialog";
 
 const write = (input: ReplayStartInput, state: ReplayWriteView["state"]): ReplayWriteView => ({
@@ -185,5 +186,77 @@ describe("ReplayDialog", () => {
     await waitFor(() => expect(startButton).not.toBeDisabled());
     fireEvent.click(screen.getByTestId("replay-cancel-dialog"));
     expect(onClose).toHaveBeenCalled();
+  });
+
+  // "Replay the rest (519) anyway" used to start 519 re-deliveries to a target the dialog
+  // said still fails, in one click; its breakdown (read again every 10 s) said 520.
+  it("asks before replaying the rest to a target the trial shows still fails, with one count", async () => {
+    const started: ReplayStartInput[] = [];
+    const trialCreated = Date.now() - 30_000;
+    mockCommands({
+      new_replay_id: () => "rpl_r",
+      replay_dry_run: ({ selection }) =>
+        selection.by === "filter" && selection.filter.until !== null ? 519 : 529,
+      dlq_causes: ({ filter }) => [
+        { error_class: "http_5xx", target: "legacy-erp", count: filter.until !== null ? 519 : 529 },
+      ],
+      start_replay: ({ input }) => {
+        started.push(input);
+        return write(input, "confirmed");
+      },
+      list_replay_writes: () => [],
+      get_replay: ({ id }) => ({
+        id,
+        status: "completed",
+        selection: "10 selected deliveries",
+        rate_per_s: 10,
+        created_at: trialCreated,
+        cancelled_at: null,
+        counts: { total: 10, succeeded: 0, failed: 10, pending: 0, cancelled: 0, skipped: 0 },
+        items: Array.from({ length: 10 }, (_, n) => failedItem(n)),
+      }),
+    });
+    const filter = {
+      endpoint: null,
+      target: "legacy-erp",
+      flow: null,
+      error_class: null,
+      since: null,
+      until: null,
+    };
+    renderUi(
+      <ReplayDialog
+        opened
+        onClose={() => {}}
+        selection={{ by: "filter", filter }}
+        trialCandidates={Array.from({ length: 20 }, (_, n) => `dlv_o${n}`)}
+        onStarted={() => {}}
+      />,
+    );
+    await screen.findByText(/529 dead deliveries/);
+    fireEvent.click(screen.getByTestId("replay-trial"));
+    const trial = await screen.findByTestId("replay-start-trial");
+    await waitFor(() => expect(trial).not.toBeDisabled());
+    fireEvent.click(trial);
+    expect(await screen.findByTestId("trial-failures")).toHaveTextContent("legacy-erp still fails");
+    const rest = await screen.findByTestId("replay-rest");
+    await waitFor(() => expect(rest).toHaveTextContent("Replay the rest (519) anyway…"));
+    // The rest's breakdown is read with its count: the same 519.
+    expect(screen.getByTestId("replay-breakdown")).toHaveTextContent("519");
+    expect(screen.getByTestId("replay-breakdown")).not.toHaveTextContent("529");
+    fireEvent.click(rest);
+    expect(started).toHaveLength(1);
+    const confirm = await screen.findByTestId("replay-rest-confirm");
+    expect(confirm).toHaveTextContent("519 deliveries go to legacy-erp, which the trial shows");
+    expect(confirm).toHaveTextContent("still fails");
+    fireEvent.click(screen.getByText("Keep them in the DLQ"));
+    expect(started).toHaveLength(1);
+    fireEvent.click(await screen.findByTestId("replay-rest"));
+    fireEvent.click(await screen.findByTestId("replay-rest-confirm-button"));
+    await waitFor(() => expect(started).toHaveLength(2));
+    expect(started[1]).toMatchObject({
+      session_id: "rpl_r",
+      selection: { by: "filter", filter: { ...filter, until: trialCreated } },
+    });
   });
 });

@@ -16,18 +16,24 @@ import {
   Text,
 } from "@mantine/core";
 import { useEffect, useState } from "react";
-import type { DlqFilterInput, ReplaySelectionInput, ReplayWriteState } from "../../ipc/bindings";
+import type {
+  DlqCauseView,
+  DlqFilterInput,
+  ReplaySelectionInput,
+  ReplayWriteState,
+} from "../../ipc/bindings";
 import { call } from "../../ipc/client";
-import {
-  useDlqCauses,
-  useDryRun,
-  useReplay,
-  useReplayWrites,
-  useStartReplay,
-} from "../../ipc/dlqQueries";
+import { useDryRun, useReplay, useReplayWrites, useStartReplay } from "../../ipc/dlqQueries";
 import { useActiveProfile } from "../../ipc/queries";
 import { isFilterEmpty } from "../../lib/dlq";
-import { failureSummary, replayOutcome, restFilter, saveTrial, trialPlan } from "../../lib/replay";
+import {
+  failureSummary,
+  replayOutcome,
+  restFilter,
+  saveTrial,
+  stillFailing,
+  trialPlan,
+} from "../../lib/replay";
 
 export const stateWords: Record<ReplayWriteState, { label: string; color: string }> = {
   saved_locally: { label: "Saved locally", color: "gray" },
@@ -64,30 +70,43 @@ export function filterWords(f: DlqFilterInput): string {
   return parts.join(", ");
 }
 
-/** What would be replayed, by target and error class (the same filter, one server call). */
-function Breakdown({ filter }: { filter: DlqFilterInput }) {
-  const causes = useDlqCauses(filter);
-  const rows = (causes.data ?? []).slice(0, 6);
+/** What would be replayed, by target and error class: read with the count (one dry run), so
+ * its rows add up to the headline's figure. */
+function Breakdown({ causes, count }: { causes: DlqCauseView[]; count: number }) {
+  const rows = causes.slice(0, 6);
   if (!rows.length) return null;
+  const sum = causes.reduce((n, c) => n + c.count, 0);
   return (
-    <Table withTableBorder data-testid="replay-breakdown">
-      <Table.Thead>
-        <Table.Tr>
-          <Table.Th>Target</Table.Th>
-          <Table.Th>Error class</Table.Th>
-          <Table.Th>Dead deliveries</Table.Th>
-        </Table.Tr>
-      </Table.Thead>
-      <Table.Tbody>
-        {rows.map((c) => (
-          <Table.Tr key={`${c.target}/${c.error_class}`}>
-            <Table.Td>{c.target}</Table.Td>
-            <Table.Td>{c.error_class}</Table.Td>
-            <Table.Td>{c.count}</Table.Td>
+    <Stack gap={4}>
+      <Table withTableBorder data-testid="replay-breakdown">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Target</Table.Th>
+            <Table.Th>Error class</Table.Th>
+            <Table.Th>Dead deliveries</Table.Th>
           </Table.Tr>
-        ))}
-      </Table.Tbody>
-    </Table>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((c) => (
+            <Table.Tr key={`${c.target}/${c.error_class}`}>
+              <Table.Td>{c.target}</Table.Td>
+              <Table.Td>{c.error_class}</Table.Td>
+              <Table.Td>{c.count}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+      {causes.length > rows.length && (
+        <Text size="xs" c="dimmed">
+          {causes.length - rows.length} more groups; {sum} in all.
+        </Text>
+      )}
+      {sum > count && (
+        <Text size="xs" c="dimmed" data-testid="replay-breakdown-cap">
+          {sum} match; one session replays at most {count}, oldest first.
+        </Text>
+      )}
+    </Stack>
   );
 }
 
@@ -141,7 +160,7 @@ export function ReplayDialog({
   const whole = selection.by === "filter" && isFilterEmpty(selection.filter);
   const canTrial = byFilter && !restOf && trialCandidates.length > 0;
   const trialIds = trialCandidates.slice(0, Number(trialSize) || 0);
-  const count = dryRun.data;
+  const count = dryRun.data?.count;
 
   const startTrial = () => {
     if (!sessionId || trialIds.length === 0 || selection.by !== "filter" || !profile) return;
@@ -193,8 +212,8 @@ export function ReplayDialog({
           {dryRun.isSuccess && sentence}
         </Text>
         {dryRun.isError && <Alert color="red">{dryRun.error.message}</Alert>}
-        {byFilter && selection.by === "filter" && !trialId && (
-          <Breakdown filter={selection.filter} />
+        {byFilter && !trialId && dryRun.data && (
+          <Breakdown causes={dryRun.data.causes} count={dryRun.data.count} />
         )}
         {!trialId && (
           <NumberInput
@@ -286,7 +305,9 @@ export function ReplayDialog({
   );
 }
 
-/** The trial's progress inside the dialog, and the way on: "Replay the rest (N)". */
+/** The trial's progress inside the dialog, and the way on: "Replay the rest (N)". After a
+ * trial with failures the rest goes to a target that still fails: that needs a second,
+ * explicit click that names the count and the failing target. */
 function TrialProgress({
   trialId,
   onRest,
@@ -299,6 +320,7 @@ function TrialProgress({
   const profile = useActiveProfile();
   const session = useReplay(trialId, 1000);
   const restCount = useDryRun();
+  const [confirming, setConfirming] = useState(false);
   const s = session.data;
   const plan = trialPlan(profile, trialId);
   const done = s !== undefined && s.status !== "running";
@@ -318,6 +340,8 @@ function TrialProgress({
     );
   const outcome = replayOutcome(s);
   const failures = failureSummary(s);
+  const n = restCount.data?.count;
+  const still = stillFailing(s);
   return (
     <Stack gap="xs" data-testid="trial-progress">
       <Group gap="xs">
@@ -333,22 +357,52 @@ function TrialProgress({
           {failures} Fix the target before replaying the rest.
         </Alert>
       )}
+      {done && restCount.data && n !== undefined && n > 0 && (
+        <Breakdown causes={restCount.data.causes} count={n} />
+      )}
+      {done && confirming && failures && n !== undefined && (
+        <Alert color="orange" title="Replay the rest anyway?" data-testid="replay-rest-confirm">
+          <Stack gap="xs">
+            <Text size="sm">
+              {n} {n === 1 ? "delivery goes" : "deliveries go"} to {still}, which the trial shows
+              still fails: each is re-delivered once, runs through its retry schedule and is likely
+              to die again. Fix the target first unless you mean it.
+            </Text>
+            <Group justify="flex-end">
+              <Button variant="default" size="xs" onClick={() => setConfirming(false)}>
+                Keep them in the DLQ
+              </Button>
+              <Button
+                color="orange"
+                size="xs"
+                loading={starting}
+                onClick={() => rest && onRest(rest)}
+                data-testid="replay-rest-confirm-button"
+              >
+                Replay {n} to {still}
+              </Button>
+            </Group>
+          </Stack>
+        </Alert>
+      )}
       {done ? (
-        <Group justify="flex-end">
-          <Button
-            onClick={() => rest && onRest(rest)}
-            loading={starting}
-            disabled={restCount.data === 0 || restCount.isPending}
-            color={failures ? "orange" : undefined}
-            data-testid="replay-rest"
-          >
-            {restCount.data === undefined
-              ? "Replay the rest"
-              : restCount.data === 0
-                ? "Nothing left to replay"
-                : `Replay the rest (${restCount.data})${failures ? " anyway" : ""}`}
-          </Button>
-        </Group>
+        !confirming && (
+          <Group justify="flex-end">
+            <Button
+              onClick={() => (failures ? setConfirming(true) : rest && onRest(rest))}
+              loading={starting}
+              disabled={n === 0 || restCount.isPending}
+              color={failures ? "orange" : undefined}
+              data-testid="replay-rest"
+            >
+              {n === undefined
+                ? "Replay the rest"
+                : n === 0
+                  ? "Nothing left to replay"
+                  : `Replay the rest (${n})${failures ? " anyway…" : ""}`}
+            </Button>
+          </Group>
+        )
       ) : (
         <Text size="sm" c="dimmed">
           "Replay the rest" comes once the trial is done; each re-delivery follows the normal retry

@@ -1,15 +1,25 @@
 // One finding: what is wrong, the evidence it rests on, and its fixes. Each fix shows the exact
 // request it will make before it is run; a destructive one asks for confirmation. A fix is a
-// write like any other: saved locally → sent → confirmed, or needs attention.
+// write like any other: saved locally → sent → confirmed, or needs attention. A test webhook
+// shows what the receiver answered; a replay opens the DLQ page's replay dialog.
 import { Badge, Button, Card, Code, Group, List, Modal, Stack, Text, Tooltip } from "@mantine/core";
 import { notifications } from "@mantine/notifications";
 import { useState } from "react";
 import type { Finding, FixAction, IpcError, RecoveryWriteView } from "../../ipc/bindings";
+import { useTrialCandidates } from "../../ipc/dlqQueries";
 import { useRunFix } from "../../ipc/recoveryQueries";
 import { relativeTime } from "../../lib/format";
-import { classLabels, consoleClasses, requestText, severityWords } from "../../lib/recovery";
-import { stateWords } from "../dlq/ReplayDialog";
+import {
+  classLabels,
+  consoleClasses,
+  fixKind,
+  replayingWords,
+  requestText,
+  severityWords,
+} from "../../lib/recovery";
+import { ReplayDialog, stateWords, WriteBadge } from "../dlq/ReplayDialog";
 import { ErrorAlert } from "../ErrorAlert";
+import { TestWebhook } from "../health/TestWebhook";
 
 function Evidence({ f, now }: { f: Finding; now: number }) {
   const e = f.evidence;
@@ -26,6 +36,8 @@ function Evidence({ f, now }: { f: Finding; now: number }) {
   if (e.last_error) lines.push(`last error: ${e.last_error}`);
   if (e.expected != null && e.actual != null)
     lines.push(`counted ${e.actual}, rows say ${e.expected}`);
+  const replaying = replayingWords(f);
+  if (replaying) lines.push(replaying);
   if (lines.length === 0 && (e.delivery_ids ?? []).length === 0) return null;
   return (
     <Stack gap={4} data-testid={`evidence-${f.id}`}>
@@ -40,6 +52,15 @@ function Evidence({ f, now }: { f: Finding; now: number }) {
         </Text>
       )}
     </Stack>
+  );
+}
+
+/** The exact request a fix makes, under its button. */
+function Request({ testid, action }: { testid: string; action: FixAction }) {
+  return (
+    <Code block data-testid={`${testid}-request`} style={{ fontSize: 11 }}>
+      {requestText(action)}
+    </Code>
   );
 }
 
@@ -92,9 +113,7 @@ function FixButton({
           </Tooltip>
         )}
       </Group>
-      <Code block data-testid={`${testid}-request`} style={{ fontSize: 11 }}>
-        {requestText(action)}
-      </Code>
+      <Request testid={testid} action={action} />
       {write?.error && (
         <Text size="xs" c="red">
           {write.error}
@@ -134,6 +153,93 @@ function FixButton({
       </Modal>
     </Stack>
   );
+}
+
+/** A test webhook fix: sent and shown as the drawer's Health tab does, with the receiver's
+ * answer ("Receiver did not accept it: HTTP 500 in 2 ms"), not only the write's state. */
+function TestFix({ f, action, index }: { f: Finding; action: FixAction; index: number }) {
+  const kind = fixKind(action);
+  if (kind.kind !== "test") return null;
+  return (
+    <Stack gap={4} data-testid={`fix-${f.id}-${index}`}>
+      <TestWebhook target={kind.target} />
+      <Request testid={`fix-${f.id}-${index}`} action={action} />
+    </Stack>
+  );
+}
+
+/** A replay fix: the DLQ page's replay dialog (dry-run count, rate, trial batch), never a
+ * bulk re-send in one click. */
+function ReplayFix({
+  f,
+  action,
+  index,
+  resolved,
+}: {
+  f: Finding;
+  action: FixAction;
+  index: number;
+  resolved: boolean;
+}) {
+  const [open, setOpen] = useState(false);
+  const [started, setStarted] = useState<string | null>(null);
+  const kind = fixKind(action);
+  const selection = kind.kind === "replay" ? kind.selection : null;
+  const filter = selection?.by === "filter" ? selection.filter : null;
+  const candidates = useTrialCandidates(filter, open);
+  if (!selection) return null;
+  const testid = `fix-${f.id}-${index}`;
+  return (
+    <Stack gap={4}>
+      <Group gap="xs" wrap="nowrap">
+        <Button
+          size="xs"
+          variant={index === 0 ? "filled" : "light"}
+          disabled={resolved}
+          onClick={() => setOpen(true)}
+          data-testid={testid}
+        >
+          {action.label}…
+        </Button>
+        {started && <WriteBadge sessionId={started} />}
+      </Group>
+      <Request testid={testid} action={action} />
+      {started && (
+        <Text size="xs" data-testid={`${testid}-outcome`}>
+          Replay session {started} started: see Replays for its progress.
+        </Text>
+      )}
+      {open && (
+        <ReplayDialog
+          opened
+          onClose={() => setOpen(false)}
+          selection={selection}
+          trialCandidates={candidates.data ?? []}
+          onStarted={(id) => {
+            setStarted(id);
+            setOpen(false);
+          }}
+        />
+      )}
+    </Stack>
+  );
+}
+
+function Fix(props: {
+  f: Finding;
+  action: FixAction;
+  index: number;
+  write: RecoveryWriteView | undefined;
+  resolved: boolean;
+}) {
+  switch (fixKind(props.action).kind) {
+    case "test":
+      return <TestFix f={props.f} action={props.action} index={props.index} />;
+    case "replay":
+      return <ReplayFix {...props} />;
+    default:
+      return <FixButton {...props} />;
+  }
 }
 
 export function FindingCard({
@@ -180,7 +286,7 @@ export function FindingCard({
           <List spacing="xs" listStyleType="none">
             {f.actions.map((a, i) => (
               <List.Item key={`${a.method} ${a.path} ${a.label}`}>
-                <FixButton
+                <Fix
                   f={f}
                   action={a}
                   index={i}

@@ -47,6 +47,7 @@ const staged = (over: Partial<RotationView> = {}) =>
 
 const verify = (ok: boolean, attempt: number): RotationView["verify_result"] => ({
   ok,
+  certificate_presented: ok,
   status: ok ? 200 : null,
   latency_ms: ok ? 12 : null,
   error: ok ? null : "TLS handshake failed: received fatal alert: UnknownCA",
@@ -214,5 +215,52 @@ describe("RotationWizard, client certificate", () => {
     expect(await screen.findByTestId("rotation-promote")).toHaveTextContent("Activate");
     expect(screen.getByText("Test handshake")).toBeInTheDocument();
     expect(calls.some(([c]) => c === "start_certificate_rotation")).toBe(false);
+  });
+
+  // An http target: no TLS handshake, so the receiver's 200 verified nothing.
+  it("warns on an http target and does not call a 200 over http verified", async () => {
+    let current = staged();
+    mockCommands({
+      list_rotations: () => [],
+      get_resource: () => ({
+        kind: "target",
+        name: "billing",
+        version: 2,
+        updated_at: Date.now(),
+        spec: { url: "http://billing.internal/hooks", timeout_ms: 15000, headers: {} },
+        status: {},
+        pending: null,
+      }),
+      start_certificate_rotation: () => ({ rotation: current, value: null }),
+      verify_rotation: () => {
+        current = {
+          ...current,
+          step: "staged",
+          verify_attempts: 1,
+          verify_result: {
+            ...(verify(true, 1) as NonNullable<RotationView["verify_result"]>),
+            ok: false,
+            error: "no client certificate was presented: the target's URL is not https",
+            certificate_presented: false,
+          },
+          actions: actions({ verify: true, promote_skipping_verify: true, roll_back: true }),
+        };
+        return current;
+      },
+    });
+    renderUi(<RotationWizard target="billing" onClose={() => {}} />);
+    await fillForm();
+    await userEvent.click(screen.getByTestId("rotation-stage"));
+    expect(await screen.findByTestId("rotation-plain-http")).toHaveTextContent(
+      "A client certificate is never presented over http",
+    );
+    await userEvent.click(screen.getByTestId("rotation-verify"));
+    const result = await screen.findByTestId("rotation-verify-result");
+    expect(result).toHaveTextContent(
+      "Not verified: the receiver answered HTTP 200 in 12 ms, but no client certificate was presented.",
+    );
+    expect(result).toHaveTextContent("no certificate presented");
+    expect(result).not.toHaveTextContent("accepted the handshake");
+    expect(screen.queryByTestId("rotation-promote")).toBeNull();
   });
 });

@@ -3,6 +3,7 @@
 // control plane listed it, the handshake test, activation and the end. The key is held by the
 // wizard's state only until the upload call returns; nothing here stores it.
 import {
+  Alert,
   Badge,
   Button,
   Code,
@@ -16,7 +17,14 @@ import {
   TextInput,
 } from "@mantine/core";
 import type { CertificateView, IpcError, RotationView } from "../../ipc/bindings";
-import { type CertificateField, certificateField, stepWords } from "../../lib/rotation";
+import { useResource } from "../../ipc/queries";
+import {
+  type CertificateField,
+  certificateField,
+  NEVER_OVER_HTTP,
+  stepWords,
+  withoutTls,
+} from "../../lib/rotation";
 import { VerifyResultAlert } from "./RotationSteps";
 
 const at = (iso: string) => new Date(iso).toLocaleString();
@@ -176,6 +184,7 @@ export function CertificateVerifyBody({ rotation }: { rotation: RotationView }) 
   const v = rotation.verify_result;
   return (
     <Stack gap="sm">
+      <PlainHttpWarning target={rotation.target} />
       {rotation.new_certificate && (
         <CertificateCard cert={rotation.new_certificate} title="Uploaded, staged" />
       )}
@@ -227,9 +236,22 @@ export function CertificatePromoteBody({ rotation }: { rotation: RotationView })
   );
 }
 
+/** The target's URL is not https: a client certificate is never presented to it. */
+function PlainHttpWarning({ target }: { target: string }) {
+  const resource = useResource("target", target);
+  if (!withoutTls(resource.data)) return null;
+  return (
+    <Alert color="orange" title="This target is not https" data-testid="rotation-plain-http">
+      {NEVER_OVER_HTTP} A test answered over http verifies nothing about the certificate, and
+      activating it changes nothing for deliveries until the target's URL is https.
+    </Alert>
+  );
+}
+
 /** The end of the certificate path. */
 export function CertificateDoneBody({ rotation }: { rotation: RotationView }) {
   const words = stepWords[rotation.step];
+  const plain = withoutTls(useResource("target", rotation.target).data);
   return (
     <Stack gap="sm" data-testid="rotation-done">
       <Group gap="xs">
@@ -240,7 +262,13 @@ export function CertificateDoneBody({ rotation }: { rotation: RotationView }) {
           {rotation.id}
         </Text>
       </Group>
-      {rotation.step === "done" && (
+      {rotation.step === "done" && plain && (
+        <Text size="sm" data-testid="rotation-done-plain-http">
+          <Code>{rotation.new_certificate_id}</Code> is the active certificate, but deliveries to
+          this target's http URL present none. {NEVER_OVER_HTTP}
+        </Text>
+      )}
+      {rotation.step === "done" && !plain && (
         <Text size="sm">
           Deliveries present <Code>{rotation.new_certificate_id}</Code>
           {rotation.new_certificate && ` (${rotation.new_certificate.subject})`}.{" "}

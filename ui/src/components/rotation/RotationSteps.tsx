@@ -193,17 +193,27 @@ export function VerifyBody({ rotation }: { rotation: RotationView }) {
 export function VerifyResultAlert({ rotation }: { rotation: RotationView }) {
   const v = rotation.verify_result;
   if (!v) return null;
+  // Answered over http: nothing about the certificate was tested.
+  const untested = v.certificate_presented === false && v.status !== null;
   return (
     <Alert
       color={v.ok ? "green" : "red"}
-      title={v.ok ? "Verified" : `Verify attempt ${v.attempt} failed`}
+      title={
+        v.ok
+          ? "Verified"
+          : untested
+            ? `Verify attempt ${v.attempt}: no certificate presented`
+            : `Verify attempt ${v.attempt} failed`
+      }
       data-testid="rotation-verify-result"
     >
       {verifyWords(v, rotation.credential)}
       {!v.ok &&
-        (rotation.credential === "certificate"
-          ? " Make the receiver trust the new certificate's issuer and test again, or roll back."
-          : " Fix the receiver and send the test again, or roll back.")}
+        (untested
+          ? " Change the target's URL to https and test again, or roll back."
+          : rotation.credential === "certificate"
+            ? " Make the receiver trust the new certificate's issuer and test again, or roll back."
+            : " Fix the receiver and send the test again, or roll back.")}
     </Alert>
   );
 }

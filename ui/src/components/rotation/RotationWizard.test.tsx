@@ -42,6 +42,7 @@ describe("RotationWizard", () => {
           verify_attempts: 1,
           verify_result: {
             ok: true,
+            certificate_presented: null,
             status: 204,
             latency_ms: 4,
             error: null,

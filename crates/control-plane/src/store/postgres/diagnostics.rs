@@ -308,6 +308,17 @@ impl DiagnosticsStore for PostgresStore {
             )
             .await?;
             row.dead_in_run = i64::try_from(n).unwrap_or(i64::MAX);
+            row.replaying = sqlx::query_as(
+                "SELECT replay_session AS session_id, COUNT(*) AS open_count FROM ( \
+             SELECT replay_session FROM deliveries WHERE tenant = $1 AND target = $2 \
+             AND replay_session IS NOT NULL AND state IN ('pending', 'in_flight') LIMIT $3 \
+             ) AS o GROUP BY replay_session ORDER BY open_count DESC, session_id LIMIT 5",
+            )
+            .bind(tenant)
+            .bind(&row.name)
+            .bind(i64::from(bounds.count_cap))
+            .fetch_all(&mut *conn)
+            .await?;
         }
         Ok(rows)
     }

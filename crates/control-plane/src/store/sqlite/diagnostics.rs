@@ -301,6 +301,17 @@ impl DiagnosticsStore for SqliteStore {
             )
             .await?;
             row.dead_in_run = i64::try_from(n).unwrap_or(i64::MAX);
+            row.replaying = sqlx::query_as(
+                "SELECT replay_session AS session_id, COUNT(*) AS open_count FROM ( \
+             SELECT replay_session FROM deliveries WHERE tenant = ? AND target = ? \
+             AND replay_session IS NOT NULL AND state IN ('pending', 'in_flight') LIMIT ? \
+             ) AS o GROUP BY replay_session ORDER BY open_count DESC, session_id LIMIT 5",
+            )
+            .bind(tenant)
+            .bind(&row.name)
+            .bind(bounds.count_cap)
+            .fetch_all(&mut *conn)
+            .await?;
         }
         Ok(rows)
     }

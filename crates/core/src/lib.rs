@@ -40,6 +40,7 @@ mod lease;
 mod live;
 pub mod local;
 mod outbox;
+pub mod owed_secrets;
 pub mod recovery;
 pub mod replay;
 pub mod retry;

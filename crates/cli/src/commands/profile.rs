@@ -72,7 +72,7 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
                 .edit_profile(&name, ProfileEdit { url, token })
                 .await?;
             emit(json, &p, |p| {
-                println!("updated profile {} ({})", p.name, p.url)
+                outln!("updated profile {} ({})", p.name, p.url)
             });
         }
         ProfileCmd::List => list(console, json).await?,
@@ -85,7 +85,7 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
         ProfileCmd::Remove { name } => {
             console.remove_profile(&name).await?;
             emit(json, &serde_json::json!({"removed": name}), |_| {
-                println!("removed profile {name}")
+                outln!("removed profile {name}")
             });
         }
     }
@@ -96,11 +96,9 @@ async fn add(console: &Console, json: bool, name: String, url: String) -> anyhow
     let token = read_token()?;
     let p = console.add_profile(NewProfile { name, url, token }).await?;
     if let Some(note) = storage_note(&p) {
-        eprintln!("{note}");
+        errln!("{note}");
     }
-    emit(json, &p, |p| {
-        println!("added profile {} ({})", p.name, p.url)
-    });
+    emit(json, &p, |p| outln!("added profile {} ({})", p.name, p.url));
     Ok(())
 }
 
@@ -145,13 +143,13 @@ async fn test(console: &Console, json: bool, name: &Option<String>) -> anyhow::R
                 .as_ref()
                 .map(|s| s.version.clone())
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{}: healthy, token accepted, {} ms, server {v}",
                 r.profile,
                 r.latency_ms.unwrap_or(0)
             );
         } else {
-            println!(
+            outln!(
                 "{}: FAILED: {}",
                 r.profile,
                 r.error.clone().unwrap_or_default()
@@ -165,12 +163,12 @@ async fn agents(console: &Console, json: bool, name: &str, read_only: bool) -> a
     let p = console.set_agents_read_only(name, read_only).await?;
     emit(json, &p, |p| {
         if p.agents_read_only {
-            println!(
+            outln!(
                 "profile {}: read-only for agents (switchyard mcp offers no write tools for it)",
                 p.name
             )
         } else {
-            println!(
+            outln!(
                 "profile {}: agents may write (when their server runs with --allow-writes)",
                 p.name
             )

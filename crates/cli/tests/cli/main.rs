@@ -6,6 +6,7 @@ use switchyard_test_support::tls;
 mod certs;
 mod dlq;
 mod doctor;
+mod first_secrets;
 mod gitops;
 mod mcp;
 mod retire;

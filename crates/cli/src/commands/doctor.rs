@@ -130,7 +130,7 @@ fn print_finding(f: &DoctorFinding) {
         FindingSource::Server => "control plane",
     };
     outln!("  {}  [{source}]", f.finding.id);
-    outln!("    {}", f.finding.detail);
+    outln!("    {}", crate::table::clean(&f.finding.detail));
     let e = &f.finding.evidence;
     if let Some(since) = e.since {
         outln!("    since: {}", since.format("%Y-%m-%d %H:%M:%S UTC"));

@@ -285,7 +285,7 @@ fn print_plan(plan: &GitopsPlan) {
         "plan for {} at {} \"{}\" (profile {})",
         plan.source,
         short(Some(&plan.commit)),
-        plan.commit_title,
+        crate::table::clean(&plan.commit_title),
         plan.profile
     );
     for item in plan

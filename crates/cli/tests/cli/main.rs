@@ -14,6 +14,7 @@ mod rotation;
 mod secrets;
 mod status;
 mod targets;
+mod terminal;
 
 use std::io::Write;
 use std::path::Path;

@@ -255,9 +255,15 @@ fn describe(r: &Rotation) -> String {
     if let Some(new) = &r.new_secret_id {
         out.push_str(&format!("; new secret {new}"));
     }
+    let now = chrono::Utc::now();
     for old in &r.old_secrets {
+        let when = if old.expires_at <= now {
+            "expired"
+        } else {
+            "signs until"
+        };
         out.push_str(&format!(
-            "\n  old secret {} signs until {}",
+            "\n  old secret {} {when} {}",
             old.id,
             old.expires_at.to_rfc3339()
         ));

@@ -49,21 +49,18 @@ pub fn progress(line: &str) {
 }
 
 /// `println!` that ends the process quietly when stdout is closed.
-
 macro_rules! outln {
     () => { $crate::output::stdout(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::output::stdout(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
 /// `eprintln!` that never panics.
-
 macro_rules! errln {
     () => { $crate::output::stderr(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::output::stderr(format_args!("{}\n", format_args!($($arg)*))) };
 }
 
 /// `eprint!` that never panics.
-
 macro_rules! err {
     ($($arg:tt)*) => { $crate::output::stderr(format_args!($($arg)*)) };
 }

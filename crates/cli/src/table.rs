@@ -67,6 +67,12 @@ pub fn print(headers: &[&str], rows: &[Vec<String>]) {
     }
 }
 
+pub fn time(ms: Option<i64>) -> String {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::clean;
@@ -79,10 +85,4 @@ mod tests {
             "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\r\\nFAKE\\u{9b}\\u{202e}"
         );
     }
-}
-
-pub fn time(ms: Option<i64>) -> String {
-    ms.and_then(chrono::DateTime::from_timestamp_millis)
-        .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
-        .unwrap_or_else(|| "-".into())
 }

@@ -214,9 +214,7 @@ impl Telemetry {
         let tenant_labels = config.tenant_labels;
         let by_tenant: &[&str] = if tenant_labels { &["tenant"] } else { &[] };
         let r = &registry;
-        process::register_build_info(r);
-        r.register(Box::new(process::ProcessCollector::new()))
-            .expect("each metric is registered once");
+        process::register(r);
         let telemetry = Self {
             http_requests: counter_vec(
                 r,

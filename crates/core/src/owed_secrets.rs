@@ -138,16 +138,7 @@ impl Console {
                 lost_ops.push(op);
                 continue;
             }
-            let sent = client
-                .send(
-                    op.op,
-                    op.kind,
-                    &op.name,
-                    &op.body,
-                    op.if_match,
-                    &op.idempotency_key,
-                )
-                .await;
+            let sent = client.send_op(op).await;
             match sent {
                 SendResult::Transport(msg) => report.waiting.push(owed_one(op, &msg)),
                 SendResult::Answered(a) => {

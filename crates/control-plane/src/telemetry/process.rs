@@ -12,8 +12,9 @@ use prometheus::{Counter, Gauge, IntGauge, IntGaugeVec, Opts, Registry};
 /// `/proc`'s clock ticks per second (`USER_HZ`, fixed at 100 by the kernel's ABI).
 const TICKS_PER_SECOND: f64 = 100.0;
 
-/// Registers `switchyard_build_info` (always 1; the version, commit and build date as labels).
-pub fn register_build_info(registry: &Registry) {
+/// Registers `switchyard_build_info` (always 1; the version, commit and build date as labels)
+/// and the `process_*` metrics.
+pub fn register(registry: &Registry) {
     let info = IntGaugeVec::new(
         Opts::new(
             "switchyard_build_info",
@@ -30,6 +31,9 @@ pub fn register_build_info(registry: &Registry) {
     .set(1);
     registry
         .register(Box::new(info))
+        .expect("each metric is registered once");
+    registry
+        .register(Box::new(ProcessCollector::new()))
         .expect("each metric is registered once");
 }
 

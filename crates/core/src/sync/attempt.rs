@@ -129,17 +129,7 @@ impl Run {
                 }
             }
         }
-        let result = self
-            .client
-            .send(
-                op.op,
-                op.kind,
-                &op.name,
-                &op.body,
-                op.if_match,
-                &op.idempotency_key,
-            )
-            .await;
+        let result = self.client.send_op(op).await;
         match result {
             SendResult::Transport(msg) => transient(msg),
             SendResult::Answered(answer) => {

@@ -6,6 +6,8 @@
 # `make test-keychain`: profile tokens in a real Secret Service (python3 finds its test binary).
 # python3-venv is for the virtualenv that holds schemathesis (`make test-api-fuzz`), iproute2
 # (`ip`) for the loopback of that run's own network namespace (scripts/api-fuzz.sh).
+# prometheus ships promtool: `promtool check metrics` lints a real scrape of /metrics
+# (crates/control-plane/tests/prometheus/lint.rs).
 # Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,8 @@ need_apt=()
 for pkg in build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libsoup-3.0-dev \
   libjavascriptcoregtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libxdo-dev \
   xvfb xauth webkit2gtk-driver imagemagick libdbus-1-dev \
-  gnome-keyring libsecret-tools dbus-daemon dbus-bin python3 python3-venv iproute2; do
+  gnome-keyring libsecret-tools dbus-daemon dbus-bin python3 python3-venv iproute2 \
+  prometheus; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$pkg")
 done
 if ! command -v node >/dev/null 2>&1; then need_apt+=(nodejs npm); fi

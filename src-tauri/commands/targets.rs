@@ -54,12 +54,14 @@ pub async fn list_target_tests(
 }
 
 /// The signing secrets of targets this app created on `profile` and nobody has seen yet;
-/// each is answered once.
+/// each is answered once, and no longer owed (crates/core/src/owed_secrets.rs) once the
+/// dialog has it.
 #[tauri::command]
 pub async fn take_shown_secrets(
     state: State<'_, AppState>,
     profile: String,
 ) -> Result<Vec<ShownSecretView>> {
     let taken = state.core.take_shown_secrets(&profile);
+    state.core.secrets_shown(&taken).await?;
     Ok(taken.into_iter().map(Into::into).collect())
 }

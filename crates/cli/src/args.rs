@@ -188,7 +188,20 @@ pub enum TargetCmd {
     /// the same --key after a timeout and the receiver still gets it once.
     Test(TargetTestArgs),
     /// List a target's signing secrets: ids, created and expiry times (never values), live.
-    Secrets { name: String },
+    /// With --reveal-pending: show the first secrets of created targets that an interrupted
+    /// sync never showed (fetched again from the control plane with the creation's key).
+    Secrets {
+        #[arg(
+            required_unless_present = "reveal_pending",
+            conflicts_with = "reveal_pending"
+        )]
+        name: Option<String>,
+        /// Show every first signing secret still owed on the profile (values on stderr; with
+        /// --json, on stdout), or name the targets that lost it and the rotation that
+        /// replaces it.
+        #[arg(long)]
+        reveal_pending: bool,
+    },
     /// Stage a new signing secret beside the old ones (docs/rotation.md): its value is shown
     /// once; the older ones expire after the overlap.
     RotateSecret(RotateSecretArgs),

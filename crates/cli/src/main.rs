@@ -1,6 +1,8 @@
 //! `switchyard`: the command-line console. Every write is queued in the local outbox and
 //! returns at once (works offline); `sync` sends them; `--wait` syncs right away.
 
+#[macro_use]
+mod output;
 mod args;
 mod commands;
 mod signals;
@@ -16,8 +18,8 @@ use switchyard_core::*;
 use args::*;
 use commands::profile::pick_profile;
 use commands::{
-    audit, certs, dlq, doctor, events, gitops, mcp, outbox, profile, resources, retire, rotation,
-    secrets, status, sync, targets,
+    audit, certs, dlq, doctor, events, first_secrets, gitops, mcp, outbox, profile, resources,
+    retire, rotation, secrets, status, sync, targets,
 };
 
 /// How the process ends. The codes are part of the CLI's contract (docs/cli.md); clap's own
@@ -65,7 +67,7 @@ fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            errln!("error: cannot start the async runtime: {e}");
             return ExitCode::from(Exit::Error.code());
         }
     };
@@ -87,16 +89,16 @@ pub fn print_error(json: bool, e: &anyhow::Error) {
             Some(core) => serde_json::to_value(ErrorBody::from(core)).unwrap_or_default(),
             None => serde_json::json!({"code": "error", "message": format!("{e:#}")}),
         };
-        println!("{}", serde_json::json!({ "error": body }));
+        outln!("{}", serde_json::json!({ "error": body }));
     } else {
-        eprintln!("error: {e:#}");
+        errln!("error: {e:#}");
     }
 }
 
 /// Prints `value` as pretty JSON with `--json`, else the human form.
 pub fn emit<T: Serialize>(json: bool, value: &T, human: impl FnOnce(&T)) {
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(value).expect("output serializes")
         );
@@ -198,9 +200,17 @@ async fn targets_cmd(
             let profile = pick_profile(console, chosen).await?;
             targets::test(console, &profile, json, args).await
         }
-        TargetCmd::Secrets { name } => {
+        TargetCmd::Secrets {
+            name,
+            reveal_pending,
+        } => {
             let profile = pick_profile(console, chosen).await?;
-            secrets::list(console, &profile, json, &name).await
+            match name {
+                Some(name) if !reveal_pending => {
+                    secrets::list(console, &profile, json, &name).await
+                }
+                _ => first_secrets::reveal_pending(console, &profile, json).await,
+            }
         }
         TargetCmd::RotateSecret(args) => {
             let profile = pick_profile(console, chosen).await?;
@@ -228,7 +238,7 @@ async fn targets_cmd(
 async fn refresh(console: &Console, profile: &str, json: bool) -> anyhow::Result<Exit> {
     let report = console.refresh(profile).await?;
     emit(json, &report, |r| {
-        println!("refreshed {}: {} resources", r.profile, r.resources)
+        outln!("refreshed {}: {} resources", r.profile, r.resources)
     });
     Ok(Exit::Ok)
 }

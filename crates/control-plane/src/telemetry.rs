@@ -10,6 +10,7 @@
 
 mod endpoint;
 mod http;
+mod process;
 mod token;
 
 use prometheus::{
@@ -111,7 +112,7 @@ pub struct Telemetry {
     lease_takeovers: IntCounter,
     store_duration: HistogramVec,
     gauges: GaugeFamilies,
-    gauge_failures: IntCounter,
+    store_read_failures: IntCounter,
     /// One scrape at a time: the gauges are reset and refilled by each.
     scrape: tokio::sync::Mutex<()>,
 }
@@ -213,6 +214,7 @@ impl Telemetry {
         let tenant_labels = config.tenant_labels;
         let by_tenant: &[&str] = if tenant_labels { &["tenant"] } else { &[] };
         let r = &registry;
+        process::register(r);
         let telemetry = Self {
             http_requests: counter_vec(
                 r,
@@ -272,9 +274,9 @@ impl Telemetry {
                 STORE_BUCKETS,
             ),
             gauges: GaugeFamilies::new(r, by_tenant),
-            gauge_failures: counter(
+            store_read_failures: counter(
                 r,
-                "switchyard_metrics_gauge_failures_total",
+                "switchyard_metrics_store_read_failures_total",
                 "Scrapes whose store gauges could not be read (the gauges are absent from that scrape).",
             ),
             registry,
@@ -460,7 +462,7 @@ impl Telemetry {
         };
         if let Err(e) = read {
             tracing::warn!(error = %e, "reading the metrics gauges from the store failed");
-            self.gauge_failures.inc();
+            self.store_read_failures.inc();
             for family in families {
                 family.reset();
             }

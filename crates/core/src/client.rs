@@ -185,6 +185,19 @@ impl ApiClient {
         answer(req.send().await).await
     }
 
+    /// Sends a queued operation's request, once, with its key and If-Match.
+    pub(crate) async fn send_op(&self, op: &crate::types::OutboxOp) -> SendResult {
+        self.send(
+            op.op,
+            op.kind,
+            &op.name,
+            &op.body,
+            op.if_match,
+            &op.idempotency_key,
+        )
+        .await
+    }
+
     /// Sends one mutating request, once. Never retries.
     pub async fn send(
         &self,

@@ -41,6 +41,7 @@ mod live;
 pub mod local;
 mod outbox;
 pub mod queued;
+pub mod owed_secrets;
 pub mod recovery;
 pub mod replay;
 pub mod retry;

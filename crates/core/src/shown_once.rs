@@ -5,8 +5,9 @@
 //! console never writes the value anywhere (the cache row is stripped of it: see
 //! `sync/attempt.rs`): the sync run that received the answer keeps it in this process's memory
 //! until a person's screen or terminal takes it ([`Console::take_shown_secrets`]), then it is
-//! gone. A creation sent by another process (the CLI queued it, the app's sync sent it) shows
-//! in the process that sent it; the secret can always be replaced by a rotation.
+//! gone. What memory loses (the process stopped first, more values waiting than it keeps) is
+//! still owed, durably and without the value, and fetched again by a keyed replay
+//! (`owed_secrets.rs`); whoever shows a taken value says so with [`Console::secrets_shown`].
 
 use std::fmt;
 
@@ -16,8 +17,8 @@ use serde_json::Value;
 use crate::Console;
 use crate::types::Event;
 
-/// Values waiting to be shown, per process; more than this and the oldest go (a person who
-/// created 64 targets without looking at one can rotate).
+/// Values waiting to be shown, per process; more than this and the oldest go from memory
+/// (they stay owed, and a replay fetches them again: `owed_secrets.rs`).
 const MAX_WAITING: usize = 64;
 
 /// One signing secret's value, for a person to copy once.

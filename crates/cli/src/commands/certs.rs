@@ -32,7 +32,7 @@ pub async fn list(
     let items = console.client_certificates(profile, name).await?;
     emit(json, &items, |items| {
         if items.is_empty() {
-            println!(
+            outln!(
                 "target {name} has no client certificate; upload one with \
                  `switchyard targets upload-cert {name} --id ID --cert FILE --key FILE`"
             );
@@ -60,7 +60,7 @@ pub async fn list(
             .rev()
             .find(|c| c.state == CertificateState::Staged)
         {
-            println!(
+            outln!(
                 "next: verify {id} with `switchyard targets test {name} --cert {id}`, then \
                  `switchyard targets activate-cert {name} {id}`",
                 id = staged.id
@@ -101,7 +101,7 @@ pub async fn upload(
                 } else {
                     "already uploaded (the same certificate and key)"
                 };
-                println!(
+                outln!(
                     "client certificate {} of {t}: {how}, {}\n  {}, not after {} ({})\n  \
                      sha256 {}\nnext: verify with `switchyard targets test {t} --cert {id}`, then \
                      `switchyard targets activate-cert {t} {id}`",
@@ -123,7 +123,7 @@ pub async fn upload(
                 json,
                 &json!({"error": {"status": status, "message": message}}),
                 |_| {
-                    eprintln!(
+                    errln!(
                         "upload of {} refused: {message}\nnothing was stored",
                         args.id
                     )
@@ -135,7 +135,7 @@ pub async fn upload(
             emit(
                 json,
                 &json!({"error": {"code": "offline", "message": e.to_string()}}),
-                |_| eprintln!("{e}\nrun the same command again: an upload is idempotent by its id"),
+                |_| errln!("{e}\nrun the same command again: an upload is idempotent by its id"),
             );
             Ok(Exit::Incomplete)
         }
@@ -154,7 +154,7 @@ pub async fn activate(
         .enqueue_cert_activation(profile, &args.name, &args.id, args.keyed.key.clone())
         .await?;
     let op = console.send_cert_op(op.id, timeout).await?;
-    emit(json, &op, |op| println!("{}", describe(op)));
+    emit(json, &op, |op| outln!("{}", describe(op)));
     Ok(match op.state {
         ActionState::Done => Exit::Ok,
         ActionState::NeedsAttention => Exit::NeedsAttention,

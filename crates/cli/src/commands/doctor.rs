@@ -67,24 +67,24 @@ async fn report(console: &Console, profile: &str, json: bool) -> anyhow::Result<
 }
 
 fn print_report(r: &DoctorReport) {
-    println!(
+    outln!(
         "{}: checked {}",
         r.profile,
         r.checked_at.format("%Y-%m-%d %H:%M:%S UTC")
     );
     match &r.server {
-        ServerCheck::Reported { checked_at } => println!(
+        ServerCheck::Reported { checked_at } => outln!(
             "control plane: diagnostics reported at {}",
             checked_at.format("%Y-%m-%d %H:%M:%S UTC")
         ),
-        ServerCheck::Unsupported => println!(
+        ServerCheck::Unsupported => outln!(
             "control plane: this control plane does not report diagnostics (GET /v1/diagnostics \
              answered 404): its side was NOT checked"
         ),
         ServerCheck::Unreachable {
             message,
             last_checked_at,
-        } => println!(
+        } => outln!(
             "control plane: unreachable ({message}); {}",
             match last_checked_at {
                 Some(at) => format!(
@@ -96,10 +96,10 @@ fn print_report(r: &DoctorReport) {
         ),
     }
     for u in &r.unchecked {
-        println!("not checked: {u}");
+        outln!("not checked: {u}");
     }
     if r.findings.is_empty() {
-        println!("\nno findings: nothing needs a person");
+        outln!("\nno findings: nothing needs a person");
         return;
     }
     for severity in [Severity::Critical, Severity::Warning, Severity::Info] {
@@ -116,12 +116,12 @@ fn print_report(r: &DoctorReport) {
             Severity::Warning => "WARNING",
             Severity::Info => "INFO",
         };
-        println!("\n{title} ({})", group.len());
+        outln!("\n{title} ({})", group.len());
         for f in group {
             print_finding(f);
         }
     }
-    println!("\nrun a fix: switchyard doctor fix FINDING_ID --action N");
+    outln!("\nrun a fix: switchyard doctor fix FINDING_ID --action N");
 }
 
 fn print_finding(f: &DoctorFinding) {
@@ -129,32 +129,32 @@ fn print_finding(f: &DoctorFinding) {
         FindingSource::Console => "console",
         FindingSource::Server => "control plane",
     };
-    println!("  {}  [{source}]", f.finding.id);
-    println!("    {}", f.finding.detail);
+    outln!("  {}  [{source}]", f.finding.id);
+    outln!("    {}", crate::table::clean(&f.finding.detail));
     let e = &f.finding.evidence;
     if let Some(since) = e.since {
-        println!("    since: {}", since.format("%Y-%m-%d %H:%M:%S UTC"));
+        outln!("    since: {}", since.format("%Y-%m-%d %H:%M:%S UTC"));
     }
     if let Some(until) = e.until {
-        println!("    until: {}", until.format("%Y-%m-%d %H:%M:%S UTC"));
+        outln!("    until: {}", until.format("%Y-%m-%d %H:%M:%S UTC"));
     }
     if !e.delivery_ids.is_empty() {
-        println!("    deliveries: {}", e.delivery_ids.join(", "));
+        outln!("    deliveries: {}", e.delivery_ids.join(", "));
     }
     if let (Some(expected), Some(actual)) = (e.expected, e.actual) {
-        println!("    expected {expected}, actual {actual}");
+        outln!("    expected {expected}, actual {actual}");
     }
     if f.finding.actions.is_empty() {
-        println!("    no automatic fix: a person must look (see the detail)");
+        outln!("    no automatic fix: a person must look (see the detail)");
     }
     for (i, a) in f.finding.actions.iter().enumerate() {
-        println!(
+        outln!(
             "    {}. {}{}",
             i + 1,
             a.label,
             if a.destructive { " (destructive)" } else { "" }
         );
-        println!("       {}", request_line(a));
+        outln!("       {}", request_line(a));
     }
 }
 
@@ -178,7 +178,7 @@ pub fn confirmed(yes: bool, what: &str, word: &str) -> anyhow::Result<()> {
     if !std::io::stdin().is_terminal() {
         anyhow::bail!("{what}: pass --yes to go ahead (nothing was queued)");
     }
-    eprint!("{what}. Type {word:?} to go ahead: ");
+    err!("{what}. Type {word:?} to go ahead: ");
     std::io::stderr().flush()?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
@@ -243,22 +243,24 @@ async fn run_fix(
         Some(ActionState::Pending) => Exit::Incomplete,
     };
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({"outcome": outcome}))?
         );
     } else {
-        println!("{}: {}", outcome.finding_id, outcome.action.label);
-        println!("  {}", request_line(&outcome.action));
-        println!("  {}", outcome.message);
+        outln!("{}: {}", outcome.finding_id, outcome.action.label);
+        outln!("  {}", request_line(&outcome.action));
+        outln!("  {}", outcome.message);
         if let Some(q) = outcome
             .queued
             .as_ref()
             .filter(|q| q.state == ActionState::Pending)
         {
-            println!(
+            outln!(
                 "  resume: `switchyard doctor fix {} --action {} --key {}` or `switchyard sync`",
-                outcome.finding_id, args.action, q.idempotency_key
+                outcome.finding_id,
+                args.action,
+                q.idempotency_key
             );
         }
     }

@@ -32,7 +32,7 @@ fn time(t: &chrono::DateTime<chrono::Utc>) -> String {
 
 /// An event's header line and its deliveries as a table.
 pub fn print_event(e: &Event) {
-    println!(
+    outln!(
         "{} {} on {}{} at {}",
         e.id,
         e.event_type,
@@ -65,7 +65,7 @@ pub fn print_event(e: &Event) {
         })
         .collect();
     if rows.is_empty() {
-        println!("  no deliveries (no enabled flow of the endpoint matched)");
+        outln!("  no deliveries (no enabled flow of the endpoint matched)");
     } else {
         table::print(
             &[
@@ -81,7 +81,7 @@ pub fn print_event(e: &Event) {
         );
     }
     if e.deliveries.iter().any(|d| d.state.as_str() == "dead") {
-        println!("  dead ones are in the DLQ: `switchyard dlq show DELIVERY` for the attempts");
+        outln!("  dead ones are in the DLQ: `switchyard dlq show DELIVERY` for the attempts");
     }
 }
 
@@ -106,16 +106,16 @@ pub async fn events_cmd(
                 .await?;
             emit(json, &found, |found| {
                 if found.items.is_empty() {
-                    println!("no event with key {key:?}");
+                    outln!("no event with key {key:?}");
                 }
                 for (i, e) in found.items.iter().enumerate() {
                     if i > 0 {
-                        println!();
+                        outln!();
                     }
                     print_event(e);
                 }
                 if found.more {
-                    println!("more events have this key: raise --limit or narrow with --endpoint");
+                    outln!("more events have this key: raise --limit or narrow with --endpoint");
                 }
             });
         }

@@ -156,9 +156,10 @@ async fn apply(
     let report = console.gitops_apply(&plan).await?;
     if !wait.wait {
         emit(json, &report, |r| {
-            println!(
+            outln!(
                 "queued {} write(s) ({} already queued by an earlier run); run `switchyard sync` to send",
-                r.queued, r.resumed
+                r.queued,
+                r.resumed
             );
         });
         return Ok(Exit::Ok);
@@ -177,7 +178,7 @@ async fn apply(
     emit(json, &report, |r| {
         print_waves(&r.progress);
         if r.progress.complete {
-            println!("applied {}", short(Some(&r.commit)));
+            outln!("applied {}", short(Some(&r.commit)));
         }
     });
     synced?;
@@ -202,7 +203,7 @@ async fn apply(
 
 fn println_err(json: bool, line: &str) {
     if !json {
-        eprintln!("{line}");
+        errln!("{line}");
     }
 }
 
@@ -222,7 +223,7 @@ fn spawn_wave_progress(
             {
                 if last.as_ref() != Some(&p.waves) && !json {
                     for w in p.waves.iter().filter(|w| w.total > 0) {
-                        eprintln!(
+                        errln!(
                             "wave {} ({}): {}/{} confirmed, {} need attention",
                             w.wave,
                             wave_name(w.wave),
@@ -250,7 +251,7 @@ fn wave_name(wave: u8) -> &'static str {
 
 fn print_waves(p: &ApplyProgress) {
     for w in p.waves.iter().filter(|w| w.total > 0) {
-        println!(
+        outln!(
             "wave {} ({}): {}/{} confirmed{}{}",
             w.wave,
             wave_name(w.wave),
@@ -280,11 +281,11 @@ fn value(v: &Option<Value>) -> String {
 }
 
 fn print_plan(plan: &GitopsPlan) {
-    println!(
+    outln!(
         "plan for {} at {} \"{}\" (profile {})",
         plan.source,
         short(Some(&plan.commit)),
-        plan.commit_title,
+        crate::table::clean(&plan.commit_title),
         plan.profile
     );
     for item in plan
@@ -314,7 +315,7 @@ fn print_plan(plan: &GitopsPlan) {
             .base_version
             .map(|v| format!(" (v{v})"))
             .unwrap_or_default();
-        println!(
+        outln!(
             "  {sign} {:<9} {}/{}{version}{note}  {}",
             item.action.as_str(),
             item.kind,
@@ -322,11 +323,11 @@ fn print_plan(plan: &GitopsPlan) {
             item.path.as_deref().unwrap_or_default()
         );
         match (item.action, &item.desired) {
-            (PlanAction::Create, Some(spec)) => println!("        spec: {spec}"),
+            (PlanAction::Create, Some(spec)) => outln!("        spec: {spec}"),
             (PlanAction::Delete, _) => {}
             _ => {
                 for c in &item.changes {
-                    println!(
+                    outln!(
                         "        {}: {} -> {}",
                         c.field,
                         value(&c.before),
@@ -337,30 +338,41 @@ fn print_plan(plan: &GitopsPlan) {
         }
     }
     let s = &plan.summary;
-    println!(
+    outln!(
         "plan: {} to create, {} to update, {} to delete, {} unchanged, {} drifted, {} orphaned, {} released ({} manifests)",
-        s.create, s.update, s.delete, s.unchanged, s.drifted, s.orphaned, s.release, plan.manifests
+        s.create,
+        s.update,
+        s.delete,
+        s.unchanged,
+        s.drifted,
+        s.orphaned,
+        s.release,
+        plan.manifests
     );
 }
 
 fn print_status(st: &GitopsStatus) {
     let src = &st.source;
-    println!("source {} (ref {})", src.id, src.spec.git_ref);
-    println!(
+    outln!("source {} (ref {})", src.id, src.spec.git_ref);
+    outln!(
         "applied commit: {} ({}); last queued: {}",
         short(src.applied_commit.as_deref()),
         table::time(src.applied_at),
         short(src.queued_commit.as_deref())
     );
     match (&st.head_commit, &st.head_error) {
-        (Some(head), _) if st.behind => println!("BEHIND: the ref is at {}", short(Some(head))),
-        (Some(_), _) => println!("the ref is at the applied commit"),
-        (None, Some(e)) => println!("cannot read the ref: {e}"),
+        (Some(head), _) if st.behind => outln!("BEHIND: the ref is at {}", short(Some(head))),
+        (Some(_), _) => outln!("the ref is at the applied commit"),
+        (None, Some(e)) => outln!("cannot read the ref: {e}"),
         (None, None) => {}
     }
-    println!(
+    outln!(
         "{} in sync, {} drifted, {} missing, {} applying ({} managed)",
-        st.in_sync, st.drifted, st.missing, st.applying, src.managed
+        st.in_sync,
+        st.drifted,
+        st.missing,
+        st.applying,
+        src.managed
     );
     for r in &st.resources {
         let who = match (&r.changed_by, r.changed_at) {
@@ -373,9 +385,9 @@ fn print_status(st: &GitopsStatus) {
             ResourceSync::Applying => "applying",
             ResourceSync::InSync => "in sync",
         };
-        println!("  {}/{}  {state}{who}", r.kind, r.name);
+        outln!("  {}/{}  {state}{who}", r.kind, r.name);
         for c in &r.changes {
-            println!(
+            outln!(
                 "        {}: {} (Git) -> {} (live)",
                 c.field,
                 value(&c.before),

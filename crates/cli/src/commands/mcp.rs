@@ -92,7 +92,7 @@ pub async fn mcp_cmd(console: Console, profile: String, args: McpArgs) -> anyhow
         ""
     };
     let Some(listen) = args.http else {
-        eprintln!(
+        errln!(
             "switchyard mcp: profile {}, mode {}{marked}, serving MCP on stdio",
             server.config().profile,
             mode.as_str()
@@ -109,7 +109,7 @@ pub async fn mcp_cmd(console: Console, profile: String, args: McpArgs) -> anyhow
     switchyard_mcp::http::check(&opts).map_err(anyhow::Error::msg)?;
     let profile = server.config().profile.clone();
     let running = switchyard_mcp::http::serve_http(server, opts).await?;
-    eprintln!(
+    errln!(
         "switchyard mcp: profile {profile}, mode {}{marked}, serving MCP at {}",
         mode.as_str(),
         running.url()

@@ -5,6 +5,7 @@ pub mod certs;
 pub mod dlq;
 pub mod doctor;
 pub mod events;
+pub mod first_secrets;
 pub mod gitops;
 pub mod mcp;
 pub mod outbox;

@@ -20,7 +20,7 @@ pub async fn outbox_cmd(
         OutboxCmd::Discard { id } => {
             let op = console.discard(id).await?;
             emit(json, &op, |op| {
-                println!("#{} discarded; the cache shows server truth again", op.id)
+                outln!("#{} discarded; the cache shows server truth again", op.id)
             });
         }
     }
@@ -100,7 +100,7 @@ async fn show(console: &Console, json: bool, id: i64) -> anyhow::Result<()> {
     };
     let value = serde_json::json!({"op": op, "conflict": conflict});
     emit(json, &value, |_| {
-        println!(
+        outln!(
             "#{} {} {}/{}: {}",
             op.id,
             op.op.as_str(),
@@ -108,14 +108,14 @@ async fn show(console: &Console, json: bool, id: i64) -> anyhow::Result<()> {
             op.name,
             describe_state(&op)
         );
-        println!("idempotency key: {}", op.idempotency_key);
-        println!(
+        outln!("idempotency key: {}", op.idempotency_key);
+        outln!(
             "if-match: {}",
             op.if_match
                 .map(|v| v.to_string())
                 .unwrap_or_else(|| "-".into())
         );
-        println!("body: {}", op.body);
+        outln!("body: {}", op.body);
         if let Some(c) = &conflict {
             print_conflict(id, c);
         }
@@ -124,14 +124,14 @@ async fn show(console: &Console, json: bool, id: i64) -> anyhow::Result<()> {
 }
 
 fn print_conflict(id: i64, c: &ConflictView) {
-    println!(
+    outln!(
         "\nconflict (the server changed since you edited version {}):",
         c.base_version.unwrap_or(0)
     );
-    println!("  base:   {}", c.base.clone().unwrap_or(Value::Null));
-    println!("  mine:   {}", c.mine.clone().unwrap_or(Value::Null));
+    outln!("  base:   {}", c.base.clone().unwrap_or(Value::Null));
+    outln!("  mine:   {}", c.mine.clone().unwrap_or(Value::Null));
     match &c.theirs {
-        Some(t) => println!(
+        Some(t) => outln!(
             "  theirs: {} (version {}{})",
             t.spec,
             t.version,
@@ -141,12 +141,12 @@ fn print_conflict(id: i64, c: &ConflictView) {
                 ""
             }
         ),
-        None => println!("  theirs: (absent on the server)"),
+        None => outln!("  theirs: (absent on the server)"),
     }
     if !c.conflicting_fields.is_empty() {
-        println!("  both changed: {}", c.conflicting_fields.join(", "));
+        outln!("  both changed: {}", c.conflicting_fields.join(", "));
     }
-    println!(
+    outln!(
         "\nresolve: `switchyard outbox retry {id}` (re-apply mine on their version) or `switchyard outbox discard {id}`"
     );
 }
@@ -161,9 +161,9 @@ async fn retry(console: &Console, json: bool, id: i64, new_key: bool) -> anyhow:
     };
     emit(json, &op, |op| {
         if op.id == id {
-            println!("#{id} queued again with the same idempotency key");
+            outln!("#{id} queued again with the same idempotency key");
         } else {
-            println!(
+            outln!(
                 "#{id} replaced by #{} (new key, If-Match {})",
                 op.id,
                 op.if_match
@@ -187,7 +187,7 @@ async fn print_recovery_writes(console: &Console, profile: &str, all: bool) -> a
     if ops.is_empty() {
         return Ok(());
     }
-    println!("\nrecovery writes (fixes, retirements):");
+    outln!("\nrecovery writes (fixes, retirements):");
     let rows: Vec<Vec<String>> = ops
         .iter()
         .map(|o| {

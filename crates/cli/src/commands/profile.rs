@@ -72,7 +72,7 @@ pub async fn profile_cmd(console: &Console, json: bool, cmd: ProfileCmd) -> anyh
                 .edit_profile(&name, ProfileEdit { url, token })
                 .await?;
             emit(json, &p, |p| {
-                println!("updated profile {} ({})", p.name, p.url)
+                outln!("updated profile {} ({})", p.name, p.url)
             });
         }
         ProfileCmd::List => list(console, json).await?,
@@ -109,7 +109,7 @@ async fn remove(
             print_error(json, &CoreError::QueuedWork { profile, queued }.into());
             if !json {
                 for hint in hints {
-                    eprintln!("hint: {hint}");
+                    errln!("hint: {hint}");
                 }
             }
             return Ok(Exit::Refused);
@@ -119,9 +119,9 @@ async fn remove(
     let out = serde_json::json!({"removed": name, "discarded": lost});
     emit(json, &out, |_| {
         if lost.is_empty() {
-            println!("removed profile {name}")
+            outln!("removed profile {name}")
         } else {
-            println!(
+            outln!(
                 "removed profile {name}, discarding {lost} (not confirmed by the control plane)"
             )
         }
@@ -159,11 +159,9 @@ async fn add(console: &Console, json: bool, name: String, url: String) -> anyhow
     let token = read_token()?;
     let p = console.add_profile(NewProfile { name, url, token }).await?;
     if let Some(note) = storage_note(&p) {
-        eprintln!("{note}");
+        errln!("{note}");
     }
-    emit(json, &p, |p| {
-        println!("added profile {} ({})", p.name, p.url)
-    });
+    emit(json, &p, |p| outln!("added profile {} ({})", p.name, p.url));
     Ok(())
 }
 
@@ -208,13 +206,13 @@ async fn test(console: &Console, json: bool, name: &Option<String>) -> anyhow::R
                 .as_ref()
                 .map(|s| s.version.clone())
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{}: healthy, token accepted, {} ms, server {v}",
                 r.profile,
                 r.latency_ms.unwrap_or(0)
             );
         } else {
-            println!(
+            outln!(
                 "{}: FAILED: {}",
                 r.profile,
                 r.error.clone().unwrap_or_default()
@@ -228,12 +226,12 @@ async fn agents(console: &Console, json: bool, name: &str, read_only: bool) -> a
     let p = console.set_agents_read_only(name, read_only).await?;
     emit(json, &p, |p| {
         if p.agents_read_only {
-            println!(
+            outln!(
                 "profile {}: read-only for agents (switchyard mcp offers no write tools for it)",
                 p.name
             )
         } else {
-            println!(
+            outln!(
                 "profile {}: agents may write (when their server runs with --allow-writes)",
                 p.name
             )

@@ -146,25 +146,25 @@ async fn get(
 ) -> anyhow::Result<Exit> {
     let r = console.get_resource(profile, kind, name).await?;
     emit(json, &r, |r| {
-        println!("{} {}  ({})", kind, r.name, state_word(r.sync_state));
+        outln!("{} {}  ({})", kind, r.name, state_word(r.sync_state));
         match &r.server {
-            Some(s) => println!("server version {} (updated {})", s.version, s.updated_at),
-            None => println!("not on the server yet"),
+            Some(s) => outln!("server version {} (updated {})", s.version, s.updated_at),
+            None => outln!("not on the server yet"),
         }
         match &r.local {
-            Some(l) => println!(
+            Some(l) => outln!(
                 "spec: {}",
                 serde_json::to_string_pretty(&l.spec).unwrap_or_default()
             ),
-            None => println!("deleted locally"),
+            None => outln!("deleted locally"),
         }
         if let Some(s) = &r.server {
-            println!("status: {}", s.status);
+            outln!("status: {}", s.status);
         }
         if !r.pending_ops.is_empty() {
-            println!("queued operations: {:?}", r.pending_ops);
+            outln!("queued operations: {:?}", r.pending_ops);
         }
-        println!("cache refreshed: {}", table::time(r.refreshed_at));
+        outln!("cache refreshed: {}", table::time(r.refreshed_at));
     });
     Ok(Exit::Ok)
 }
@@ -181,7 +181,7 @@ async fn queue(
     let op = console.enqueue(profile, write).await?;
     if !wait.wait {
         emit(json, &op, |op| {
-            println!(
+            outln!(
                 "queued #{}: {} {} {} (saved locally; run `switchyard sync` to send)",
                 op.id,
                 op.op.as_str(),
@@ -195,7 +195,7 @@ async fn queue(
     let sync_result = run_sync(console, profile, true, Some(timeout), !json).await;
     let op = console.op(op.id).await?;
     emit(json, &op, |op| {
-        println!(
+        outln!(
             "#{} {} {} {}: {}",
             op.id,
             op.op.as_str(),

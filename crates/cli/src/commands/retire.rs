@@ -87,13 +87,13 @@ pub async fn retire_cmd(
     match args.cmd {
         Some(RetireCmd::Status { id }) => {
             let view = console.retirement_status(profile, &id).await?;
-            emit(json, &view, |v| println!("{}", describe(v)));
+            emit(json, &view, |v| outln!("{}", describe(v)));
             Ok(exit_of(&view))
         }
         Some(RetireCmd::Cancel { id, timeout }) => {
             let timeout = parse_duration(&timeout)?;
             let view = console.cancel_retirement(profile, &id, timeout).await?;
-            emit(json, &view, |v| println!("{}", describe(v)));
+            emit(json, &view, |v| outln!("{}", describe(v)));
             Ok(match view.cancel.as_ref().map(|c| c.state) {
                 Some(ActionState::Pending) => Exit::Incomplete,
                 Some(ActionState::NeedsAttention) => Exit::NeedsAttention,
@@ -156,25 +156,25 @@ async fn start(
     if args.dry_run {
         let dry = console.preview_retirement(profile, request).await?;
         emit(json, &dry, |d| {
-            println!(
+            outln!(
                 "retiring {kind}/{name} would start {}",
                 state_name(d.would_start)
             );
-            println!("  flows that reference it: {}", list(&d.impact.flows));
-            println!(
+            outln!("  flows that reference it: {}", list(&d.impact.flows));
+            outln!(
                 "  pending deliveries the drain waits for: {}",
                 d.impact.pending_deliveries
             );
-            println!(
+            outln!(
                 "  dead deliveries ({}): {}",
                 dlq_word(args.dlq),
                 d.impact.dlq_depth
             );
-            println!("  open replays: {}", list(&d.impact.open_replays));
+            outln!("  open replays: {}", list(&d.impact.open_replays));
             for b in &d.blockers {
-                println!("  blocked by: {}", blocker(b));
+                outln!("  blocked by: {}", blocker(b));
             }
-            println!("nothing was started (dry run)");
+            outln!("nothing was started (dry run)");
         });
         return Ok(Exit::Ok);
     }
@@ -197,7 +197,7 @@ async fn start(
     if args.wait && view.server.is_some() {
         view = follow(console, profile, json, view, timeout, started).await?;
     }
-    emit(json, &view, |v| println!("{}", describe(v)));
+    emit(json, &view, |v| outln!("{}", describe(v)));
     Ok(exit_of(&view))
 }
 
@@ -215,7 +215,7 @@ async fn follow(
     while let Some(r) = &view.server {
         if last != Some(r.state) {
             if !json {
-                eprintln!("retire {}: {} — {}", r.id, state_name(r.state), eta(r));
+                errln!("retire {}: {} — {}", r.id, state_name(r.state), eta(r));
             }
             last = Some(r.state);
         }

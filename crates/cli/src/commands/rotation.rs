@@ -156,7 +156,7 @@ async fn start(
 async fn list(console: &Console, profile: &str, json: bool) -> anyhow::Result<Exit> {
     let all = console.rotations(profile).await?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&all)?);
+        outln!("{}", serde_json::to_string_pretty(&all)?);
     } else {
         let rows: Vec<Vec<String>> = all
             .iter()
@@ -198,7 +198,7 @@ async fn resume(
     // Staged: the value (when it can still be shown) goes out before the verify, which
     // records it as stored.
     if let (Some(v), false) = (&value, json) {
-        println!("{}", value_lines(&rotation, v));
+        outln!("{}", value_lines(&rotation, v));
     }
     let left = deadline.saturating_sub(started.elapsed());
     let r = console.verify_rotation(id, left).await?;
@@ -232,17 +232,17 @@ fn verify_exit(r: &Rotation) -> Exit {
 fn show(json: bool, r: &Rotation, value: Option<&SecretValue>) {
     if json {
         let out = json!({"rotation": r, "value": value});
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&out).expect("output serializes")
         );
         return;
     }
-    println!("{}", describe(r));
+    outln!("{}", describe(r));
     if let Some(v) = value {
-        println!("{}", value_lines(r, v));
+        outln!("{}", value_lines(r, v));
     }
-    println!("next: {}", next(r));
+    outln!("next: {}", next(r));
 }
 
 fn describe(r: &Rotation) -> String {
@@ -255,9 +255,15 @@ fn describe(r: &Rotation) -> String {
     if let Some(new) = &r.new_secret_id {
         out.push_str(&format!("; new secret {new}"));
     }
+    let now = chrono::Utc::now();
     for old in &r.old_secrets {
+        let when = if old.expires_at <= now {
+            "expired"
+        } else {
+            "signs until"
+        };
         out.push_str(&format!(
-            "\n  old secret {} signs until {}",
+            "\n  old secret {} {when} {}",
             old.id,
             old.expires_at.to_rfc3339()
         ));

@@ -86,12 +86,12 @@ fn report(json: bool, sent: &SecretSent) -> anyhow::Result<Exit> {
     let op = &sent.op;
     if json {
         // The value is in this output only: it is shown once.
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({"op": op, "value": sent.value}))?
         );
     } else {
-        println!("{}", describe(sent));
+        outln!("{}", describe(sent));
     }
     Ok(match op.state {
         ActionState::Done => Exit::Ok,

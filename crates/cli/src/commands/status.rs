@@ -91,9 +91,9 @@ pub fn ranked(groups: &[MetricsGroup]) -> Vec<&MetricsGroup> {
 
 fn print(profile: &str, r: &DeliveryMetrics) {
     print_totals(profile, r);
-    println!();
+    outln!();
     if r.groups.is_empty() {
-        println!(
+        outln!(
             "no {} had an attempt in the last {}",
             r.group_by.as_str(),
             r.window.as_str()
@@ -103,9 +103,9 @@ fn print(profile: &str, r: &DeliveryMetrics) {
     let count = |what: &str| r.groups.iter().filter(|g| state(g) == what).count();
     let (failing, degraded) = (count("failing"), count("degraded"));
     if failing + degraded == 0 {
-        println!("every {} delivered without a failure", r.group_by.as_str());
+        outln!("every {} delivered without a failure", r.group_by.as_str());
     } else {
-        println!("{failing} failing, {degraded} degraded (worst first):");
+        outln!("{failing} failing, {degraded} degraded (worst first):");
     }
     let rows: Vec<Vec<String>> = ranked(&r.groups).into_iter().map(group_row).collect();
     table::print(
@@ -126,7 +126,7 @@ fn print(profile: &str, r: &DeliveryMetrics) {
 /// The header: the window, then the profile-wide figures.
 fn print_totals(profile: &str, r: &DeliveryMetrics) {
     let t = &r.totals;
-    println!(
+    outln!(
         "{profile}: delivery health over the last {} (until {} UTC)",
         r.window.as_str(),
         r.until.format("%Y-%m-%d %H:%M:%S")
@@ -136,13 +136,13 @@ fn print_totals(profile: &str, r: &DeliveryMetrics) {
         .latency_ms
         .map(|l| format!("p50 {:.0} ms, p95 {:.0} ms", l.p50, l.p95))
         .unwrap_or_else(|| "latency -".into());
-    println!(
+    outln!(
         "  events accepted {} · attempts {} · success {} · {latency}",
         t.events_accepted,
         t.figures.attempts,
         percent(t.figures.success_rate)
     );
-    println!(
+    outln!(
         "  pending {} (oldest {}) · in flight {} · DLQ {} · replays running {}",
         t.deliveries_pending,
         time(t.oldest_pending_at.as_ref()),

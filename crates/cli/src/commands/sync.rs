@@ -1,6 +1,6 @@
 //! `switchyard sync`: send the queued writes, with progress on stderr.
 
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 
 use switchyard_core::*;
 
@@ -25,10 +25,9 @@ pub async fn run_sync(
                         p.done, p.total, p.counts.needs_attention, p.counts.pending, p.attempts
                     );
                     if tty {
-                        eprint!("\r{line}   ");
-                        let _ = std::io::stderr().flush();
+                        crate::output::progress(&line);
                     } else if last_line.elapsed().as_secs() >= 2 {
-                        eprintln!("{line}");
+                        errln!("{line}");
                         last_line = std::time::Instant::now();
                     }
                 }
@@ -37,10 +36,12 @@ pub async fn run_sync(
                     detail,
                     ..
                 } if show_progress => {
-                    eprintln!(
-                        "{}sync: server unreachable, retrying with backoff ({})",
-                        if tty { "\r" } else { "" },
-                        detail.unwrap_or_default()
+                    if tty {
+                        crate::output::line_start();
+                    }
+                    errln!(
+                        "sync: server unreachable, retrying with backoff ({})",
+                        crate::table::clean(&detail.unwrap_or_default())
                     );
                 }
                 Event::SyncFinished(_) => break,
@@ -48,7 +49,7 @@ pub async fn run_sync(
             }
         }
         if tty && show_progress {
-            eprintln!();
+            errln!();
         }
     });
     let stopper = tokio::spawn(stop_on_signal(console.clone()));
@@ -64,21 +65,8 @@ pub async fn run_sync(
         .await;
     stopper.abort();
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), progress).await;
-    show_secrets_once(console, profile);
+    crate::commands::first_secrets::show_after_sync(console, profile).await;
     result
-}
-
-/// The signing secrets of targets this sync created, on standard error (stdout keeps its
-/// `--json` shape): the one time the console shows them (crates/core/src/shown_once.rs).
-fn show_secrets_once(console: &Console, profile: &str) {
-    for s in console.take_shown_secrets(profile) {
-        eprintln!(
-            "target {} was created with signing secret {}; shown once, store it now (the receiver verifies webhooks with it):\n  {}",
-            s.target,
-            s.secret_id.as_deref().unwrap_or("(id not reported)"),
-            s.value
-        );
-    }
 }
 
 /// SIGINT or SIGTERM: the run picks no new operation, waits for those already sent and
@@ -87,10 +75,10 @@ fn show_secrets_once(console: &Console, profile: &str) {
 /// with the same key by the next sync, and the server replays it).
 async fn stop_on_signal(console: Console) {
     crate::signals::stop_signal().await;
-    eprintln!("\nsync: stopping: finishing the writes already sent (a second signal quits now)");
+    errln!("\nsync: stopping: finishing the writes already sent (a second signal quits now)");
     console.stop_syncs();
     crate::signals::stop_signal().await;
-    eprintln!("sync: quitting now; unfinished writes are sent again, same key, by the next sync");
+    errln!("sync: quitting now; unfinished writes are sent again, same key, by the next sync");
     std::process::exit(130);
 }
 
@@ -112,7 +100,7 @@ pub async fn sync(
         .await?;
     if !json {
         for op in recovery.iter().filter(|o| o.state != ActionState::Pending) {
-            eprintln!(
+            errln!(
                 "sync: {} ({} {}): {}",
                 op.label,
                 op.method,
@@ -122,7 +110,7 @@ pub async fn sync(
         }
     }
     emit(json, &report, |r| {
-        println!(
+        outln!(
             "{}: {} confirmed, {} need attention, {} still pending ({} attempts, {} ms)",
             r.profile,
             r.done,
@@ -132,7 +120,7 @@ pub async fn sync(
             r.elapsed_ms
         );
         if r.counts.needs_attention > 0 {
-            println!("see `switchyard outbox list` and `switchyard outbox show ID`");
+            outln!("see `switchyard outbox list` and `switchyard outbox show ID`");
         }
     });
     Ok(match report.outcome {

@@ -40,7 +40,7 @@ pub async fn test(
         console.sync_target_tests(profile, left).await?;
     }
     let op = console.target_test(op.id).await?;
-    emit(json, &op, |op| println!("{}", describe(op)));
+    emit(json, &op, |op| outln!("{}", describe(op)));
     Ok(match (&op.state, &op.result) {
         (ActionState::Done, Some(r)) if r.ok => Exit::Ok,
         (ActionState::Done, _) => Exit::TestFailed,

@@ -9,7 +9,7 @@ use switchyard_test_support::plane;
 
 use crate::{TOKEN, json, run};
 
-fn git(repo: &Path, args: &[&str]) {
+pub(crate) fn git(repo: &Path, args: &[&str]) {
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
@@ -25,7 +25,7 @@ fn git(repo: &Path, args: &[&str]) {
     );
 }
 
-fn commit(repo: &Path, file: &str, content: &str) {
+pub(crate) fn commit(repo: &Path, file: &str, content: &str) {
     std::fs::create_dir_all(repo.join("deploy")).unwrap();
     std::fs::write(repo.join("deploy").join(file), content).unwrap();
     git(repo, &["add", "-A"]);

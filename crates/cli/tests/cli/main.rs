@@ -6,6 +6,7 @@ use switchyard_test_support::tls;
 mod certs;
 mod dlq;
 mod doctor;
+mod first_secrets;
 mod gitops;
 mod mcp;
 mod profile_remove;
@@ -14,6 +15,7 @@ mod rotation;
 mod secrets;
 mod status;
 mod targets;
+mod terminal;
 
 use std::io::Write;
 use std::path::Path;

@@ -282,7 +282,33 @@ async fn a_rotation_killed_mid_step_is_resumed_without_a_second_secret() {
     assert_eq!(valid, [new_two]);
     assert_not_on_disk(&data, &value);
 
-    // Rolling back a promoted rotation is refused, saying why.
+    // After the promote, the old secret's end is the one the server reports (now), not the
+    // end the overlap had.
+    let listed = parse(&run(&data, &["--json", "targets", "secrets", "two"], None));
+    let shown = parse(&run(&data, &["--json", "rotation", "status", &id], None));
+    let olds = shown["rotation"]["old_secrets"].as_array().unwrap().clone();
+    assert!(!olds.is_empty(), "{shown:#}");
+    for old in &olds {
+        let on_server = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == old["id"])
+            .unwrap();
+        let at = |v: &serde_json::Value| {
+            chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap()
+        };
+        assert_eq!(
+            at(&old["expires_at"]),
+            at(&on_server["expires_at"]),
+            "{shown:#}"
+        );
+        assert!(at(&old["expires_at"]) <= chrono::Utc::now(), "{shown:#}");
+    }
+    let human = run(&data, &["rotation", "status", &id], None);
+    assert!(!text(&human).contains("signs until"), "{}", text(&human));
+
+    // Rolling back a promoted rotation is refused, saying why (and when, in the past).
     let out = run(&data, &["rotation", "rollback", &id], None);
     assert_eq!(code(&out), Some(1));
     assert!(text(&out).contains("expired"), "{}", text(&out));

@@ -10,7 +10,7 @@ use crate::dlq::dying_plane_with_events;
 use crate::{json as parse, run};
 
 /// No file of the data dir (console.db, its WAL, the token file) holds `value`.
-fn assert_not_in_data_dir(data: &std::path::Path, value: &str) {
+pub(crate) fn assert_not_in_data_dir(data: &std::path::Path, value: &str) {
     for entry in std::fs::read_dir(data).unwrap().flatten() {
         let bytes = std::fs::read(entry.path()).unwrap_or_default();
         assert!(

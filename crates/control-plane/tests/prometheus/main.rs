@@ -8,4 +8,5 @@ mod support;
 
 mod access;
 mod counts;
+mod lint;
 mod on_postgres;

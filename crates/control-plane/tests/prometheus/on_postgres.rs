@@ -49,7 +49,7 @@ async fn the_gauges_read_the_same_on_postgres() {
     assert_eq!(value(&s, "switchyard_replays_running", &[]), 1.0);
     assert_eq!(value(&s, "switchyard_deliveries_pending", &[]), 1.0);
     assert_eq!(
-        value(&s, "switchyard_metrics_gauge_failures_total", &[]),
+        value(&s, "switchyard_metrics_store_read_failures_total", &[]),
         0.0
     );
     server.stop().await.unwrap();
@@ -67,7 +67,7 @@ async fn the_gauges_read_the_same_on_postgres() {
     assert_eq!(value(&s, "switchyard_replays_running", &[alpha]), 1.0);
     assert_eq!(value(&s, "switchyard_dlq_depth", &[("tenant", BETA)]), 0.0);
     assert_eq!(
-        value(&s, "switchyard_metrics_gauge_failures_total", &[]),
+        value(&s, "switchyard_metrics_store_read_failures_total", &[]),
         0.0
     );
     server.stop().await.unwrap();

@@ -322,20 +322,29 @@ impl Console {
         }
         let started = Instant::now();
         let mut refused: Option<OpError> = None;
-        for old in &r.old_secrets {
+        let mut ended = r.old_secrets.clone();
+        let now = DateTime::from_timestamp_millis(self.now()).unwrap_or_else(Utc::now);
+        for old in &mut ended {
             let op = self.step_op(r, &format!("promote:{}", old.id)).await?;
             let left = deadline.saturating_sub(started.elapsed());
             let op = self.send_secret_op(op.id, left).await?.op;
             match op.state {
                 ActionState::Pending => return Ok(()),
-                ActionState::Done => {}
-                ActionState::NeedsAttention if already_expired(&op) => {}
+                ActionState::Done => old.expires_at = expired_at(&op, now),
+                ActionState::NeedsAttention if already_expired(&op) => {
+                    old.expires_at = old.expires_at.min(now)
+                }
                 ActionState::NeedsAttention => refused = refused.or(op.last_error),
             }
         }
         let change = match refused {
             Some(e) => Change::attention(Promoting, Some(&e)),
-            None => Change::to(Done),
+            // The old secrets now end when the server says they ended, not when the overlap
+            // would have: what `rotation status` and a refused rollback show.
+            None => Change {
+                old_secrets: Some(serde_json::to_string(&ended).expect("secrets serialize")),
+                ..Change::to(Done)
+            },
         };
         self.transition(r, Promoting, change, "rotation.promote")
             .await?;
@@ -446,6 +455,15 @@ fn staged(op: &SecretOp) -> Change {
         old_secrets: Some(serde_json::to_string(&previous).expect("secrets serialize")),
         ..Change::to(Staged)
     }
+}
+
+/// When an expiry's answer says the secret ended (`secret.expires_at`); `now` if it does not.
+fn expired_at(op: &SecretOp, now: DateTime<Utc>) -> DateTime<Utc> {
+    op.result
+        .as_ref()
+        .and_then(|a| a.pointer("/secret/expires_at"))
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or(now)
 }
 
 /// An expiry the server refused because the secret had already expired: for a promote, the

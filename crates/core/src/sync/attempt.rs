@@ -31,6 +31,9 @@ pub(super) enum Outcome {
     Done {
         resource: Option<Resource>,
         status: u16,
+        /// A created target's first secret, from the answer (owed until shown: see
+        /// `owed_secrets.rs`).
+        secret: Option<ShownSecret>,
     },
     /// It failed: the retry rules decide what follows.
     Failed {
@@ -126,39 +129,17 @@ impl Run {
                 }
             }
         }
-        let result = self
-            .client
-            .send(
-                op.op,
-                op.kind,
-                &op.name,
-                &op.body,
-                op.if_match,
-                &op.idempotency_key,
-            )
-            .await;
+        let result = self.client.send_op(op).await;
         match result {
             SendResult::Transport(msg) => transient(msg),
             SendResult::Answered(answer) => {
-                self.hold_secret(op, &answer);
-                self.classify(answer)
+                let secret = secret_of(op, &answer);
+                let mut outcome = self.classify(answer);
+                if let Outcome::Done { secret: held, .. } = &mut outcome {
+                    *held = secret;
+                }
+                outcome
             }
-        }
-    }
-
-    /// A created target's answer carries its signing secret: keep it in memory for a person
-    /// to see once (`shown_once.rs`); the cache gets the answer without it.
-    fn hold_secret(&self, op: &OutboxOp, answer: &Answer) {
-        if op.kind != ResourceKind::Target || !(200..300).contains(&answer.status) {
-            return;
-        }
-        if let Some((value, secret_id)) = answer.body.as_ref().and_then(secret_in) {
-            self.console.hold_shown_secret(ShownSecret {
-                profile: op.profile.clone(),
-                target: op.name.clone(),
-                secret_id,
-                value,
-            });
         }
     }
 
@@ -181,6 +162,7 @@ impl Run {
                     .body
                     .and_then(|b| serde_json::from_value(strip_shown_once(b)).ok()),
                 status: answer.status,
+                secret: None,
             },
             AttemptOutcome::Unauthorized => rejected_token(problem),
             AttemptOutcome::Transient { .. } | AttemptOutcome::Permanent => {
@@ -210,6 +192,7 @@ impl Run {
                 Some(true) => Some(Outcome::Done {
                     resource: live,
                     status: 200,
+                    secret: None,
                 }),
                 Some(false) => None,
                 None => Some(Outcome::Failed {
@@ -226,6 +209,22 @@ impl Run {
             },
         )
     }
+}
+
+/// A created target's answer carries its signing secret: the run keeps it in memory for a
+/// person to see once (`shown_once.rs`) once the confirmation is recorded, with a durable note
+/// that it is owed (`owed_secrets.rs`); the cache gets the answer without it.
+fn secret_of(op: &OutboxOp, answer: &Answer) -> Option<ShownSecret> {
+    if op.kind != ResourceKind::Target || !(200..300).contains(&answer.status) {
+        return None;
+    }
+    let (value, secret_id) = answer.body.as_ref().and_then(secret_in)?;
+    Some(ShownSecret {
+        profile: op.profile.clone(),
+        target: op.name.clone(),
+        secret_id,
+        value,
+    })
 }
 
 /// A target's new signing secret is shown once in the create response; it must not land in

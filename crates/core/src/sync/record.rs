@@ -206,6 +206,20 @@ impl Run {
             .collect();
         settle_all(tx, &settled, now).await?;
         audit_done(tx, &settled, now).await?;
+        let owing: Vec<&OutboxOp> = settled
+            .iter()
+            .filter(|a| {
+                matches!(
+                    a.outcome,
+                    Outcome::Done {
+                        secret: Some(_),
+                        ..
+                    }
+                )
+            })
+            .map(|a| &a.claimed.op)
+            .collect();
+        crate::owed_secrets::owe(tx, &owing, now).await?;
         for a in batch {
             let claimed = &a.claimed;
             let finished = match &a.outcome {
@@ -226,13 +240,20 @@ impl Run {
     }
 
     /// After the commit: the retry budget regains tokens for successes, subscribers see each
-    /// op's transition.
+    /// op's transition, and a created target's first secret waits in memory for a person
+    /// (its durable "owed" note committed with the confirmation).
     pub(super) fn announce(&self, batch: &[Attempted], recorded: &[Recorded]) {
         let now = self.console.now();
         for (a, r) in batch.iter().zip(recorded) {
             let to = match r.finished {
                 Finished::Done => {
                     self.budget.on_success(now);
+                    if let Outcome::Done {
+                        secret: Some(s), ..
+                    } = &a.outcome
+                    {
+                        self.console.hold_shown_secret(s.clone());
+                    }
                     OpState::Done
                 }
                 Finished::Retry { .. } | Finished::Unauthorized { .. } => OpState::Pending,

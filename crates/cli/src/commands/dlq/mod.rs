@@ -215,7 +215,7 @@ fn print_page(items: &[DlqEntry], next_cursor: Option<&str>) {
         &rows,
     );
     if let Some(c) = next_cursor {
-        println!("more: --cursor {c}");
+        outln!("more: --cursor {c}");
     }
 }
 
@@ -242,19 +242,25 @@ fn print_stats(group_by: DlqGroupBy, s: &DlqStats) {
             .collect();
         table::print(&["GROUP", "DEAD"], &rows);
     }
-    println!("total: {}", s.total);
+    outln!("total: {}", s.total);
 }
 
 fn print_delivery(d: &Delivery) {
-    println!(
+    outln!(
         "{} {:?}  event {} ({})  {} → {} via {}",
-        d.id, d.state, d.event_id, d.event_type, d.endpoint, d.target, d.flow
+        d.id,
+        d.state,
+        d.event_id,
+        d.event_type,
+        d.endpoint,
+        d.target,
+        d.flow
     );
     if let Some(next) = d.next_attempt_at {
-        println!("next attempt: {}", time(&next));
+        outln!("next attempt: {}", time(&next));
     }
     for a in &d.attempts {
-        println!(
+        outln!(
             "  #{} {}  {:>6} ms  {}  {}",
             a.number,
             time(&a.started_at),

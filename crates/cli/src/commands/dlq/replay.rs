@@ -2,7 +2,7 @@
 //! Starting and cancelling are writes, saved in the local outbox first (the session id is
 //! minted once there), then sent at once; the rest are reads.
 
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::bail;
@@ -118,14 +118,13 @@ async fn follow(
         let rate = (elapsed > 1.0).then(|| (finished - base) as f64 / elapsed);
         let line = progress_line(&s, rate);
         if tty {
-            eprint!("\r{line}   ");
-            let _ = std::io::stderr().flush();
+            crate::output::progress(&line);
         } else {
-            eprintln!("{line}");
+            errln!("{line}");
         }
         if s.status != ReplayStatus::Running {
             if tty {
-                eprintln!();
+                errln!();
             }
             return Ok(s);
         }
@@ -195,7 +194,7 @@ async fn count_only(
     emit(
         json,
         &serde_json::json!({"dry_run": true, "count": count}),
-        |_| println!("{count} dead deliveries would be replayed (nothing was started)"),
+        |_| outln!("{count} dead deliveries would be replayed (nothing was started)"),
     );
     Ok(Exit::Ok)
 }
@@ -209,19 +208,19 @@ async fn start_session(
 ) -> anyhow::Result<Exit> {
     let op = console.enqueue_replay_start(profile, start).await?;
     if !json {
-        eprintln!("replay {}: saved locally", op.session_id);
+        errln!("replay {}: saved locally", op.session_id);
     }
     let op = send_now(console, profile, &op).await?;
     if op.state != ReplayOpState::Done {
         emit(json, &op, |op| {
-            println!("replay {}: {}", op.session_id, describe_op(op))
+            outln!("replay {}: {}", op.session_id, describe_op(op))
         });
         return Ok(exit_of(op.state));
     }
     if wait {
         let s = follow(console, profile, &op.session_id).await?;
         emit(json, &s, |s| {
-            println!("replay {}: {}", s.id, progress_line(s, None))
+            outln!("replay {}: {}", s.id, progress_line(s, None))
         });
     } else {
         emit(json, &op, |op| {
@@ -230,9 +229,10 @@ async fn start_session(
                 .as_ref()
                 .and_then(|r| r["counts"]["total"].as_u64())
                 .unwrap_or(0);
-            println!(
+            outln!(
                 "replay {}: confirmed, {total} re-deliveries; follow with `switchyard replay status {}`",
-                op.session_id, op.session_id
+                op.session_id,
+                op.session_id
             )
         });
     }
@@ -277,9 +277,9 @@ async fn status(
             .filter(|i| i.status == ReplayItemStatus::Failed)
             .map(|i| i.original_delivery_id.as_str())
             .collect();
-        println!("replay {}: {:?}", s.id, s.status);
+        outln!("replay {}: {:?}", s.id, s.status);
         if !failed.is_empty() {
-            println!("failed again (back in the DLQ): {}", failed.join(", "));
+            outln!("failed again (back in the DLQ): {}", failed.join(", "));
         }
     });
     Ok(Exit::Ok)
@@ -294,7 +294,7 @@ async fn cancel(
     let op = console.enqueue_replay_cancel(profile, session_id).await?;
     let op = send_now(console, profile, &op).await?;
     emit(json, &op, |op| {
-        println!("cancel {}: {}", op.session_id, describe_op(op))
+        outln!("cancel {}: {}", op.session_id, describe_op(op))
     });
     Ok(exit_of(op.state))
 }
@@ -320,10 +320,10 @@ async fn list(console: &Console, profile: &str, json: bool) -> anyhow::Result<Ex
                     .collect();
                 table::print(&["SESSION", "CREATED (UTC)", "PROGRESS"], &rows);
             }
-            Err(e) => println!("sessions: server unreachable ({e})"),
+            Err(e) => outln!("sessions: server unreachable ({e})"),
         }
         for op in &queued {
-            println!(
+            outln!(
                 "queued {:?} {}: {}",
                 op.action,
                 op.session_id,
@@ -340,10 +340,10 @@ async fn sync(console: &Console, profile: &str, json: bool) -> anyhow::Result<Ex
         .await?;
     emit(json, &ops, |ops| {
         for op in ops {
-            println!("{:?} {}: {}", op.action, op.session_id, describe_op(op));
+            outln!("{:?} {}: {}", op.action, op.session_id, describe_op(op));
         }
         if ops.is_empty() {
-            println!("nothing queued");
+            outln!("nothing queued");
         }
     });
     Ok(Exit::Ok)

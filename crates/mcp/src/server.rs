@@ -45,6 +45,8 @@ pub(crate) struct Inner {
     /// way instead of starting their own (the core's leases would make that safe, but
     /// wasteful).
     pub sync_lock: tokio::sync::Mutex<()>,
+    /// Wakes the background sender (`crate::background`): a write was queued.
+    pub kick: Arc<tokio::sync::Notify>,
 }
 
 /// The server. Cheap to clone: the streamable HTTP transport makes one per session.
@@ -54,19 +56,21 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// Checks the profile exists (and so the console can act on it).
+    /// Checks the profile exists (and so the console can act on it), and starts sending
+    /// the profile's queued writes in the background until the server is dropped.
     pub async fn new(
         console: Console,
         config: McpConfig,
     ) -> Result<Self, switchyard_core::CoreError> {
         console.profile(&config.profile).await?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                console,
-                config,
-                sync_lock: tokio::sync::Mutex::new(()),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            console,
+            config,
+            sync_lock: tokio::sync::Mutex::new(()),
+            kick: Arc::new(tokio::sync::Notify::new()),
+        });
+        tokio::spawn(crate::background::run(Arc::downgrade(&inner)));
+        Ok(Self { inner })
     }
 
     pub fn config(&self) -> &McpConfig {

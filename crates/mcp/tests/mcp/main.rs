@@ -4,6 +4,7 @@
 
 mod http;
 mod modes;
+mod outbox;
 mod replay;
 mod writes;
 

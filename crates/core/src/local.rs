@@ -189,7 +189,10 @@ pub fn after_keys(
                 _ => Vec::new(),
             };
             for used in refs(before, "uses/") {
-                if !keys.iter().any(|k| used.strip_prefix("uses/") == Some(k.as_str())) {
+                if !keys
+                    .iter()
+                    .any(|k| used.strip_prefix("uses/") == Some(k.as_str()))
+                {
                     keys.push(used);
                 }
             }

@@ -64,8 +64,7 @@ struct Earlier<'a> {
 impl<'a> Earlier<'a> {
     /// Whether an earlier op holds `op` back.
     fn blocks(&self, op: &LiveOp) -> bool {
-        self.busy.contains(&(op.kind, op.name.as_str()))
-            || op.after.iter().any(|k| self.holds(k))
+        self.busy.contains(&(op.kind, op.name.as_str())) || op.after.iter().any(|k| self.holds(k))
     }
 
     fn holds(&self, key: &str) -> bool {

@@ -51,7 +51,11 @@ const ECHO_AT_MOST: usize = 400;
 pub fn clip(text: &str) -> String {
     match text.char_indices().nth(ECHO_AT_MOST) {
         None => text.to_owned(),
-        Some((at, _)) => format!("{}… ({} characters in all)", &text[..at], text.chars().count()),
+        Some((at, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..at],
+            text.chars().count()
+        ),
     }
 }
 

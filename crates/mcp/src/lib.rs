@@ -19,6 +19,7 @@ pub mod error;
 pub mod http;
 pub mod keys;
 mod reads;
+mod schemas;
 mod server;
 pub mod tools;
 pub mod views;

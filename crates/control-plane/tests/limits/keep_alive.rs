@@ -42,10 +42,16 @@ async fn post_in_two_writes(
         body.len()
     );
     let stream = conn.get_mut();
-    stream.write_all(head.as_bytes()).await.map_err(|e| e.to_string())?;
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
     stream.flush().await.map_err(|e| e.to_string())?;
     tokio::time::sleep(pause).await;
-    stream.write_all(body.as_bytes()).await.map_err(|e| e.to_string())?;
+    stream
+        .write_all(body.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
     read_answer(conn).await
 }
 
@@ -77,7 +83,9 @@ async fn read_answer(conn: &mut BufReader<TcpStream>) -> Result<Answer, String> 
             .and_then(|(_, v)| v.parse().ok())
             .ok_or("no content-length")?;
         let mut body = vec![0; len];
-        conn.read_exact(&mut body).await.map_err(|e| e.to_string())?;
+        conn.read_exact(&mut body)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(Answer {
             status,
             headers,
@@ -103,7 +111,11 @@ async fn a_429_before_the_body_arrived_keeps_the_connection_usable() {
             assert_eq!(answer.header("connection"), None, "{}", answer.body);
             assert!(answer.header("retry-after").is_some());
             // The rate reads as it was given, not as a long fraction per second.
-            assert!(answer.body.contains("(1/m on this server)"), "{}", answer.body);
+            assert!(
+                answer.body.contains("(1/m on this server)"),
+                "{}",
+                answer.body
+            );
         }
         statuses.push(answer.status);
     }
@@ -115,7 +127,9 @@ async fn a_429_before_the_body_arrived_keeps_the_connection_usable() {
 async fn a_429_whose_body_does_not_come_says_connection_close() {
     let plane = start(|limits, _| limits.writes = Rate::per_second(1.0 / 60.0)).await;
     let mut conn = BufReader::new(TcpStream::connect(plane.server.addr).await.unwrap());
-    let first = post_in_two_writes(&mut conn, "e0", Duration::ZERO).await.unwrap();
+    let first = post_in_two_writes(&mut conn, "e0", Duration::ZERO)
+        .await
+        .unwrap();
     assert_eq!(first.status, 201);
     // A head announcing a body that never comes: the answer says the connection ends.
     let head = format!(

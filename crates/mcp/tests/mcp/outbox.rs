@@ -34,8 +34,7 @@ async fn done_within(agent: &Client, key: &str, within: Duration) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_flow_naming_a_missing_resource_is_refused_and_a_delete_waits_only_for_flows_naming_it()
-{
+async fn a_flow_naming_a_missing_resource_is_refused_and_a_delete_waits_only_for_flows_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let plane = Plane::start(dir.path()).await;
     let c = console_with_profile(&dir.path().join("console"), &plane.url()).await;
@@ -63,7 +62,11 @@ async fn a_flow_naming_a_missing_resource_is_refused_and_a_delete_waits_only_for
     let e = tool_error(
         &agent,
         "create_resource",
-        flow("k-g2", "g2", json!({"endpoint": "nowhere", "target": "crm"})),
+        flow(
+            "k-g2",
+            "g2",
+            json!({"endpoint": "nowhere", "target": "crm"}),
+        ),
     )
     .await;
     assert_eq!(e["field"], "spec.endpoint", "{e}");
@@ -102,7 +105,12 @@ async fn a_flow_naming_a_missing_resource_is_refused_and_a_delete_waits_only_for
     let r = ok(&agent, "delete_resource", orders).await;
     assert_eq!(r["state"], "pending", "{r}");
     assert_eq!(r["operation"]["waiting_for"], json!([stuck_id]), "{r}");
-    let status = ok(&agent, "outbox_status", json!({"request_key": "k-del-orders"})).await;
+    let status = ok(
+        &agent,
+        "outbox_status",
+        json!({"request_key": "k-del-orders"}),
+    )
+    .await;
     assert_eq!(status["operations"][0]["waiting_for"], json!([stuck_id]));
     assert_eq!(status["operations"][0]["attempts"], 0);
 }
@@ -134,6 +142,11 @@ async fn a_pending_write_goes_out_while_the_server_idles_also_after_an_offline_s
     plane.server = Some(Server::start(config).await.unwrap());
     let op = done_within(&agent, "k-b", Duration::from_secs(30)).await;
     assert_eq!(op["state"], "done", "{op}");
-    let names: Vec<String> = plane.list("endpoints").await.into_iter().map(|r| r.name).collect();
+    let names: Vec<String> = plane
+        .list("endpoints")
+        .await
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
     assert_eq!(names, ["a", "b"]);
 }

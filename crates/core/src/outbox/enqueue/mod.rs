@@ -22,8 +22,8 @@ use crate::Console;
 use crate::audit::Audit;
 use crate::error::{CoreError, Result};
 use crate::local::{Prepared, apply_op, prepare};
-use references::check_references;
 use crate::types::*;
+use references::check_references;
 
 /// The op a retry-as-new replaces: its place in the order, and the If-Match the new op sends.
 #[derive(Debug, Clone, Copy)]

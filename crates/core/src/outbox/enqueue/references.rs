@@ -14,8 +14,14 @@ use crate::types::*;
 fn named(view: Option<&LocalView>) -> [(ResourceKind, Option<&str>); 2] {
     let spec = view.map(|v| &v.spec);
     [
-        (ResourceKind::Endpoint, spec.and_then(|s| s["endpoint"].as_str())),
-        (ResourceKind::Target, spec.and_then(|s| s["target"].as_str())),
+        (
+            ResourceKind::Endpoint,
+            spec.and_then(|s| s["endpoint"].as_str()),
+        ),
+        (
+            ResourceKind::Target,
+            spec.and_then(|s| s["target"].as_str()),
+        ),
     ]
 }
 

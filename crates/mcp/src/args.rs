@@ -109,6 +109,7 @@ impl FilterArgs {
             ("flow", &self.flow),
         ] {
             if let Some(v) = v {
+                check_name(&field(name), v)?;
                 obj.insert(name.into(), Value::String(v.clone()));
             }
         }
@@ -330,4 +331,18 @@ pub fn wait_seconds(v: Option<u32>) -> Result<u32, ToolError> {
             ),
         )),
     }
+}
+
+/// A resource name argument: the control plane's rule, checked here so a bad one is named
+/// (a name of megabytes would otherwise fail as an unreachable URL).
+pub fn check_name(field: &str, name: &str) -> Result<(), ToolError> {
+    switchyard_protocol::validate_name(name).map_err(|e| {
+        ToolError::invalid(
+            field,
+            format!(
+                "{} {e} (a name is 1-63 of a-z, 0-9 and '-')",
+                crate::error::quoted(name)
+            ),
+        )
+    })
 }

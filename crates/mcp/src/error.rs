@@ -130,8 +130,20 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(
             None if path == "." => "arguments".to_owned(),
             None => path,
         };
-        ToolError::invalid(field, inner)
+        let message = plain_message(&field, &inner);
+        ToolError::invalid(field, message)
     })
+}
+
+/// serde's words for the mistakes agents make, in the tools' terms.
+fn plain_message(field: &str, serde_message: &str) -> String {
+    if field == "wait_seconds" || field.ends_with(".wait_seconds") {
+        "must be a whole number of seconds, 0-120 (0 = queue and return)".to_owned()
+    } else if serde_message.contains("expected map with a single key") {
+        "give delivery_ids or filter, not both".to_owned()
+    } else {
+        clip(serde_message)
+    }
 }
 
 fn missing_field(message: &str) -> Option<&str> {
@@ -158,6 +170,31 @@ mod tests {
     #[allow(dead_code)]
     struct Inner {
         count: u32,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Waits {
+        wait_seconds: Option<u32>,
+        selection: Option<Selection>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    #[allow(dead_code)]
+    enum Selection {
+        DeliveryIds(Vec<String>),
+        Filter(serde_json::Map<String, Value>),
+    }
+
+    #[test]
+    fn messages_use_the_tools_words_not_serdes() {
+        let e = parse_args::<Waits>(json!({"wait_seconds": -1}).as_object()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("wait_seconds"));
+        assert!(e.message.contains("0-120"), "{}", e.message);
+        let both = json!({"selection": {"delivery_ids": [], "filter": {}}});
+        let e = parse_args::<Waits>(both.as_object()).unwrap_err();
+        assert_eq!(e.message, "give delivery_ids or filter, not both");
     }
 
     fn field_of(v: Value) -> Option<String> {

@@ -55,6 +55,7 @@ pub async fn list_resources(srv: &McpServer, args: Args<'_>) -> Result<ResourceL
 
 pub async fn get_resource(srv: &McpServer, args: Args<'_>) -> Result<ResourceResult, ToolError> {
     let a: GetResourceArgs = parse_args(args)?;
+    check_name("name", &a.name)?;
     let (console, profile) = (&srv.inner.console, &srv.inner.config.profile);
     let kind = ResourceKind::from(a.kind);
     if a.live == Some(true) {

@@ -5,6 +5,7 @@
 mod http;
 mod modes;
 mod outbox;
+mod reads;
 mod replay;
 mod writes;
 

@@ -62,7 +62,8 @@ pub enum ApiError {
     /// Over a per-tenant, per-replica rate limit (`crate::limits`); answered before any
     /// Idempotency-Key is claimed, so it is never stored.
     #[error(
-        "this tenant is over its rate limit for {class} ({per_s}/s on this server); retry after {retry_after_s} s"
+        "this tenant is over its rate limit for {class} ({} on this server); retry after {retry_after_s} s",
+        crate::limits::Rate::describe(*.per_s)
     )]
     RateLimited {
         class: &'static str,

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use axum::http::{HeaderValue, header};
+
 use axum::extract::{Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
@@ -58,6 +60,20 @@ impl Rate {
             return Err(format!("{text:?}: a rate is a number of 0 or more"));
         }
         Ok(n / per)
+    }
+
+    /// A rate as an operator writes it: `100/s`, or per minute when under one a second
+    /// (`1/m`, not `0.016666666666666666/s`); at most three decimals.
+    pub fn describe(per_s: f64) -> String {
+        let short = |n: f64| {
+            let text = format!("{n:.3}");
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        };
+        if per_s > 0.0 && per_s < 1.0 {
+            format!("{}/m", short(per_s * 60.0))
+        } else {
+            format!("{}/s", short(per_s))
+        }
     }
 }
 
@@ -213,24 +229,48 @@ fn head_bytes(request: &Request) -> usize {
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let limits = &state.limits;
     if head_bytes(&request) > limits.max_header_bytes {
-        return ApiError::HeadersTooLarge {
+        let refusal = ApiError::HeadersTooLarge {
             limit: limits.max_header_bytes,
-        }
-        .into_response();
+        };
+        return refuse_before_body(request, limits.max_body_bytes, refusal).await;
     }
     if let Some(class) = Class::of(request.method(), request.uri().path())
         && let Some(tenant) = crate::extract::bearer_token(request.headers())
             .and_then(|token| state.tenants.lookup(token))
         && let Err(retry_after_s) = state.rate_limiter.check(tenant, class, Instant::now())
     {
-        return ApiError::RateLimited {
+        let refusal = ApiError::RateLimited {
             class: class.name(),
             per_s: state.rate_limiter.rate(class).per_s,
             retry_after_s,
-        }
-        .into_response();
+        };
+        return refuse_before_body(request, limits.max_body_bytes, refusal).await;
     }
     next.run(request).await
+}
+
+/// How long a refused request's body may take to arrive before the connection is given up.
+const DRAIN_WITHIN: Duration = Duration::from_secs(2);
+
+/// Answers a refusal decided from the head alone. The body may not have arrived yet (a
+/// client that writes headers and body separately): hyper would close the connection after
+/// the answer without saying so, and a keep-alive client would write its next request into
+/// a closed socket. So the body is read and dropped first, up to the body cap and for at
+/// most [`DRAIN_WITHIN`]; a larger or slower one gets `Connection: close`, which tells the
+/// client to open a new connection.
+async fn refuse_before_body(request: Request, max_body: usize, refusal: ApiError) -> Response {
+    let drained = tokio::time::timeout(
+        DRAIN_WITHIN,
+        axum::body::to_bytes(request.into_body(), max_body),
+    )
+    .await;
+    let mut response = refusal.into_response();
+    if !matches!(drained, Ok(Ok(_))) {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 /// The whole-request timeout. It wraps `run_to_completion` (src/server.rs), so a request cut
@@ -301,5 +341,9 @@ mod tests {
         assert!(Rate::parse_per_s("5/h").is_err());
         assert!(Rate::per_second(0.0).is_off());
         assert_eq!(Rate::per_second(100.0).burst, 200);
+        assert_eq!(Rate::describe(100.0), "100/s");
+        assert_eq!(Rate::describe(1.0 / 60.0), "1/m");
+        assert_eq!(Rate::describe(0.5), "30/m");
+        assert_eq!(Rate::describe(2.5), "2.5/s");
     }
 }

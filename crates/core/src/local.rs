@@ -156,24 +156,50 @@ pub fn apply_op(
     }
 }
 
-/// Resources whose earlier queued writes must land before this one: a flow waits for its
-/// endpoint and target; deleting an endpoint or target waits for earlier flow writes
-/// (one may be moving a flow away from it). Same-resource order is implied.
-pub fn after_keys(kind: ResourceKind, op: OpKind, result: Option<&LocalView>) -> Vec<String> {
+/// Resources whose earlier queued writes must land before this one, and what a flow write
+/// references (see `crate::schedule`):
+/// - a flow waits for its endpoint and target (`endpoint/E`, `target/T`, from `result`); it
+///   also names the endpoint and target it used before (`uses/endpoint/E`, `uses/target/T`,
+///   from `before`), which it may be moving away from or, deleted, stop using;
+/// - deleting an endpoint or target waits for the earlier flow writes that name it
+///   (`flow-ref/endpoint/E`), before or after: one may be moving a flow away from it.
+///
+/// Same-resource order is implied.
+pub fn after_keys(
+    kind: ResourceKind,
+    name: &str,
+    op: OpKind,
+    before: Option<&LocalView>,
+    result: Option<&LocalView>,
+) -> Vec<String> {
+    let refs = |view: Option<&LocalView>, prefix: &str| -> Vec<String> {
+        let spec = view.map(|v| &v.spec);
+        ["endpoint", "target"]
+            .into_iter()
+            .filter_map(|k| {
+                let used = spec.and_then(|s| s[k].as_str())?;
+                Some(format!("{prefix}{k}/{used}"))
+            })
+            .collect()
+    };
     match (kind, op) {
-        (ResourceKind::Flow, OpKind::Create | OpKind::Update | OpKind::Apply) => {
-            let spec = result.map(|r| &r.spec);
-            let mut keys = Vec::new();
-            if let Some(e) = spec.and_then(|s| s["endpoint"].as_str()) {
-                keys.push(format!("endpoint/{e}"));
-            }
-            if let Some(t) = spec.and_then(|s| s["target"].as_str()) {
-                keys.push(format!("target/{t}"));
+        (ResourceKind::Flow, _) => {
+            let mut keys = match op {
+                OpKind::Create | OpKind::Update | OpKind::Apply => refs(result, ""),
+                _ => Vec::new(),
+            };
+            for used in refs(before, "uses/") {
+                if !keys
+                    .iter()
+                    .any(|k| used.strip_prefix("uses/") == Some(k.as_str()))
+                {
+                    keys.push(used);
+                }
             }
             keys
         }
         (ResourceKind::Endpoint | ResourceKind::Target, OpKind::Delete) => {
-            vec!["flow/*".to_owned()]
+            vec![format!("flow-ref/{}/{name}", kind.as_str())]
         }
         _ => Vec::new(),
     }
@@ -294,18 +320,29 @@ mod tests {
 
     #[test]
     fn flows_wait_for_their_endpoint_and_target() {
-        let view = LocalView {
-            spec: json!({"endpoint": "e", "target": "t"}),
+        let view = |e: &str, t: &str| LocalView {
+            spec: json!({"endpoint": e, "target": t}),
             enabled: None,
         };
+        let (flow, target) = (ResourceKind::Flow, ResourceKind::Target);
+        let (old, new) = (view("e", "t"), view("e", "u"));
         assert_eq!(
-            after_keys(ResourceKind::Flow, OpKind::Create, Some(&view)),
+            after_keys(flow, "f", OpKind::Create, None, Some(&old)),
             ["endpoint/e", "target/t"]
         );
+        // Moving a flow from target t to u also names t, which it stops using.
         assert_eq!(
-            after_keys(ResourceKind::Target, OpKind::Delete, None),
-            ["flow/*"]
+            after_keys(flow, "f", OpKind::Apply, Some(&old), Some(&new)),
+            ["endpoint/e", "target/u", "uses/target/t"]
         );
-        assert!(after_keys(ResourceKind::Target, OpKind::Create, None).is_empty());
+        assert_eq!(
+            after_keys(flow, "f", OpKind::Delete, Some(&old), None),
+            ["uses/endpoint/e", "uses/target/t"]
+        );
+        assert_eq!(
+            after_keys(target, "t", OpKind::Delete, None, None),
+            ["flow-ref/target/t"]
+        );
+        assert!(after_keys(target, "t", OpKind::Create, None, None).is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! Which queued operations may leave now: per resource in order, a flow after its endpoint
-//! and target, an endpoint/target delete after earlier flow writes; different resources in
-//! parallel. Pure: the sync engine feeds it the live ops and the time.
+//! and target, an endpoint/target delete after the earlier flow writes that name it (the keys
+//! are written by `crate::local::after_keys`); different resources in parallel. Pure: the
+//! sync engine feeds it the live ops and the time.
 
 use std::collections::HashSet;
 
@@ -15,7 +16,9 @@ pub struct LiveOp {
     pub seq: i64,
     pub kind: ResourceKind,
     pub name: String,
-    /// `kind/name` keys (or `flow/*`) whose earlier ops must land first.
+    /// `kind/name` keys whose earlier ops must land first; `flow-ref/kind/name`: earlier
+    /// flow ops naming that resource; `flow/*` (queued by older versions): every earlier
+    /// flow op; `uses/kind/name`: not a wait, a resource a flow op names.
     pub after: Vec<String>,
     pub state: OpState,
     pub next_attempt_at: i64,
@@ -42,25 +45,59 @@ pub struct Plan {
     pub others_sending: bool,
 }
 
+/// `kind/name` as a resource.
+fn resource_of(key: &str) -> Option<(ResourceKind, &str)> {
+    let (kind, name) = key.split_once('/')?;
+    Some((ResourceKind::parse(kind)?, name))
+}
+
+/// What the earlier live ops hold, as the planner walks them in order.
+#[derive(Default)]
+struct Earlier<'a> {
+    /// Resources with an earlier op.
+    busy: HashSet<(ResourceKind, &'a str)>,
+    /// Resources an earlier flow op names (before or after its change).
+    referenced: HashSet<(ResourceKind, &'a str)>,
+    any_flow: bool,
+}
+
+impl<'a> Earlier<'a> {
+    /// Whether an earlier op holds `op` back.
+    fn blocks(&self, op: &LiveOp) -> bool {
+        self.busy.contains(&(op.kind, op.name.as_str())) || op.after.iter().any(|k| self.holds(k))
+    }
+
+    fn holds(&self, key: &str) -> bool {
+        if key == "flow/*" {
+            return self.any_flow;
+        }
+        if let Some(named) = key.strip_prefix("flow-ref/") {
+            return resource_of(named).is_some_and(|r| self.referenced.contains(&r));
+        }
+        resource_of(key).is_some_and(|r| self.busy.contains(&r))
+    }
+
+    fn add(&mut self, op: &'a LiveOp) {
+        self.busy.insert((op.kind, op.name.as_str()));
+        if op.kind == ResourceKind::Flow {
+            self.any_flow = true;
+            for key in &op.after {
+                let named = key.strip_prefix("uses/").unwrap_or(key);
+                if let Some(r) = resource_of(named) {
+                    self.referenced.insert(r);
+                }
+            }
+        }
+    }
+}
+
 /// `live` must be ordered by `(seq, id)`. `running` are ops this process is sending.
 pub fn plan(live: &[LiveOp], running: &HashSet<i64>, now: i64) -> Plan {
-    let mut busy: HashSet<(ResourceKind, &str)> = HashSet::with_capacity(live.len());
-    let mut flow_busy = false;
+    let mut earlier = Earlier::default();
     let mut out = Plan::default();
     for op in live {
-        let blocked = busy.contains(&(op.kind, op.name.as_str()))
-            || op.after.iter().any(|k| {
-                if k == "flow/*" {
-                    return flow_busy;
-                }
-                k.split_once('/')
-                    .and_then(|(kind, name)| Some((ResourceKind::parse(kind)?, name)))
-                    .is_some_and(|key| busy.contains(&key))
-            });
-        busy.insert((op.kind, op.name.as_str()));
-        if op.kind == ResourceKind::Flow {
-            flow_busy = true;
-        }
+        let blocked = earlier.blocks(op);
+        earlier.add(op);
         if blocked || running.contains(&op.id) {
             continue;
         }
@@ -80,6 +117,24 @@ pub fn plan(live: &[LiveOp], running: &HashSet<i64>, now: i64) -> Plan {
         }
     }
     out
+}
+
+/// The earlier live ops that hold `id` back (empty: it waits for nothing but its own turn).
+/// `live` as for [`plan`].
+pub fn blockers(live: &[LiveOp], id: i64) -> Vec<i64> {
+    let Some(pos) = live.iter().position(|o| o.id == id) else {
+        return Vec::new();
+    };
+    let op = &live[pos];
+    live[..pos]
+        .iter()
+        .filter(|e| {
+            let mut one = Earlier::default();
+            one.add(e);
+            one.blocks(op)
+        })
+        .map(|e| e.id)
+        .collect()
 }
 
 #[cfg(test)]
@@ -133,12 +188,26 @@ mod tests {
     }
 
     #[test]
-    fn deleting_an_endpoint_waits_for_earlier_flow_writes() {
+    fn deleting_an_endpoint_waits_for_the_earlier_flow_writes_that_name_it() {
         let live = [
+            op(1, Flow, "f", &["endpoint/x", "target/t"], NeedsAttention, 0),
+            op(2, Flow, "g", &["uses/endpoint/y"], Pending, 0),
+            op(3, Endpoint, "x", &["flow-ref/endpoint/x"], Pending, 0),
+            op(4, Endpoint, "y", &["flow-ref/endpoint/y"], Pending, 0),
+            op(5, Target, "u", &["flow-ref/target/u"], Pending, 0),
+        ];
+        // x waits for f, y for g (which stops using it); u is named by no flow.
+        assert_eq!(plan(&live, &HashSet::new(), 10).ready, [2, 5]);
+        assert_eq!(blockers(&live, 3), [1]);
+        assert_eq!(blockers(&live, 4), [2]);
+        assert!(blockers(&live, 5).is_empty());
+        // An op queued by an older version waits for every earlier flow write.
+        let legacy = [
             op(1, Flow, "f", &["endpoint/x", "target/t"], Pending, 0),
             op(2, Endpoint, "e", &["flow/*"], Pending, 0),
         ];
-        assert_eq!(plan(&live, &HashSet::new(), 10).ready, [1]);
+        assert_eq!(plan(&legacy, &HashSet::new(), 10).ready, [1]);
+        assert_eq!(blockers(&legacy, 2), [1]);
     }
 
     #[test]

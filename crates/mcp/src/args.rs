@@ -68,8 +68,11 @@ pub struct OutboxStatusArgs {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FilterArgs {
+    /// Only dead deliveries of this endpoint.
     pub endpoint: Option<String>,
+    /// Only those to this target.
     pub target: Option<String>,
+    /// Only those of this flow.
     pub flow: Option<String>,
     /// `http_4xx`, `http_5xx`, `timeout`, `connect`, `tls` or `forbidden_address`.
     pub error_class: Option<String>,
@@ -106,6 +109,7 @@ impl FilterArgs {
             ("flow", &self.flow),
         ] {
             if let Some(v) = v {
+                check_name(&field(name), v)?;
                 obj.insert(name.into(), Value::String(v.clone()));
             }
         }
@@ -129,8 +133,11 @@ impl FilterArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DlqListArgs {
+    /// Only dead deliveries of this endpoint.
     pub endpoint: Option<String>,
+    /// Only those to this target.
     pub target: Option<String>,
+    /// Only those of this flow.
     pub flow: Option<String>,
     /// `http_4xx`, `http_5xx`, `timeout`, `connect`, `tls` or `forbidden_address`.
     pub error_class: Option<String>,
@@ -174,11 +181,17 @@ pub enum GroupBy {
 #[serde(deny_unknown_fields)]
 pub struct DlqStatsArgs {
     pub group_by: GroupBy,
+    /// Only dead deliveries of this endpoint.
     pub endpoint: Option<String>,
+    /// Only those to this target.
     pub target: Option<String>,
+    /// Only those of this flow.
     pub flow: Option<String>,
+    /// `http_4xx`, `http_5xx`, `timeout`, `connect`, `tls` or `forbidden_address`.
     pub error_class: Option<String>,
+    /// Dead at or after this instant (RFC 3339).
     pub since: Option<String>,
+    /// Dead strictly before this instant (RFC 3339).
     pub until: Option<String>,
 }
 
@@ -218,17 +231,13 @@ pub struct ReplayStatusArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateArgs {
-    /// Your key for this one change (1-255 printable ASCII). Send the same key with the
-    /// same arguments on every retry: the change is made once and the retry returns its
-    /// result (`replayed: true`). Another change needs another key.
+    /// One key per change, the same on every retry (see the instructions).
     pub request_key: String,
     pub kind: Kind,
     pub name: String,
     /// The resource's spec (see the control plane's API for each kind).
     pub spec: Map<String, Value>,
-    /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
-    /// returns `pending` when it has not by then; the write still goes out (poll
-    /// `outbox_status`). Not part of the request: a retry may change it.
+    /// Seconds to wait for the control plane to confirm (0-120, default 10).
     #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
@@ -236,17 +245,13 @@ pub struct CreateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateArgs {
-    /// Your key for this one change (1-255 printable ASCII). Send the same key with the
-    /// same arguments on every retry: the change is made once and the retry returns its
-    /// result (`replayed: true`). Another change needs another key.
+    /// One key per change, the same on every retry (see the instructions).
     pub request_key: String,
     pub kind: Kind,
     pub name: String,
     /// A JSON merge patch (RFC 7396) of the spec: the fields to change; null removes one.
     pub patch: Map<String, Value>,
-    /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
-    /// returns `pending` when it has not by then; the write still goes out (poll
-    /// `outbox_status`). Not part of the request: a retry may change it.
+    /// Seconds to wait for the control plane to confirm (0-120, default 10).
     #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
@@ -254,17 +259,13 @@ pub struct UpdateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplyArgs {
-    /// Your key for this one change (1-255 printable ASCII). Send the same key with the
-    /// same arguments on every retry: the change is made once and the retry returns its
-    /// result (`replayed: true`). Another change needs another key.
+    /// One key per change, the same on every retry (see the instructions).
     pub request_key: String,
     pub kind: Kind,
     pub name: String,
     /// The whole desired spec: created if absent, replaced if present.
     pub spec: Map<String, Value>,
-    /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
-    /// returns `pending` when it has not by then; the write still goes out (poll
-    /// `outbox_status`). Not part of the request: a retry may change it.
+    /// Seconds to wait for the control plane to confirm (0-120, default 10).
     #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
@@ -272,15 +273,11 @@ pub struct ApplyArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteArgs {
-    /// Your key for this one change (1-255 printable ASCII). Send the same key with the
-    /// same arguments on every retry: the change is made once and the retry returns its
-    /// result (`replayed: true`). Another change needs another key.
+    /// One key per change, the same on every retry (see the instructions).
     pub request_key: String,
     pub kind: Kind,
     pub name: String,
-    /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
-    /// returns `pending` when it has not by then; the write still goes out (poll
-    /// `outbox_status`). Not part of the request: a retry may change it.
+    /// Seconds to wait for the control plane to confirm (0-120, default 10).
     #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
@@ -288,13 +285,11 @@ pub struct DeleteArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EndpointArgs {
-    /// Your key for this one change (1-255 printable ASCII), reused on every retry.
+    /// One key per change, the same on every retry (see the instructions).
     pub request_key: String,
     /// The endpoint's name.
     pub name: String,
-    /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
-    /// returns `pending` when it has not by then; the write still goes out (poll
-    /// `outbox_status`). Not part of the request: a retry may change it.
+    /// Seconds to wait for the control plane to confirm (0-120, default 10).
     #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
@@ -312,17 +307,14 @@ pub enum SelectionArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartReplayArgs {
-    /// Your key for this one replay (1-255 printable ASCII), reused on every retry: the
-    /// session id is derived from it, so a retry never starts a second session.
+    /// One key per replay, the same on every retry: the session id is derived from it.
     pub request_key: String,
     pub selection: SelectionArgs,
     /// Only count what would be replayed: queues nothing and does not use the request key.
     pub dry_run: Option<bool>,
     /// At most this many re-deliveries start per second (default: no limit).
     pub rate_per_s: Option<f64>,
-    /// How long to wait for the control plane to confirm (0-120 s, default 10). The call
-    /// returns `pending` when it has not by then; the write still goes out (poll
-    /// `outbox_status`). Not part of the request: a retry may change it.
+    /// Seconds to wait for the control plane to confirm (0-120, default 10).
     #[schemars(range(max = 120))]
     pub wait_seconds: Option<u32>,
 }
@@ -339,4 +331,18 @@ pub fn wait_seconds(v: Option<u32>) -> Result<u32, ToolError> {
             ),
         )),
     }
+}
+
+/// A resource name argument: the control plane's rule, checked here so a bad one is named
+/// (a name of megabytes would otherwise fail as an unreachable URL).
+pub fn check_name(field: &str, name: &str) -> Result<(), ToolError> {
+    switchyard_protocol::validate_name(name).map_err(|e| {
+        ToolError::invalid(
+            field,
+            format!(
+                "{} {e} (a name is 1-63 of a-z, 0-9 and '-')",
+                crate::error::quoted(name)
+            ),
+        )
+    })
 }

@@ -43,6 +43,30 @@ impl ToolError {
     }
 }
 
+/// The longest stretch of a message echoed back: a message quoting an argument of
+/// megabytes would fill the agent's context with it.
+const ECHO_AT_MOST: usize = 400;
+
+/// `text`, cut after [`ECHO_AT_MOST`] characters (and marked so).
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(ECHO_AT_MOST) {
+        None => text.to_owned(),
+        Some((at, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..at],
+            text.chars().count()
+        ),
+    }
+}
+
+/// An argument quoted in a message: at most 80 characters.
+pub fn quoted(value: &str) -> String {
+    match value.char_indices().nth(80) {
+        None => format!("{value:?}"),
+        Some((at, _)) => format!("{:?}… ({} characters)", &value[..at], value.chars().count()),
+    }
+}
+
 /// The core names some fields in an operator's words; agents know the tool's argument names.
 fn argument_name(core_field: &str) -> String {
     match core_field {
@@ -60,7 +84,9 @@ impl From<CoreError> for ToolError {
     fn from(e: CoreError) -> Self {
         let message = e.to_string();
         match e {
-            CoreError::Invalid { field, message } => Self::invalid(argument_name(&field), message),
+            CoreError::Invalid { field, message } => {
+                Self::invalid(argument_name(&field), clip(&message))
+            }
             CoreError::KeyReused { .. } => Self {
                 code: "request_key_reused",
                 field: Some("request_key".into()),
@@ -69,10 +95,20 @@ impl From<CoreError> for ToolError {
                     .into(),
             },
             CoreError::AgentsReadOnly { .. } => Self::new("profile_read_only", message),
-            CoreError::NotFound { .. } => Self::new("not_found", message),
+            CoreError::NotFound { .. } => Self::new("not_found", clip(&message)),
             CoreError::Offline { .. } => Self::new("offline", message),
             CoreError::Unauthorized { .. } => Self::new("unauthorized", message),
-            CoreError::Server { .. } => Self::new("server_error", message),
+            // The control plane named the argument at fault (a cursor it did not issue, a
+            // filter value): the agent's mistake, not the server's.
+            CoreError::Server {
+                status: 400 | 422,
+                problem: Some(p),
+                ..
+            } if p.field.is_some() => Self::invalid(
+                argument_name(p.field.as_deref().unwrap_or_default()),
+                clip(&message),
+            ),
+            CoreError::Server { .. } => Self::new("server_error", clip(&message)),
             _ => Self::new("internal", message),
         }
     }
@@ -94,8 +130,20 @@ pub fn parse_args<T: serde::de::DeserializeOwned>(
             None if path == "." => "arguments".to_owned(),
             None => path,
         };
-        ToolError::invalid(field, inner)
+        let message = plain_message(&field, &inner);
+        ToolError::invalid(field, message)
     })
+}
+
+/// serde's words for the mistakes agents make, in the tools' terms.
+fn plain_message(field: &str, serde_message: &str) -> String {
+    if field == "wait_seconds" || field.ends_with(".wait_seconds") {
+        "must be a whole number of seconds, 0-120 (0 = queue and return)".to_owned()
+    } else if serde_message.contains("expected map with a single key") {
+        "give delivery_ids or filter, not both".to_owned()
+    } else {
+        clip(serde_message)
+    }
 }
 
 fn missing_field(message: &str) -> Option<&str> {
@@ -122,6 +170,31 @@ mod tests {
     #[allow(dead_code)]
     struct Inner {
         count: u32,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Waits {
+        wait_seconds: Option<u32>,
+        selection: Option<Selection>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    #[allow(dead_code)]
+    enum Selection {
+        DeliveryIds(Vec<String>),
+        Filter(serde_json::Map<String, Value>),
+    }
+
+    #[test]
+    fn messages_use_the_tools_words_not_serdes() {
+        let e = parse_args::<Waits>(json!({"wait_seconds": -1}).as_object()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("wait_seconds"));
+        assert!(e.message.contains("0-120"), "{}", e.message);
+        let both = json!({"selection": {"delivery_ids": [], "filter": {}}});
+        let e = parse_args::<Waits>(both.as_object()).unwrap_err();
+        assert_eq!(e.message, "give delivery_ids or filter, not both");
     }
 
     fn field_of(v: Value) -> Option<String> {

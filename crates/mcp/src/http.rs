@@ -69,7 +69,7 @@ impl HttpServer {
 pub fn check(opts: &HttpOptions) -> Result<(), String> {
     if !opts.listen.ip().is_loopback() {
         return Err(format!(
-            "--http {}: only a loopback address (127.0.0.1 or [::1]) is allowed",
+            "--http {}: only a loopback address (127.0.0.0/8, e.g. 127.0.0.1, or [::1]) is allowed",
             opts.listen
         ));
     }

@@ -14,10 +14,12 @@
 //! It is a library (used by the `switchyard` binary) so the tests can drive it in-process.
 
 pub mod args;
+mod background;
 pub mod error;
 pub mod http;
 pub mod keys;
 mod reads;
+mod schemas;
 mod server;
 pub mod tools;
 pub mod views;

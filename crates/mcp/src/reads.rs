@@ -2,7 +2,7 @@
 //! replay sessions. None of them queues anything.
 
 use serde_json::{Map, Value};
-use switchyard_core::{DlqQuery, OutboxFilter, OutboxOp, ResourceKind};
+use switchyard_core::{DlqQuery, OpState, OutboxFilter, OutboxOp, ResourceKind};
 
 use crate::args::*;
 use crate::error::{ToolError, parse_args};
@@ -55,6 +55,7 @@ pub async fn list_resources(srv: &McpServer, args: Args<'_>) -> Result<ResourceL
 
 pub async fn get_resource(srv: &McpServer, args: Args<'_>) -> Result<ResourceResult, ToolError> {
     let a: GetResourceArgs = parse_args(args)?;
+    check_name("name", &a.name)?;
     let (console, profile) = (&srv.inner.console, &srv.inner.config.profile);
     let kind = ResourceKind::from(a.kind);
     if a.live == Some(true) {
@@ -80,6 +81,26 @@ pub(crate) async fn chain(srv: &McpServer, first: OutboxOp) -> Result<Vec<Outbox
     Ok(ops)
 }
 
+/// The views of `ops`, each live one with the earlier writes it waits for.
+pub(crate) async fn op_views(
+    srv: &McpServer,
+    ops: &[OutboxOp],
+) -> Result<Vec<OperationView>, ToolError> {
+    let mut views = Vec::with_capacity(ops.len());
+    for op in ops {
+        let mut view = OperationView::from(op);
+        if matches!(op.state, OpState::Pending | OpState::Sending) {
+            view.waiting_for = srv
+                .inner
+                .console
+                .waiting_for(&srv.inner.config.profile, op.id)
+                .await?;
+        }
+        views.push(view);
+    }
+    Ok(views)
+}
+
 pub async fn outbox_status(srv: &McpServer, args: Args<'_>) -> Result<OutboxStatus, ToolError> {
     let a: OutboxStatusArgs = parse_args(args)?;
     let (console, profile) = (&srv.inner.console, &srv.inner.config.profile);
@@ -103,14 +124,14 @@ pub async fn outbox_status(srv: &McpServer, args: Args<'_>) -> Result<OutboxStat
                     format!("outbox operation {id} not found"),
                 ));
             }
-            status.operations = chain(srv, op).await?.iter().map(Into::into).collect();
+            status.operations = op_views(srv, &chain(srv, op).await?).await?;
             Ok(status)
         }
         (None, Some(key)) => {
             check_request_key(&key)?;
             let derived = derived_key(profile, &key);
             if let Some(op) = console.op_by_key(&derived).await? {
-                status.operations = chain(srv, op).await?.iter().map(Into::into).collect();
+                status.operations = op_views(srv, &chain(srv, op).await?).await?;
             }
             if let Some(op) = console.replay_start(profile, &derived).await? {
                 status.replays.push((&op).into());
@@ -136,7 +157,7 @@ pub async fn outbox_status(srv: &McpServer, args: Args<'_>) -> Result<OutboxStat
                     ..Default::default()
                 })
                 .await?;
-            status.operations = live.iter().map(Into::into).collect();
+            status.operations = op_views(srv, &live).await?;
             let replays = console.replay_ops(profile).await?;
             status.replays = replays.iter().take(20).map(Into::into).collect();
             Ok(status)

@@ -45,6 +45,8 @@ pub(crate) struct Inner {
     /// way instead of starting their own (the core's leases would make that safe, but
     /// wasteful).
     pub sync_lock: tokio::sync::Mutex<()>,
+    /// Wakes the background sender (`crate::background`): a write was queued.
+    pub kick: Arc<tokio::sync::Notify>,
 }
 
 /// The server. Cheap to clone: the streamable HTTP transport makes one per session.
@@ -54,19 +56,21 @@ pub struct McpServer {
 }
 
 impl McpServer {
-    /// Checks the profile exists (and so the console can act on it).
+    /// Checks the profile exists (and so the console can act on it), and starts sending
+    /// the profile's queued writes in the background until the server is dropped.
     pub async fn new(
         console: Console,
         config: McpConfig,
     ) -> Result<Self, switchyard_core::CoreError> {
         console.profile(&config.profile).await?;
-        Ok(Self {
-            inner: Arc::new(Inner {
-                console,
-                config,
-                sync_lock: tokio::sync::Mutex::new(()),
-            }),
-        })
+        let inner = Arc::new(Inner {
+            console,
+            config,
+            sync_lock: tokio::sync::Mutex::new(()),
+            kick: Arc::new(tokio::sync::Notify::new()),
+        });
+        tokio::spawn(crate::background::run(Arc::downgrade(&inner)));
+        Ok(Self { inner })
     }
 
     pub fn config(&self) -> &McpConfig {
@@ -97,16 +101,19 @@ impl McpServer {
 Reads answer from the console's local cache (list_resources, get_resource, outbox_status) or \
 the control plane (dlq_list, dlq_stats, find_event, replay_status). Writes are listed only \
 with --allow-writes (deletes and replays of more than {limit} dead deliveries only with \
---allow-destructive), and never when an operator marked the profile read-only for agents. \
-Every write needs request_key: choose one key per intended change and send the same key with \
-the same arguments on every retry — the change is made exactly once and a retry returns the \
-original result with replayed: true; the same key with other arguments fails with \
-request_key_reused. Keys are kept for as long as the profile exists in the console's data dir \
-(and at least the control plane's key retention, 24 h by default). Writes are queued in the \
+--allow-destructive), and never while an operator marks the profile read-only for agents. \
+Every write needs request_key (1-255 printable ASCII): one key per intended change, sent again \
+unchanged on every retry (after a timeout, a lost connection, a restart). The change is made \
+once; a retry returns its result with replayed: true (no new write was queued). The same key \
+with other arguments fails with request_key_reused and queues nothing. Keys are scoped to the \
+profile and remembered while it exists in the console's data dir (the control plane keeps \
+the derived Idempotency-Key 24 h by default as well). Writes are queued in the \
 console's outbox, where the operator sees them as yours and may discard them before they are \
-sent; each call waits up to wait_seconds (default 10) and answers state confirmed, pending \
-(poll outbox_status with your request_key) or needs_attention (the control plane's problem \
-says why; an operator decides).",
+sent; this server sends them (also in the background, with backoff while the control plane \
+is unreachable). Each call waits up to wait_seconds (0-120, default 10) and answers state \
+confirmed, pending (poll outbox_status with your request_key; waiting_for lists earlier \
+writes it waits for; problem says why the last attempt failed) or needs_attention (problem \
+has the control plane's code; an operator decides).",
             profile = c.profile,
             mode = c.mode.as_str(),
             limit = c.replay_limit,

@@ -70,37 +70,27 @@ pub struct ToolDef {
 }
 
 fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    Tool::new("schema", "", JsonObject::new())
+    let raw = Tool::new("schema", "", JsonObject::new())
         .with_input_schema::<T>()
-        .input_schema
+        .input_schema;
+    Arc::new(crate::schemas::standard((*raw).clone(), true))
 }
 
 fn out<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    Tool::new("schema", "", JsonObject::new())
+    let raw = Tool::new("schema", "", JsonObject::new())
         .with_output_schema::<T>()
         .output_schema
-        .expect("an output schema")
+        .expect("an output schema");
+    Arc::new(crate::schemas::standard((*raw).clone(), false))
 }
-
-/// Said by every write tool: how long a request key is remembered.
-const KEY_RULES: &str = " Requires request_key: one key per intended change, sent again \
-unchanged on every retry (also after a timeout, a lost connection or a restart): the change is \
-made once and a retry returns its result with replayed: true. The same key with other \
-arguments is refused (request_key_reused) and nothing is queued. A key is remembered for as \
-long as this profile exists in the console's data dir (the operation stays in its outbox), \
-and the control plane also keeps the derived Idempotency-Key for its key-retention window \
-(24 h by default). Keys are scoped to the profile. The write goes through the console's \
-outbox (an operator sees it, marked as yours, and can discard it before it is sent); the call \
-waits up to wait_seconds for the control plane and returns state confirmed, pending (poll \
-outbox_status with the request_key) or needs_attention (with the control plane's problem).";
 
 pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "list_resources",
         title: "List resources",
-        description: "List endpoints, targets or flows of the profile from the console's local cache \
-(works offline; refresh: true re-reads the control plane first). Each item shows the spec \
-once queued writes land, the server version and the sync state.",
+        description: "Endpoints, targets or flows from the console's local cache (works offline; \
+refresh: true re-reads the control plane first): spec once queued writes land, server \
+version, sync state.",
         needs: Mode::ReadOnly,
         hints: READ,
         input: schema::<ListResourcesArgs>,
@@ -119,9 +109,8 @@ queued operations; from the cache, or from the control plane with live: true.",
     ToolDef {
         name: "outbox_status",
         title: "Outbox status",
-        description: "The console's queued writes: one operation by op_id or by the request_key a \
-write tool was called with (with every later attempt when an operator retried it as new), or \
-the live operations and recent replay writes of the profile.",
+        description: "The console's queued writes: one by op_id or request_key (with later \
+attempts an operator retried as new), or the profile's live writes and recent replay writes.",
         needs: Mode::ReadOnly,
         hints: READ,
         input: schema::<OutboxStatusArgs>,
@@ -179,9 +168,8 @@ its status (running, completed, cancelled), counts and per-item results, and the
     ToolDef {
         name: "update_resource",
         title: "Update a resource",
-        description: "Change some fields of a resource's spec with a JSON merge patch, against the \
-version the console knows (a change made meanwhile by someone else needs attention, never \
-overwritten).",
+        description: "Change fields of a resource's spec (JSON merge patch) against the version \
+the console knows: a change made meanwhile elsewhere needs attention, never overwritten.",
         needs: Mode::Writes,
         hints: write(true, false),
         input: schema::<UpdateArgs>,
@@ -217,11 +205,8 @@ overwritten).",
     ToolDef {
         name: "start_replay",
         title: "Replay dead deliveries",
-        description: "Re-deliver dead deliveries (by ids, or every one matching a DLQ filter) to \
-their targets, each at most once per session; the session id is derived from request_key. \
-dry_run: true only counts. Replays larger than the server's replay limit need \
---allow-destructive. Progress notifications report the session's progress while the call \
-waits.",
+        description: "Re-deliver dead deliveries (by ids, or all matching a DLQ filter) to their targets, each at most once per session. dry_run: true only counts. \
+Sends progress notifications while the call waits.",
         needs: Mode::Writes,
         hints: write(false, true),
         input: schema::<StartReplayArgs>,
@@ -250,17 +235,12 @@ impl ToolDef {
 
     /// The MCP tool definition.
     pub fn tool(&self) -> Tool {
-        let description = if self.is_write() {
-            format!("{}{KEY_RULES}", self.description)
-        } else {
-            self.description.to_owned()
-        };
         let h = self.hints;
-        let mut tool = Tool::new(self.name, description, (self.input)())
+        let mut tool = Tool::new(self.name, self.description, (self.input)())
             .with_title(self.title)
             .with_raw_output_schema((self.output)())
             .with_annotations(
-                ToolAnnotations::with_title(self.title)
+                ToolAnnotations::default()
                     .read_only(h.read_only)
                     .destructive(h.destructive)
                     .idempotent(h.idempotent)

@@ -123,6 +123,11 @@ pub struct OperationView {
     pub via: String,
     pub created_at: i64,
     pub last_error: Option<ProblemView>,
+    /// Ids of earlier queued writes that must land first (a write to the same resource, a
+    /// flow's endpoint or target, a flow naming what this deletes); one that needs attention
+    /// waits for an operator. Absent when it waits for nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting_for: Vec<i64>,
 }
 
 impl From<&OutboxOp> for OperationView {
@@ -140,6 +145,7 @@ impl From<&OutboxOp> for OperationView {
             via: via(&op.origin),
             created_at: op.created_at,
             last_error: op.last_error.as_ref().map(ProblemView::from),
+            waiting_for: Vec::new(),
         }
     }
 }
@@ -286,8 +292,11 @@ pub struct WriteResult {
     /// When an operator retried it as a new operation: the latest attempt, whose state
     /// `state` reports.
     pub latest_attempt: Option<OperationView>,
-    /// Why it needs attention: the control plane's problem.
+    /// Why it needs attention, or why the last attempt failed: the control plane's problem.
     pub problem: Option<ProblemView>,
+    /// Something the agent must pass on (a created target's signing secret is withheld).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -13,14 +13,14 @@ use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
 use switchyard_core::protocol_replay::{ReplaySelection, ReplaySession, ReplayStatus};
 use switchyard_core::{
-    EnqueueOptions, OpState, Origin, OutboxOp, ReplayOp, ReplayOpState, ReplayStart, SyncOptions,
-    Write,
+    EnqueueOptions, OpKind, OpState, Origin, OutboxOp, ReplayOp, ReplayOpState, ReplayStart,
+    ResourceKind, SyncOptions, Write,
 };
 
 use crate::args::*;
 use crate::error::{ToolError, parse_args};
 use crate::keys::{check_request_key, derived_key, fingerprint};
-use crate::reads::chain;
+use crate::reads::{chain, op_views};
 use crate::server::{McpServer, Summary};
 use crate::tools::Mode;
 use crate::views::*;
@@ -144,19 +144,48 @@ pub async fn resource_write(
         .enqueue_with(profile, write, opts)
         .await
         .map_err(|e| patch_field(tool, e.into()))?;
+    srv.inner.kick.notify_one();
     let sync_error = settle(srv, queued.op.id, Duration::from_secs(wait.into())).await;
     let ops = chain(srv, console.op(queued.op.id).await?).await?;
     let latest = ops.last().expect("a chain has its first op");
     let state = WriteState::of(latest.state);
+    let note = first_secret_note(srv, latest);
+    let mut views = op_views(srv, &ops).await?;
+    let latest_attempt = (views.len() > 1).then(|| views.pop()).flatten();
     Ok(WriteResult {
         state,
         replayed: queued.replayed,
         request_key,
         profile: profile.clone(),
-        operation: (&ops[0]).into(),
-        latest_attempt: (ops.len() > 1).then(|| latest.into()),
+        operation: views.swap_remove(0),
+        latest_attempt,
         problem: problem_of(latest, state, sync_error),
+        note,
     })
+}
+
+/// A created target's first signing secret is never given to an agent (it would sit in the
+/// model's context). The console keeps it only in this process's memory, where no person
+/// can read it, so it is dropped here, and the agent is told how an operator gets one.
+fn first_secret_note(srv: &McpServer, op: &OutboxOp) -> Option<String> {
+    let creates = matches!(op.op, OpKind::Create | OpKind::Apply);
+    if op.kind != ResourceKind::Target || !creates {
+        return None;
+    }
+    forget_first_secrets(srv);
+    Some(format!(
+        "signing secret withheld from agents: a target created here has a first signing secret          nobody sees. Tell the operator to run `switchyard rotation start {}` (or use the          desktop's rotation wizard), which shows them a new secret once, before a receiver          verifies signatures",
+        op.name
+    ))
+}
+
+/// Drops the first signing secrets this process received (see [`first_secret_note`]).
+fn forget_first_secrets(srv: &McpServer) {
+    let taken = srv
+        .inner
+        .console
+        .take_shown_secrets(&srv.inner.config.profile);
+    drop(taken);
 }
 
 /// An update's spec changes arrive as `patch`: name that argument, not the core's `spec`.
@@ -312,6 +341,7 @@ pub async fn start_replay(
             )),
         )
         .await?;
+    srv.inner.kick.notify_one();
     let deadline = Instant::now() + Duration::from_secs(wait.into());
     let op = send_replay_start(srv, queued.op, deadline).await;
     result.replayed = queued.replayed;

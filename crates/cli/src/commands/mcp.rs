@@ -29,7 +29,7 @@ pub struct McpArgs {
     pub replay_limit: u64,
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (loopback only, e.g.
     /// 127.0.0.1:8765). Needs a bearer token (--token-file or --token-stdin).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     pub http: Option<SocketAddr>,
     /// With --http: read the bearer token clients must send from this file.
     #[arg(
@@ -119,4 +119,14 @@ pub async fn mcp_cmd(console: Console, profile: String, args: McpArgs) -> anyhow
         () = crate::signals::stop_signal() => {}
     }
     Ok(Exit::Ok)
+}
+
+/// `--http`: an IP address and port; a host name gets the address to use instead.
+fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.parse().map_err(|_| match text.rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => {
+            format!("give an address, not a host name: 127.0.0.1:{port}")
+        }
+        _ => "give a loopback address and port, e.g. 127.0.0.1:8765 or [::1]:8765".to_owned(),
+    })
 }

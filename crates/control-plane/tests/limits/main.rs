@@ -3,6 +3,8 @@
 //! selection caps. Each test drives a limit over (the documented status, code, header) and
 //! under (a normal answer); removing the limit's control makes the "over" half fail.
 
+mod keep_alive;
+
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};

@@ -9,3 +9,13 @@
 mod attempt;
 mod record;
 mod run;
+
+impl crate::Console {
+    /// The live ops that hold `op_id` back, oldest first: earlier writes to the same
+    /// resource, a flow's endpoint and target, the flow writes naming a resource being
+    /// deleted. Empty when it waits for nothing but its own backoff.
+    pub async fn waiting_for(&self, profile: &str, op_id: i64) -> crate::error::Result<Vec<i64>> {
+        let live = self.load_live(profile, &crate::lease::boot_id()).await?;
+        Ok(crate::schedule::blockers(&live, op_id))
+    }
+}

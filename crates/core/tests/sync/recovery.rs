@@ -515,7 +515,31 @@ async fn a_control_plane_without_diagnostics_is_reported_as_unchecked_never_as_c
         c.recovery_ops("p", 10).await.unwrap().is_empty(),
         "nothing queued"
     );
-    // Console-side checks still run against such a server.
+    // Console-side checks still run against such a server: a flow naming an endpoint and a
+    // target the cache knows but the server no longer has (deleted there since).
+    for (kind, spec) in [
+        (ResourceKind::Endpoint, json!({})),
+        (
+            ResourceKind::Target,
+            json!({"url": "https://example.com/hook"}),
+        ),
+    ] {
+        let name = "gone".to_owned();
+        c.enqueue("p", Write::Create { kind, name, spec })
+            .await
+            .unwrap();
+    }
+    c.sync("p", SyncOptions::default()).await.unwrap();
+    for plural in ["endpoints", "targets"] {
+        let deleted = reqwest::Client::new()
+            .delete(format!("{}/v1/{plural}/gone", cp.url()))
+            .bearer_auth(TOKEN)
+            .header("idempotency-key", format!("deleted-elsewhere-{plural}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(deleted.status(), 204, "{plural}");
+    }
     let flow = c
         .enqueue(
             "p",

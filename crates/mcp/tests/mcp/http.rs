@@ -97,8 +97,11 @@ fn http_refuses_a_non_loopback_address_and_a_weak_token() {
             .unwrap_err()
             .contains("loopback")
     );
-    opts.listen = "127.0.0.1:8765".parse().unwrap();
-    assert!(switchyard_mcp::http::check(&opts).is_ok());
+    // Every loopback address is loopback: all of 127.0.0.0/8, and [::1].
+    for ok in ["127.0.0.1:8765", "127.0.0.2:8765", "[::1]:8765"] {
+        opts.listen = ok.parse().unwrap();
+        assert!(switchyard_mcp::http::check(&opts).is_ok(), "{ok}");
+    }
     opts.token = "short".into();
     assert!(
         switchyard_mcp::http::check(&opts)

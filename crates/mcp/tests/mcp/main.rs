@@ -4,6 +4,8 @@
 
 mod http;
 mod modes;
+mod outbox;
+mod reads;
 mod replay;
 mod writes;
 

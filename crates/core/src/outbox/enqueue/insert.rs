@@ -59,7 +59,13 @@ fn push_values<'a>(
     actor: String,
 ) {
     let op = &draft.op;
-    let after = local::after_keys(op.kind, op.op, draft.result.as_ref());
+    let after = local::after_keys(
+        op.kind,
+        &op.name,
+        op.op,
+        current.local.as_ref(),
+        draft.result.as_ref(),
+    );
     let mut values = sql.separated(", ");
     values.push_unseparated(", ");
     values

@@ -8,9 +8,11 @@
 //! guarded by the cache row it read: if another write got in between, the guard stops it
 //! and the write takes the transactional path (read and insert under `BEGIN IMMEDIATE`).
 //!
-//! Here: the key, the cache read, the draft and the transaction; `insert`: that INSERT.
+//! Here: the key, the cache read, the draft and the transaction; `insert`: that INSERT;
+//! `references`: a flow's endpoint and target must be known.
 
 mod insert;
+mod references;
 
 use sqlx::{Sqlite, Transaction};
 use switchyard_protocol::{Resource, ResourceKind};
@@ -21,6 +23,7 @@ use crate::audit::Audit;
 use crate::error::{CoreError, Result};
 use crate::local::{Prepared, apply_op, prepare};
 use crate::types::*;
+use references::check_references;
 
 /// The op a retry-as-new replaces: its place in the order, and the If-Match the new op sends.
 #[derive(Debug, Clone, Copy)]
@@ -252,6 +255,7 @@ impl Console {
             let current = current(&self.inner.pool, profile, prepared.kind, &prepared.name).await?;
             let key = uuid::Uuid::new_v4().to_string();
             let draft = self.draft(profile, &prepared, key, None, opts, &current)?;
+            check_references(&self.inner.pool, profile, &draft, &current).await?;
             if let Some(id) = self
                 .insert_op(&self.inner.writer, &draft, &current, true)
                 .await?
@@ -314,6 +318,7 @@ impl Console {
         check_agent_may_write(&mut tx, profile, &opts.origin).await?;
         let current = current(&mut *tx, profile, kind, name).await?;
         let draft = self.draft(profile, prepared, key, replaces, opts, &current)?;
+        check_references(&mut *tx, profile, &draft, &current).await?;
         let id = self
             .insert_op(&mut *tx, &draft, &current, false)
             .await?

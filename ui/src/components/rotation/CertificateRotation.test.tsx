@@ -169,7 +169,9 @@ describe("RotationWizard, client certificate", () => {
     renderUi(<RotationWizard target="billing" onClose={() => {}} />);
     await fillForm();
     await userEvent.click(screen.getByTestId("rotation-stage"));
-    expect(await screen.findByTestId("error-alert")).toHaveTextContent("field: private_key_pem");
+    expect(await screen.findByTestId("rotation-form-refused")).toHaveTextContent(
+      "refused the field marked above",
+    );
     expect(
       screen.getByText("the private key does not match the leaf certificate"),
     ).toBeInTheDocument();
@@ -178,6 +180,43 @@ describe("RotationWizard, client certificate", () => {
     expect(screen.getByTestId("rotation-cert-pem")).toHaveValue(CHAIN);
     expect(document.body.innerHTML).not.toContain("secretkeybody");
     expect(screen.getByTestId("rotation-stage")).toBeDisabled();
+  });
+
+  // The field's error stayed after a valid PEM was pasted, and the alert below repeated
+  // "certificate_pem: certificate_pem:".
+  it("drops a refusal of the chain once the chain is changed, and names the field once", async () => {
+    mockCommands({
+      list_rotations: () => [],
+      start_certificate_rotation: () => {
+        throw {
+          code: "remote",
+          message:
+            "Request validation failed (validation_failed, HTTP 400): certificate_pem: PEM block 1 is malformed",
+          problem: {
+            status: 400,
+            code: "validation_failed",
+            message: "certificate_pem: PEM block 1 is malformed",
+            transient: false,
+            field: "certificate_pem",
+            used_by: [],
+            current_version: null,
+          },
+        };
+      },
+    });
+    renderUi(<RotationWizard target="billing" onClose={() => {}} />);
+    await fillForm();
+    await userEvent.click(screen.getByTestId("rotation-stage"));
+    expect(await screen.findByText("PEM block 1 is malformed")).toBeInTheDocument();
+    expect(document.body.textContent).not.toContain("certificate_pem: ");
+    expect(screen.queryByTestId("error-alert")).toBeNull();
+    fireEvent.change(screen.getByTestId("rotation-cert-key"), { target: { value: KEY } });
+    expect(screen.getByText("PEM block 1 is malformed")).toBeInTheDocument();
+    fireEvent.change(screen.getByTestId("rotation-cert-pem"), {
+      target: { value: CHAIN.replace("MIIBnew", "MIIBfixed") },
+    });
+    await waitFor(() => expect(screen.queryByText("PEM block 1 is malformed")).toBeNull());
+    expect(screen.queryByTestId("rotation-form-refused")).toBeNull();
   });
 
   it("reads the chain and the key from files in the webview", async () => {

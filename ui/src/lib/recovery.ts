@@ -79,6 +79,17 @@ export function attentionCount(findings: Finding[] | undefined): number {
   return (findings ?? []).filter((f) => f.severity !== "info").length;
 }
 
+/** The findings someone should act on, named as the Recovery page's cards title them
+ * ("Failing target legacy-erp"), most severe first; past `max`, "and N more". */
+export function attentionNames(findings: Finding[] | undefined, max = 3): string {
+  const shown = severityOrder
+    .filter((s) => s !== "info")
+    .flatMap((s) => (findings ?? []).filter((f) => f.severity === s))
+    .map((f) => `${classLabels[f.class]} ${f.subject.id}`);
+  const more = shown.length - max;
+  return more > 0 ? `${shown.slice(0, max).join(", ")} and ${more} more` : shown.join(", ");
+}
+
 /** The exact request a fix makes, as a person reads it: `POST /v1/… {json}`. */
 export function requestText(a: FixAction): string {
   const body =

@@ -233,8 +233,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
           ))}
         {formError ? (
           <Text size="sm" c="red" data-testid="rotation-form-refused">
-            Not uploaded: the control plane refused the field marked above. Fix it and upload
-            again.
+            Not uploaded: the control plane refused the field marked above. Fix it and upload again.
           </Text>
         ) : (
           <ErrorAlert error={error} title="Not done" />

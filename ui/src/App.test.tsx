@@ -67,7 +67,6 @@ describe("App", () => {
       check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
       ui_ready: () => 1,
       list_resources: () => [],
-      delivery_metrics: () => ({ window: "1h", groups: [] }),
       gitops_managed: () => [],
     });
     // The palette is a global store: an earlier test left it open.

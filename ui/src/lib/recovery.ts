@@ -5,7 +5,9 @@ import type {
   Finding,
   FindingClass,
   FixAction,
+  ResourceKind,
   Retirement,
+  RetirementItemView,
   RetirementState,
   Severity,
 } from "../ipc/bindings";
@@ -146,4 +148,17 @@ export function retirementNext(r: Retirement, now: number): string {
     case "cancelled":
       return "Cancelled: what the retirement disabled is enabled again; nothing was deleted.";
   }
+}
+
+/** The state of each retirement still under way, by the name of the `kind` it retires (the
+ * list's badge: "Scheduled for deletion"). */
+export function openRetirements(
+  items: RetirementItemView[] | undefined,
+  kind: ResourceKind,
+): Record<string, RetirementState> {
+  const out: Record<string, RetirementState> = {};
+  for (const { server } of items ?? []) {
+    if (server && server.kind === kind && !isFinal(server.state)) out[server.name] = server.state;
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { timeLeft } from "./format";
 import { resource } from "../test/render";
 import { rotation } from "../test/rotation";
+import { timeLeft } from "./format";
 import {
   certificateField,
   credentialWarnings,

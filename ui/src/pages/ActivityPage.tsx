@@ -65,7 +65,7 @@ export function ActivityPage() {
               <Table.Td title={entry.action}>{actionLabel(entry)}</Table.Td>
               <Table.Td title={entry.resource ?? undefined}>{resourceLabel(entry)}</Table.Td>
               <Table.Td>
-                <Badge variant="light" color={outcomeColor(entry.outcome)}>
+                <Badge variant="light" color={outcomeColor(entry.outcome)} className="badge-wrap">
                   {outcomeLabel(entry.outcome)}
                 </Badge>
                 {detailText(entry) && (

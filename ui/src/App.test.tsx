@@ -8,13 +8,18 @@ const status = onlineStatus();
 
 const overview = overviewOf({ endpoints: 10_004, targets: 5, flows: 5, disabled_endpoints: 1 });
 
+/** What the shell asks for at launch. */
+const shell = {
+  sync_status: () => status,
+  overview: () => overview,
+  check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+  ui_ready: () => 1,
+};
+
 describe("App", () => {
   it("launches without loading every resource, and the palette searches the cache as you type", async () => {
     const calls = mockCommands({
-      sync_status: () => status,
-      overview: () => overview,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      ui_ready: () => 1,
+      ...shell,
       search_resources: ({ query }) =>
         ["orders", "orders-eu", "billing"]
           .filter((name) => name.includes(query))
@@ -41,10 +46,7 @@ describe("App", () => {
   // default. Ctrl shortcuts now work from anywhere; the bare "/" still types a slash there.
   it("Ctrl shortcuts work from inside a text field", async () => {
     mockCommands({
-      sync_status: () => status,
-      overview: () => overview,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      ui_ready: () => 1,
+      ...shell,
       list_resources: () => [],
       list_outbox: () => [],
       list_audit: () => [],
@@ -62,10 +64,7 @@ describe("App", () => {
   // the list then said "No rows match".
   it("/ leaves the page filter alone while a modal is open", async () => {
     mockCommands({
-      sync_status: () => status,
-      overview: () => overview,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      ui_ready: () => 1,
+      ...shell,
       list_resources: () => [],
       gitops_managed: () => [],
     });

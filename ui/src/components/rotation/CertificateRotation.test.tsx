@@ -56,6 +56,23 @@ const verify = (ok: boolean, attempt: number): RotationView["verify_result"] => 
 });
 
 /** Opens the wizard on the certificate path and fills the upload form. */
+/** The upload refused by the control plane on `field` (a `validation_failed` problem). */
+const refusal = (field: string, message: string, ipcMessage: string) => () => {
+  throw {
+    code: "remote",
+    message: ipcMessage,
+    problem: {
+      status: 400,
+      code: "validation_failed",
+      message,
+      transient: false,
+      field,
+      used_by: [],
+      current_version: null,
+    },
+  };
+};
+
 async function fillForm() {
   await userEvent.click(await screen.findByTestId("rotation-choose-certificate"));
   await userEvent.click(screen.getByTestId("rotation-next"));
@@ -149,22 +166,11 @@ describe("RotationWizard, client certificate", () => {
   it("shows a refused upload on its field and drops the key from the form", async () => {
     mockCommands({
       list_rotations: () => [],
-      start_certificate_rotation: () => {
-        throw {
-          code: "remote",
-          message:
-            "the control plane answered HTTP 400: validation_failed: private_key_pem: does not match the leaf",
-          problem: {
-            status: 400,
-            code: "validation_failed",
-            message: "the private key does not match the leaf certificate",
-            transient: false,
-            field: "private_key_pem",
-            used_by: [],
-            current_version: null,
-          },
-        };
-      },
+      start_certificate_rotation: refusal(
+        "private_key_pem",
+        "the private key does not match the leaf certificate",
+        "the control plane answered HTTP 400: validation_failed: private_key_pem: does not match the leaf",
+      ),
     });
     renderUi(<RotationWizard target="billing" onClose={() => {}} />);
     await fillForm();
@@ -187,22 +193,11 @@ describe("RotationWizard, client certificate", () => {
   it("drops a refusal of the chain once the chain is changed, and names the field once", async () => {
     mockCommands({
       list_rotations: () => [],
-      start_certificate_rotation: () => {
-        throw {
-          code: "remote",
-          message:
-            "Request validation failed (validation_failed, HTTP 400): certificate_pem: PEM block 1 is malformed",
-          problem: {
-            status: 400,
-            code: "validation_failed",
-            message: "certificate_pem: PEM block 1 is malformed",
-            transient: false,
-            field: "certificate_pem",
-            used_by: [],
-            current_version: null,
-          },
-        };
-      },
+      start_certificate_rotation: refusal(
+        "certificate_pem",
+        "certificate_pem: PEM block 1 is malformed",
+        "Request validation failed (validation_failed, HTTP 400): certificate_pem: PEM block 1 is malformed",
+      ),
     });
     renderUi(<RotationWizard target="billing" onClose={() => {}} />);
     await fillForm();

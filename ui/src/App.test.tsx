@@ -1,4 +1,5 @@
-import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { spotlight } from "@mantine/spotlight";
+import { act, fireEvent, screen, waitFor } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { App } from "./App";
 import { mockCommands, onlineStatus, overviewOf, renderUi } from "./test/render";
@@ -7,13 +8,18 @@ const status = onlineStatus();
 
 const overview = overviewOf({ endpoints: 10_004, targets: 5, flows: 5, disabled_endpoints: 1 });
 
+/** What the shell asks for at launch. */
+const shell = {
+  sync_status: () => status,
+  overview: () => overview,
+  check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+  ui_ready: () => 1,
+};
+
 describe("App", () => {
   it("launches without loading every resource, and the palette searches the cache as you type", async () => {
     const calls = mockCommands({
-      sync_status: () => status,
-      overview: () => overview,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      ui_ready: () => 1,
+      ...shell,
       search_resources: ({ query }) =>
         ["orders", "orders-eu", "billing"]
           .filter((name) => name.includes(query))
@@ -40,10 +46,7 @@ describe("App", () => {
   // default. Ctrl shortcuts now work from anywhere; the bare "/" still types a slash there.
   it("Ctrl shortcuts work from inside a text field", async () => {
     mockCommands({
-      sync_status: () => status,
-      overview: () => overview,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
-      ui_ready: () => 1,
+      ...shell,
       list_resources: () => [],
       list_outbox: () => [],
       list_audit: () => [],
@@ -55,5 +58,28 @@ describe("App", () => {
     field.focus();
     fireEvent.keyDown(field, { key: "2", code: "Digit2", ctrlKey: true });
     await waitFor(() => expect(screen.getByTestId("nav-endpoint")).toHaveAttribute("data-active"));
+  });
+
+  // "/" with a modal open moved focus to the filter behind the overlay: typing went there and
+  // the list then said "No rows match".
+  it("/ leaves the page filter alone while a modal is open", async () => {
+    mockCommands({
+      ...shell,
+      list_resources: () => [],
+      gitops_managed: () => [],
+    });
+    // The palette is a global store: an earlier test left it open.
+    act(() => spotlight.close());
+    renderUi(<App />);
+    fireEvent.click(screen.getByTestId("nav-endpoint"));
+    const filter = await screen.findByTestId("table-filter");
+    fireEvent.keyDown(document.body, { key: "/", code: "Slash" });
+    await waitFor(() => expect(document.activeElement).toBe(filter));
+    filter.blur();
+    fireEvent.click(screen.getByTestId("new-resource"));
+    const dialog = await screen.findByRole("dialog");
+    fireEvent.keyDown(dialog, { key: "/", code: "Slash" });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(document.activeElement).not.toBe(filter);
   });
 });

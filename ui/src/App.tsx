@@ -186,7 +186,16 @@ function Frame({ children }: { children: ReactNode }) {
     ],
     [],
   );
-  useHotkeys([["/", () => resourcesRef.current?.focusFilter()]]);
+  // "/" reaches the page filter only when nothing covers the page: with a modal or drawer open
+  // the filter is behind the overlay, and typing on there would filter the list unseen.
+  useHotkeys([
+    [
+      "/",
+      () => {
+        if (!document.querySelector('[role="dialog"]')) resourcesRef.current?.focusFilter();
+      },
+    ],
+  ]);
 
   const actions: SpotlightActionData[] = (() => {
     const jump = pages.map((p, i) => ({

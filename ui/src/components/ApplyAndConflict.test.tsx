@@ -47,6 +47,59 @@ describe("ApplyEditor", () => {
   });
 });
 
+describe("ApplyEditor problems", () => {
+  const target = resource({
+    kind: "target",
+    name: "erp",
+    spec: { url: "https://erp.test/hook", timeout_ms: 15000, headers: {} },
+  });
+
+  // The control plane names only its first problem (spec.url); timeout 0 went unnamed.
+  it("names every field the local rules refuse before anything is sent", () => {
+    mockCommands({});
+    renderUi(<ApplyEditor kind="target" resource={target} onDone={() => {}} />);
+    fireEvent.change(screen.getByTestId("apply-editor"), {
+      target: { value: '{"url": "erp", "timeout_ms": 0, "headers": {}}' },
+    });
+    const problems = screen.getByTestId("apply-problems");
+    expect(problems).toHaveTextContent("2 fields need a fix");
+    expect(problems).toHaveTextContent("spec.url is not a valid URL");
+    expect(problems).toHaveTextContent("spec.timeout_ms must be between 1 and 120000");
+    expect(screen.getByTestId("apply-review")).toBeDisabled();
+  });
+
+  // A refusal stayed on screen under the next, valid, diff.
+  it("drops a refusal once the text changes and the diff is reviewed again", async () => {
+    let refuse = true;
+    mockCommands({
+      fetch_live: () => target,
+      queue_write: () => {
+        if (refuse) {
+          refuse = false;
+          throw { code: "invalid_input", message: "invalid spec.url", problem: null };
+        }
+        return outboxEntry({ operation: "apply" });
+      },
+    });
+    renderUi(<ApplyEditor kind="target" resource={target} onDone={() => {}} />);
+    const editor = screen.getByTestId("apply-editor");
+    fireEvent.change(editor, {
+      target: { value: '{"url": "https://erp.test/a", "timeout_ms": 15000, "headers": {}}' },
+    });
+    fireEvent.click(screen.getByTestId("apply-review"));
+    await screen.findByText(/live version/);
+    fireEvent.click(screen.getByTestId("apply-queue"));
+    expect(await screen.findByTestId("error-alert")).toHaveTextContent("invalid spec.url");
+    fireEvent.click(screen.getByText("Back to editor"));
+    fireEvent.change(screen.getByTestId("apply-editor"), {
+      target: { value: '{"url": "https://erp.test/b", "timeout_ms": 15000, "headers": {}}' },
+    });
+    fireEvent.click(screen.getByTestId("apply-review"));
+    await screen.findByText(/live version/);
+    expect(screen.queryByTestId("error-alert")).toBeNull();
+  });
+});
+
 describe("three-way conflict view", () => {
   const conflict = {
     op_id: 42,

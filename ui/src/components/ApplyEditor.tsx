@@ -1,9 +1,10 @@
-import { Alert, Button, Group, Stack, Text, Textarea } from "@mantine/core";
+import { Alert, Button, Group, List, Stack, Text, Textarea } from "@mantine/core";
 import { useState } from "react";
 import type { IpcError, JsonValue, ResourceKind, ResourceView } from "../ipc/bindings";
 import { isIpcError } from "../ipc/client";
 import { useLive, useQueueWrite } from "../ipc/queries";
 import { diffLines, hasChanges, pretty } from "../lib/diff";
+import { specProblems } from "../lib/validate";
 import { ErrorAlert } from "./ErrorAlert";
 import { JsonDiff } from "./JsonDiff";
 
@@ -39,6 +40,12 @@ export function ApplyEditor({
   const live = useLive(kind, resource.name, reviewing);
   const queue = useQueueWrite();
   const parsed = parseSpec(text);
+  const problems = "spec" in parsed ? specProblems(kind, parsed.spec) : [];
+  // A refusal answers the text it was sent with: a new text or a new review starts clean.
+  const edit = (next: string) => {
+    setText(next);
+    setError(null);
+  };
   const liveSpec = live.data ? live.data.spec : resource.spec;
   const changed = "spec" in parsed && hasChanges(diffLines(pretty(liveSpec), pretty(parsed.spec)));
 
@@ -67,18 +74,36 @@ export function ApplyEditor({
           minRows={10}
           maxRows={22}
           value={text}
-          onChange={(e) => setText(e.currentTarget.value)}
+          onChange={(e) => edit(e.currentTarget.value)}
           styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
           error={"error" in parsed ? parsed.error : undefined}
           data-testid="apply-editor"
         />
+        {problems.length > 0 && (
+          <Alert
+            color="red"
+            title={
+              problems.length === 1 ? "1 field needs a fix" : `${problems.length} fields need a fix`
+            }
+            data-testid="apply-problems"
+          >
+            <List size="sm">
+              {problems.map((p) => (
+                <List.Item key={p}>{p}</List.Item>
+              ))}
+            </List>
+          </Alert>
+        )}
         <Group justify="flex-end">
           <Button variant="default" onClick={onDone}>
             Cancel
           </Button>
           <Button
-            disabled={"error" in parsed}
-            onClick={() => setReviewing(true)}
+            disabled={"error" in parsed || problems.length > 0}
+            onClick={() => {
+              setError(null);
+              setReviewing(true);
+            }}
             data-testid="apply-review"
           >
             Review changes

@@ -66,6 +66,66 @@ describe("ResourceDrawer", () => {
     expect(await screen.findByTestId("status-table")).toHaveTextContent("pending deliveries3");
   });
 
+  // A target a retirement held had no badge; its signing secrets were a raw JSON array.
+  it("shows the retirement holding a target, and its signing secrets as a list", async () => {
+    const target = resource({
+      kind: "target",
+      name: "legacy-erp",
+      spec: { url: "https://erp.test/hook", timeout_ms: 5000, headers: {} },
+      status: {
+        retirement: "ret_01",
+        signing_secrets: [
+          { id: "whsec_new", created_at: "2026-12-07T09:00:00Z", expires_at: null },
+          {
+            id: "whsec_old",
+            created_at: "2026-11-01T09:00:00Z",
+            expires_at: "2099-12-08T09:00:00Z",
+          },
+        ],
+      },
+    });
+    mockCommands({
+      get_resource: () => target,
+      resource_history: () => [],
+      get_retirement: () => ({
+        id: "ret_01",
+        kind: "target",
+        name: "legacy-erp",
+        start: null,
+        cancel: null,
+        offline: null,
+        server: {
+          id: "ret_01",
+          kind: "target",
+          name: "legacy-erp",
+          state: "scheduled",
+          grace_seconds: 3600,
+          cascade_flows: false,
+          dlq: "keep",
+          blockers: [],
+          impact: { flows: [], pending_deliveries: 0, dlq_depth: 0, open_replays: [] },
+          cascaded_flows: [],
+          delete_at: "2099-12-07T12:00:00Z",
+          created_at: "2026-12-07T09:00:00Z",
+          updated_at: "2026-12-07T09:00:00Z",
+          history: [],
+        },
+      }),
+    });
+    renderUi(<ResourceDrawer kind="target" name="legacy-erp" onClose={() => {}} />);
+    expect(await screen.findByTestId("retiring-legacy-erp")).toHaveTextContent("Retiring");
+    const notice = await screen.findByTestId("drawer-retirement");
+    await waitFor(() => expect(notice).toHaveTextContent("Scheduled"));
+    expect(notice).toHaveTextContent("unless cancelled");
+    fireEvent.click(screen.getByText("Status"));
+    const secrets = await screen.findByTestId("status-list-signing_secrets");
+    const items = within(secrets).getAllByRole("listitem");
+    expect(items).toHaveLength(2);
+    expect(items[0]).toHaveTextContent(/^whsec_new · created .* · signs with no expiry$/);
+    expect(items[1]).toHaveTextContent(/^whsec_old · created .* · signs until .* \(\d+ d left\)$/);
+    expect(screen.getByTestId("status-table")).not.toHaveTextContent('[{"');
+  });
+
   it("names who queued each change in the history: an agent, GitOps, or nobody for the console", async () => {
     mockCommands({
       get_resource: () => resource({ name: "orders" }),

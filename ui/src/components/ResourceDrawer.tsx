@@ -25,7 +25,9 @@ import { OriginNote } from "./OriginNote";
 import { PendingBadge, StateBadge } from "./PendingBadge";
 import { ResourceForm } from "./ResourceForm";
 import { RetireDialog } from "./recovery/RetireDialog";
+import { RetirementNotice, RetiringBadge } from "./recovery/RetiringBadge";
 import { RotationWizard } from "./rotation/RotationWizard";
+import { StatusTable } from "./StatusTable";
 
 type Mode = "view" | "edit" | "apply";
 
@@ -60,6 +62,7 @@ export function ResourceDrawer({
             {kindLabels[kind].one} {name}
           </Text>
           {resource.data && <EnabledBadge resource={resource.data} />}
+          {resource.data && <RetiringBadge resource={resource.data} />}
           {resource.data && <PendingBadge pending={resource.data.pending} />}
         </Group>
       }
@@ -92,45 +95,6 @@ function EnabledBadge({ resource }: { resource: ResourceView }) {
     <Badge variant="dot" color={on ? "green" : "gray"} data-testid="drawer-enabled">
       {on ? "enabled" : "disabled"}
     </Badge>
-  );
-}
-
-/** The status the control plane reports, as labelled values instead of raw JSON. */
-export function StatusTable({ status }: { status: ResourceView["status"] }) {
-  const entries =
-    status && typeof status === "object" && !Array.isArray(status) ? Object.entries(status) : [];
-  if (entries.length === 0)
-    return (
-      <Text size="sm" c="dimmed">
-        The control plane reports no status for it.
-      </Text>
-    );
-  const words = (key: string) => key.replaceAll("_", " ");
-  const value = (v: unknown) =>
-    typeof v === "boolean"
-      ? v
-        ? "yes"
-        : "no"
-      : v === null
-        ? "—"
-        : typeof v === "object"
-          ? JSON.stringify(v)
-          : String(v);
-  return (
-    <Table withRowBorders data-testid="status-table">
-      <Table.Tbody>
-        {entries.map(([key, v]) => (
-          <Table.Tr key={key}>
-            <Table.Td w={200}>
-              <Text size="sm" c="dimmed">
-                {words(key)}
-              </Text>
-            </Table.Td>
-            <Table.Td>{value(v)}</Table.Td>
-          </Table.Tr>
-        ))}
-      </Table.Tbody>
-    </Table>
   );
 }
 
@@ -228,6 +192,7 @@ function Details({
           </Button>
         )}
       </Group>
+      <RetirementNotice resource={resource} />
       <Text size="sm" c="dimmed">
         Version {resource.version || "— (not yet on the control plane)"} · updated{" "}
         {shortTime(resource.updated_at)}

@@ -93,6 +93,26 @@ describe("ResourceForm", () => {
     expect(screen.getByText('line 1: expected "Name: value"')).toBeInTheDocument();
   });
 
+  // Event types had no local rule: a bad name and a bad event type were never flagged
+  // together, and the control plane's event-type error vanished on a second submit.
+  it("flags a bad event type with a bad name, and keeps it on a second submit", async () => {
+    const calls = mockCommands({ list_resources: none, list_outbox: none });
+    renderUi(<ResourceForm kind="endpoint" resource={null} onDone={() => {}} />);
+    fireEvent.change(screen.getByTestId("field-name"), { target: { value: "Bad Name" } });
+    const types = screen.getByTestId("field-event-types");
+    fireEvent.change(types, { target: { value: "order created" } });
+    fireEvent.keyDown(types, { key: "Enter" });
+    const typeError = '"order created" must be 1-128 characters of letters, digits and . _ : - *';
+    for (let submit = 0; submit < 2; submit++) {
+      fireEvent.click(screen.getByTestId("form-submit"));
+      expect(await screen.findByText(typeError)).toBeInTheDocument();
+      expect(
+        screen.getByText("may contain only lowercase letters, digits and '-'"),
+      ).toBeInTheDocument();
+    }
+    expect(calls.some(([c]) => c === "queue_write")).toBe(false);
+  });
+
   it("says Queued, not a spinner, once the write is saved locally", async () => {
     mockCommands({
       list_resources: none,

@@ -18,31 +18,12 @@ import { useGitopsManaged } from "../ipc/gitopsQueries";
 import { useOutbox, useQueueWrite, useResolve, useResources } from "../ipc/queries";
 import { mergePatch } from "../lib/diff";
 import { kindLabels } from "../lib/format";
-import { emptySpec, list, obj, str } from "../lib/kinds";
-import { type FormValues, parseHeaders, validate } from "../lib/validate";
+import { emptySpec } from "../lib/kinds";
+import { type FormValues, formValues, parseHeaders, validate } from "../lib/validate";
 import { ErrorAlert } from "./ErrorAlert";
 import { StateBadge } from "./PendingBadge";
 
 type Values = FormValues;
-
-function toValues(name: string, spec: JsonValue): Values {
-  const s = obj(spec);
-  const headers = obj(s.headers ?? {});
-  return {
-    name,
-    description: str(s.description),
-    event_types: list(s.event_types),
-    url: str(s.url),
-    timeout_ms: typeof s.timeout_ms === "number" ? s.timeout_ms : 15000,
-    headers: Object.entries(headers)
-      .map(([k, v]) => `${k}: ${str(v)}`)
-      .join("\n"),
-    endpoint: str(s.endpoint),
-    target: str(s.target),
-    mode: str(s.mode) || "async_inline",
-    edge: str(s.edge),
-  };
-}
 
 /** The spec the form describes. Header lines are `Name: value`. */
 export function toSpec(kind: ResourceKind, v: Values): JsonValue {
@@ -97,7 +78,7 @@ export function ResourceForm({
   onDone: () => void;
 }) {
   const initial = useMemo(
-    () => toValues(resource?.name ?? "", resource?.spec ?? emptySpec[kind]),
+    () => formValues(resource?.name ?? "", resource?.spec ?? emptySpec[kind]),
     [resource, kind],
   );
   // Every field's error, local (lib/validate.ts, all at once on submit) or from the control
@@ -203,6 +184,7 @@ export function ResourceForm({
             label="Event types"
             description="Empty accepts any type. Press Enter after each."
             {...form.getInputProps("event_types")}
+            data-testid="field-event-types"
           />
         </>
       )}

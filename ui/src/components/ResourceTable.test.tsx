@@ -119,4 +119,36 @@ describe("emptyText", () => {
       }),
     ).toBe("No targets on sandbox yet.");
   });
+
+  // At 1024 px the "Certificate: 20 d left" badge pushed the name out entirely: the badges now
+  // go under the name and shrink there, and the name keeps its room.
+  it("lets a name's badges wrap under it and shrink, never the name to nothing", () => {
+    const soon = new Date(Date.now() + 20 * 86_400_000).toISOString();
+    const rows = [
+      resource({
+        kind: "target",
+        name: "analytics",
+        spec: { url: "https://a.test", timeout_ms: 5000, headers: {} },
+        status: { client_certificate: { not_after: soon }, retirement: "ret_9" },
+      }),
+    ];
+    renderUi(
+      <ResourceTable
+        kind="target"
+        items={rows}
+        onOpen={() => {}}
+        retirements={{ analytics: "scheduled" }}
+      />,
+    );
+    const cell = screen.getByTestId("name-analytics");
+    expect(cell.style.getPropertyValue("--group-wrap")).toBe("wrap");
+    const name = within(cell).getByText("analytics");
+    expect(name.style.maxWidth).toBe("100%");
+    const cert = screen.getByTestId("credential-warning-analytics");
+    expect(cert).toHaveTextContent("Certificate: 19 d left");
+    expect(cert.style.minWidth).toMatch(/^0(px)?$/);
+    expect(cert.style.flexShrink).toBe("1");
+    // The retirement holding it, with its state from the retirements list.
+    expect(screen.getByTestId("retiring-analytics")).toHaveTextContent("Scheduled for deletion");
+  });
 });

@@ -8,12 +8,15 @@ import type {
   MetricsWindow,
   ResourceKind,
   ResourceView,
+  RetirementState,
 } from "../ipc/bindings";
 import { relativeTime } from "../lib/format";
 import { enabled, summary } from "../lib/kinds";
+import { credentialWarnings } from "../lib/rotation";
 import { RowSparkline } from "./charts/lazy";
 import { GitBadge } from "./gitops/GitBadge";
 import { PendingBadge } from "./PendingBadge";
+import { RetiringBadge, retirementOf } from "./recovery/RetiringBadge";
 import { CredentialBadges } from "./rotation/CredentialBadges";
 
 type SortKey = "name" | "summary" | "version" | "updated";
@@ -61,6 +64,41 @@ export function filterResources(items: ResourceView[], filter: string): Resource
   });
 }
 
+/** The name and its badges. In a narrow column (1024 px) the badges go to a second line under
+ * the name and shrink there (their tooltip says it all): the name is never squeezed to nothing. */
+function NameCell({
+  resource,
+  managed,
+  retiring,
+}: {
+  resource: ResourceView;
+  managed: Record<string, ManagedResource>;
+  retiring?: RetirementState;
+}) {
+  const git = managed[`${resource.kind}/${resource.name}`];
+  const badges =
+    !!git || retirementOf(resource) !== null || credentialWarnings(resource, Date.now()).length > 0;
+  return (
+    <Group
+      gap={0}
+      wrap="wrap"
+      style={{ minWidth: 0, columnGap: 6, rowGap: 0, lineHeight: 1.2 }}
+      data-testid={`name-${resource.name}`}
+    >
+      <Text size="sm" fw={500} truncate style={{ maxWidth: "100%" }}>
+        {resource.name}
+      </Text>
+      {badges && (
+        <Group gap={4} wrap="nowrap" style={{ minWidth: 0, maxWidth: "100%" }}>
+          <GitBadge managed={git} />
+          <RetiringBadge resource={resource} state={retiring} />
+          <CredentialBadges resource={resource} />
+        </Group>
+      )}
+    </Group>
+  );
+}
+
 export function ResourceTable({
   kind = "endpoint",
   items,
@@ -71,6 +109,7 @@ export function ResourceTable({
   health,
   window = "1h",
   healthStale = false,
+  retirements,
 }: {
   kind?: ResourceKind;
   items: ResourceView[];
@@ -85,6 +124,8 @@ export function ResourceTable({
   window?: MetricsWindow;
   /** `health` is the last answer, kept while the control plane does not answer. */
   healthStale?: boolean;
+  /** The state of each open retirement holding one of these rows, by name. */
+  retirements?: Record<string, RetirementState>;
 }) {
   const columns = columnsOf(kind);
   const template = columns.map((c) => c.width).join(" ");
@@ -196,13 +237,11 @@ export function ResourceTable({
                   borderBottom: "1px solid var(--mantine-color-default-border)",
                 }}
               >
-                <Group gap={6} wrap="nowrap" style={{ minWidth: 0 }}>
-                  <Text size="sm" fw={500} truncate>
-                    {resource.name}
-                  </Text>
-                  <GitBadge managed={managed[`${resource.kind}/${resource.name}`]} />
-                  <CredentialBadges resource={resource} />
-                </Group>
+                <NameCell
+                  resource={resource}
+                  managed={managed}
+                  retiring={retirements?.[resource.name]}
+                />
                 <Text size="sm" c="dimmed" truncate>
                   {summary(resource)}
                 </Text>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AuditEntry } from "../ipc/bindings";
-import { actionLabel, detailText, outcomeColor } from "./activity";
+import { actionLabel, detailText, outcomeColor, resourceLabel } from "./activity";
 
 const entry = (over: Partial<AuditEntry>): AuditEntry => ({
   id: 1,
@@ -33,5 +33,30 @@ describe("activity wording", () => {
     expect(
       detailText(entry({ action: "sync.run", detail: "2 done, 0 needs attention, 11 attempts" })),
     ).toBe("2 done, 0 needs attention, 11 attempts");
+  });
+
+  // "Control plane added" did not say which; retirements showed as `retire.start` and
+  // `retirement/ret_…`.
+  it("names the control plane added or removed, and a retirement by what it retires", () => {
+    expect(actionLabel(entry({ action: "profile.add", profile: "hung-cp" }))).toBe(
+      "Control plane hung-cp added",
+    );
+    expect(actionLabel(entry({ action: "profile.remove", profile: "old-cp" }))).toBe(
+      "Control plane old-cp removed",
+    );
+    const retire = entry({
+      action: "retire.start",
+      resource: "retirement/ret_01hx",
+      detail: "PUT /v1/retirements/ret_01hx: retire target legacy-erp",
+    });
+    expect(actionLabel(retire)).toBe("Retirement started");
+    expect(resourceLabel(retire)).toBe("target legacy-erp, retirement ret_01hx");
+    expect(resourceLabel(entry({ resource: "retirement/ret_02", detail: null }))).toBe(
+      "retirement ret_02",
+    );
+    expect(resourceLabel(entry({ resource: "finding/failing_target:target:erp" }))).toBe(
+      "finding failing_target on target erp",
+    );
+    expect(resourceLabel(entry({ resource: "endpoint/orders" }))).toBe("endpoint orders");
   });
 });

@@ -25,4 +25,15 @@ describe("diffLines", () => {
       { op: "add", text: '  "b": 2' },
     ]);
   });
+
+  // Adding a header after the last one put a comma on it, and the diff showed it as removed
+  // and added again.
+  it("shows only the added member, not the one that gained a comma", () => {
+    const lines = diffLines(
+      pretty({ headers: { "X-A": "1" } }),
+      pretty({ headers: { "X-A": "1", "X-B": "2" } }),
+    );
+    expect(lines.filter((l) => l.op !== "same")).toEqual([{ op: "add", text: '    "X-B": "2"' }]);
+    expect(lines.find((l) => l.text.includes("X-A"))?.text).toBe('    "X-A": "1",');
+  });
 });

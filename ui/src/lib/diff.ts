@@ -20,10 +20,17 @@ function sortKeys(value: JsonValue): JsonValue {
   return value;
 }
 
-/** Longest-common-subsequence line diff; fine for specs (a few hundred lines at most). */
+/** A line without the comma JSON puts after every member but the last: adding a member after
+ * `"a": 1` turns it into `"a": 1,`, which is no change to `a`. */
+const bare = (line: string) => (line.endsWith(",") ? line.slice(0, -1) : line);
+
+/** Longest-common-subsequence line diff, blind to the trailing comma; fine for specs (a few
+ * hundred lines at most). A line the same in both is shown as it reads in `after`. */
 export function diffLines(before: string, after: string): DiffLine[] {
-  const a = before === "" ? [] : before.split("\n");
-  const b = after === "" ? [] : after.split("\n");
+  const shownB = after === "" ? [] : after.split("\n");
+  const a = (before === "" ? [] : before.split("\n")).map(bare);
+  const shownA = before === "" ? [] : before.split("\n");
+  const b = shownB.map(bare);
   const n = a.length;
   const m = b.length;
   const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
@@ -37,17 +44,17 @@ export function diffLines(before: string, after: string): DiffLine[] {
   let j = 0;
   while (i < n && j < m) {
     if (a[i] === b[j]) {
-      out.push({ op: "same", text: a[i] });
+      out.push({ op: "same", text: shownB[j] });
       i++;
       j++;
     } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
-      out.push({ op: "del", text: a[i++] });
+      out.push({ op: "del", text: shownA[i++] });
     } else {
-      out.push({ op: "add", text: b[j++] });
+      out.push({ op: "add", text: shownB[j++] });
     }
   }
-  while (i < n) out.push({ op: "del", text: a[i++] });
-  while (j < m) out.push({ op: "add", text: b[j++] });
+  while (i < n) out.push({ op: "del", text: shownA[i++] });
+  while (j < m) out.push({ op: "add", text: shownB[j++] });
   return out;
 }
 

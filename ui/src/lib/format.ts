@@ -33,19 +33,31 @@ export const operationLabels: Record<OpKind, string> = {
   disable: "disable",
 };
 
+/** A span of `abs` seconds in its largest whole unit: "40 s", "3 min", "5 h", "19 d". */
+function span(abs: number): string {
+  return abs < 60
+    ? `${abs} s`
+    : abs < 3600
+      ? `${Math.floor(abs / 60)} min`
+      : abs < 86400
+        ? `${Math.floor(abs / 3600)} h`
+        : `${Math.floor(abs / 86400)} d`;
+}
+
+/** How long until `ms`: "19 d left", "5 h left", or "expired 2 d ago". The one format of a
+ * certificate's (or an overlap's) remaining time, in the badge, the drawer and the overview;
+ * the control plane's finding says the same (crates/control-plane/src/diagnostics/credentials.rs). */
+export function timeLeft(ms: number, now: number = Date.now()): string {
+  const diff = Math.floor((ms - now) / 1000);
+  return diff > 0 ? `${span(diff)} left` : `expired ${span(-diff)} ago`;
+}
+
 /** "12 s ago", "3 min ago", "in 40 s". */
 export function relativeTime(ms: number | null | undefined, now: number = Date.now()): string {
   if (ms === null || ms === undefined) return "never";
   const diff = Math.round((ms - now) / 1000);
   const abs = Math.abs(diff);
-  const text =
-    abs < 60
-      ? `${abs} s`
-      : abs < 3600
-        ? `${Math.floor(abs / 60)} min`
-        : abs < 86400
-          ? `${Math.floor(abs / 3600)} h`
-          : `${Math.floor(abs / 86400)} d`;
+  const text = span(abs);
   // A few seconds "in the future" is clock jitter between the core and the webview.
   if (abs < 2 || (diff > 0 && diff < 10)) return "just now";
   return diff < 0 ? `${text} ago` : `in ${text}`;

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Finding, Retirement } from "../ipc/bindings";
 import {
   attentionCount,
+  attentionNames,
   groupBySeverity,
   requestText,
   retirementNext,
@@ -37,6 +38,27 @@ const retirement = (over: Partial<Retirement>): Retirement => ({
 });
 
 describe("recovery rules", () => {
+  // The Overview said "2 problems need attention" without naming them.
+  it("names the findings that need attention, most severe first, info left out", () => {
+    const found = [
+      finding({ id: "a", severity: "info", class: "signing_overlap_open" }),
+      finding({
+        id: "b",
+        severity: "warning",
+        class: "stalled_replay",
+        subject: { kind: "replay", id: "rs_1" },
+      }),
+      finding({ id: "c", subject: { kind: "target", id: "legacy-erp" } }),
+    ];
+    expect(attentionNames(found)).toBe("Failing target legacy-erp, Stalled replay rs_1");
+    const many = ["a", "b", "c", "d", "e"].map((id) =>
+      finding({ id, subject: { kind: "target", id } }),
+    );
+    expect(attentionNames(many)).toBe(
+      "Failing target a, Failing target b, Failing target c and 2 more",
+    );
+  });
+
   it("groups by severity, most severe first, and filters on every word", () => {
     const all = [
       finding({ id: "a", severity: "info", detail: "drift of one counter" }),

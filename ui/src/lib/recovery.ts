@@ -7,7 +7,9 @@ import type {
   FindingClass,
   FixAction,
   ReplaySelectionInput,
+  ResourceKind,
   Retirement,
+  RetirementItemView,
   RetirementState,
   Severity,
 } from "../ipc/bindings";
@@ -79,6 +81,17 @@ export function groupBySeverity(
 /** What the navigation's badge counts: findings someone should act on (not the info ones). */
 export function attentionCount(findings: Finding[] | undefined): number {
   return (findings ?? []).filter((f) => f.severity !== "info").length;
+}
+
+/** The findings someone should act on, named as the Recovery page's cards title them
+ * ("Failing target legacy-erp"), most severe first; past `max`, "and N more". */
+export function attentionNames(findings: Finding[] | undefined, max = 3): string {
+  const shown = severityOrder
+    .filter((s) => s !== "info")
+    .flatMap((s) => (findings ?? []).filter((f) => f.severity === s))
+    .map((f) => `${classLabels[f.class]} ${f.subject.id}`);
+  const more = shown.length - max;
+  return more > 0 ? `${shown.slice(0, max).join(", ")} and ${more} more` : shown.join(", ");
 }
 
 /** The exact request a fix makes, as a person reads it: `POST /v1/… {json}`. */
@@ -190,4 +203,17 @@ export function replayingWords(f: Finding): string | null {
   const sessions = f.evidence.replay_sessions ?? [];
   const which = sessions.length ? ` (session ${sessions.join(", ")})` : "";
   return `${n} ${n === 1 ? "is" : "are"} being replayed${which}`;
+}
+
+/** The state of each retirement still under way, by the name of the `kind` it retires (the
+ * list's badge: "Scheduled for deletion"). */
+export function openRetirements(
+  items: RetirementItemView[] | undefined,
+  kind: ResourceKind,
+): Record<string, RetirementState> {
+  const out: Record<string, RetirementState> = {};
+  for (const { server } of items ?? []) {
+    if (server && server.kind === kind && !isFinal(server.state)) out[server.name] = server.state;
+  }
+  return out;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { resource } from "../test/render";
 import { rotation } from "../test/rotation";
+import { timeLeft } from "./format";
 import {
   certificateField,
   credentialWarnings,
@@ -99,6 +100,12 @@ describe("credentialWarnings", () => {
     expect(cert(now + 20 * day).map((x) => [x.label, x.color])).toEqual([
       ["Certificate: 20 d left", "yellow"],
     ]);
+    // One format everywhere: 479 h read "20 D LEFT" here, "in 19 d" on the Overview and
+    // "in 479 h" in the finding.
+    expect(cert(now + 479 * 3_600_000)[0].label).toBe("Certificate: 19 d left");
+    expect(timeLeft(now + 479 * 3_600_000, now)).toBe("19 d left");
+    expect(timeLeft(now + 5 * 3_600_000 + 10, now)).toBe("5 h left");
+    expect(timeLeft(now - 2 * day, now)).toBe("expired 2 d ago");
     expect(cert(now + 5 * day)[0].color).toBe("orange");
     expect(cert(now + day / 2)[0].color).toBe("red");
     expect(cert(now - 1000)[0].label).toBe("Certificate expired");

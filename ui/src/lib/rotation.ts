@@ -2,6 +2,7 @@
 // a target (an open overlap, a client certificate near its expiry) for the target list and
 // the overview. Pure: the wizard and the tests share it.
 import type { JsonValue, ResourceView, RotationStep, RotationView } from "../ipc/bindings";
+import { timeLeft } from "./format";
 
 /** The wizard's steps: 0 choose, 1 stage, 2 verify, 3 promote, 4 done (the Stepper's completed). */
 export type WizardStep = 0 | 1 | 2 | 3 | 4;
@@ -148,9 +149,8 @@ export function credentialWarnings(r: ResourceView, now: number): CredentialWarn
     const at = Date.parse(notAfter);
     const left = at - now;
     if (left < 30 * DAY) {
-      const days = Math.max(0, Math.ceil(left / DAY));
       out.push({
-        label: left <= 0 ? "Certificate expired" : `Certificate: ${days} d left`,
+        label: left <= 0 ? "Certificate expired" : `Certificate: ${timeLeft(at, now)}`,
         detail:
           left <= 0
             ? `The client certificate expired ${new Date(at).toLocaleString()}: deliveries fail the TLS handshake. Upload and activate a new one.`

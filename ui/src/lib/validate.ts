@@ -1,7 +1,8 @@
 // The form's checks, mirroring the control plane's (crates/protocol: name.rs, resource.rs) so
 // every invalid field is flagged at once, before anything is queued. The control plane stays
 // the judge: what it refuses still lands under the field it names.
-import type { ResourceKind } from "../ipc/bindings";
+import type { JsonValue, ResourceKind } from "../ipc/bindings";
+import { list, obj, str } from "./kinds";
 
 export type FormValues = {
   name: string;
@@ -15,6 +16,26 @@ export type FormValues = {
   mode: string;
   edge: string;
 };
+
+/** The form's values for a spec (what the form opens with, and what Apply JSON checks). */
+export function formValues(name: string, spec: JsonValue): FormValues {
+  const s = obj(spec);
+  const headers = obj(s.headers ?? {});
+  return {
+    name,
+    description: str(s.description),
+    event_types: list(s.event_types),
+    url: str(s.url),
+    timeout_ms: typeof s.timeout_ms === "number" ? s.timeout_ms : 15000,
+    headers: Object.entries(headers)
+      .map(([k, v]) => `${k}: ${str(v)}`)
+      .join("\n"),
+    endpoint: str(s.endpoint),
+    target: str(s.target),
+    mode: str(s.mode) || "async_inline",
+    edge: str(s.edge),
+  };
+}
 
 export type FieldErrors = Partial<Record<keyof FormValues, string>>;
 
@@ -57,6 +78,19 @@ export function parseHeaders(text: string): {
   return { headers, error: null };
 }
 
+/** The most event types an endpoint or flow lists (crates/protocol/src/resource.rs). */
+const MAX_EVENT_TYPES = 64;
+const EVENT_TYPE = /^[A-Za-z0-9._:*-]{1,128}$/;
+
+/** The control plane's rule for an endpoint's or flow's event types, naming the first bad one. */
+export function eventTypesError(types: string[]): string | null {
+  if (types.length > MAX_EVENT_TYPES) return `at most ${MAX_EVENT_TYPES} event types`;
+  const bad = types.find((t) => !EVENT_TYPE.test(t));
+  return bad === undefined
+    ? null
+    : `"${bad}" must be 1-128 characters of letters, digits and . _ : - *`;
+}
+
 function urlError(url: string): string | null {
   let parsed: URL;
   try {
@@ -76,6 +110,10 @@ export function validate(kind: ResourceKind, v: FormValues, creating: boolean): 
     const e = nameError(v.name);
     if (e) errors.name = e;
   }
+  if (kind === "endpoint" || kind === "flow") {
+    const t = eventTypesError(v.event_types);
+    if (t) errors.event_types = t;
+  }
   if (kind === "target") {
     const u = urlError(v.url);
     if (u) errors.url = u;
@@ -90,4 +128,11 @@ export function validate(kind: ResourceKind, v: FormValues, creating: boolean): 
     if (v.mode === "async_relay" && !v.edge) errors.edge = "must not be empty";
   }
   return errors;
+}
+
+/** Every field of a spec the local rules refuse, as "spec.url is not a valid URL" (Apply JSON:
+ * the control plane names only its first problem, so each is named before anything is sent). */
+export function specProblems(kind: ResourceKind, spec: JsonValue): string[] {
+  const errors = validate(kind, formValues("", spec), false);
+  return Object.entries(errors).map(([field, message]) => `spec.${field} ${message}`);
 }

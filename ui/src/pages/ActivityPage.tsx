@@ -2,7 +2,13 @@ import { Badge, Checkbox, Group, Stack, Table, Text, TextInput, Title } from "@m
 import { IconSearch } from "@tabler/icons-react";
 import { useMemo, useState } from "react";
 import { useAudit } from "../ipc/queries";
-import { actionLabel, detailText, outcomeColor, outcomeLabel } from "../lib/activity";
+import {
+  actionLabel,
+  detailText,
+  outcomeColor,
+  outcomeLabel,
+  resourceLabel,
+} from "../lib/activity";
 import { shortTime } from "../lib/format";
 
 /** The local audit log: every action taken from this console and how it ended. */
@@ -15,7 +21,7 @@ export function ActivityPage() {
     return (audit.data ?? []).filter((entry) => {
       if (!refreshes && entry.action === "cache.refresh") return false;
       const text =
-        `${entry.actor} ${entry.profile ?? ""} ${entry.action} ${actionLabel(entry)} ${entry.resource ?? ""} ${entry.outcome} ${entry.detail ?? ""}`.toLowerCase();
+        `${entry.actor} ${entry.profile ?? ""} ${entry.action} ${actionLabel(entry)} ${entry.resource ?? ""} ${resourceLabel(entry)} ${entry.outcome} ${entry.detail ?? ""}`.toLowerCase();
       return words.every((w) => text.includes(w));
     });
   }, [audit.data, filter, refreshes]);
@@ -37,14 +43,16 @@ export function ActivityPage() {
           onChange={(e) => setRefreshes(e.currentTarget.checked)}
         />
       </Group>
-      <Table striped data-testid="audit-table">
+      {/* Fixed widths, and long words (a request path, an id) broken anywhere: the Outcome
+          column's detail stays on the page at 1024 and 1440 px. */}
+      <Table striped layout="fixed" style={{ overflowWrap: "anywhere" }} data-testid="audit-table">
         <Table.Thead>
           <Table.Tr>
-            <Table.Th>When</Table.Th>
-            <Table.Th>Who</Table.Th>
-            <Table.Th>Control plane</Table.Th>
-            <Table.Th>Action</Table.Th>
-            <Table.Th>Resource</Table.Th>
+            <Table.Th w={130}>When</Table.Th>
+            <Table.Th w={80}>Who</Table.Th>
+            <Table.Th w={110}>Control plane</Table.Th>
+            <Table.Th w="22%">Action</Table.Th>
+            <Table.Th w="20%">Resource</Table.Th>
             <Table.Th>Outcome</Table.Th>
           </Table.Tr>
         </Table.Thead>
@@ -55,9 +63,9 @@ export function ActivityPage() {
               <Table.Td>{entry.actor}</Table.Td>
               <Table.Td>{entry.profile ?? ""}</Table.Td>
               <Table.Td title={entry.action}>{actionLabel(entry)}</Table.Td>
-              <Table.Td>{entry.resource ?? ""}</Table.Td>
+              <Table.Td title={entry.resource ?? undefined}>{resourceLabel(entry)}</Table.Td>
               <Table.Td>
-                <Badge variant="light" color={outcomeColor(entry.outcome)}>
+                <Badge variant="light" color={outcomeColor(entry.outcome)} className="badge-wrap">
                   {outcomeLabel(entry.outcome)}
                 </Badge>
                 {detailText(entry) && (

@@ -23,7 +23,7 @@ import { useFindings } from "../ipc/recoveryQueries";
 import { actionLabel, outcomeColor, outcomeLabel } from "../lib/activity";
 import { hourlySeries } from "../lib/dlq";
 import { relativeTime } from "../lib/format";
-import { attentionCount } from "../lib/recovery";
+import { attentionCount, attentionNames } from "../lib/recovery";
 import { useNow } from "../lib/useNow";
 
 /**
@@ -97,6 +97,9 @@ function RecoveryBanner({ onOpen }: { onOpen?: () => void }) {
       title={n === 1 ? "1 problem needs attention" : `${n} problems need attention`}
       data-testid="overview-recovery"
     >
+      <Text size="sm" fw={500} data-testid="overview-recovery-names">
+        {attentionNames(findings.data?.findings)}
+      </Text>
       <Anchor component="button" onClick={onOpen} data-testid="overview-open-recovery">
         Open Recovery
       </Anchor>{" "}

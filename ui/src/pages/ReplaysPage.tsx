@@ -166,7 +166,12 @@ export function ReplayDetail({
       <Group justify="space-between">
         <Group gap="xs">
           <Title order={4}>{s.id}</Title>
-          <Badge data-testid="replay-status" data-status={s.status} color={outcome.color}>
+          <Badge
+            data-testid="replay-status"
+            data-status={s.status}
+            color={outcome.color}
+            className="badge-wrap"
+          >
             {outcome.label}
           </Badge>
           <WriteBadge sessionId={s.id} />
@@ -315,7 +320,12 @@ export function ReplaysPage({
                 <Table.Td>{new Date(s.created_at).toLocaleString()}</Table.Td>
                 <Table.Td>{selectionWords(s, trialPlan(profile, s.id), filterWords)}</Table.Td>
                 <Table.Td>
-                  <Badge variant="light" color={outcome.color}>
+                  <Badge
+                    variant="light"
+                    color={outcome.color}
+                    className="badge-wrap"
+                    data-testid="replay-row-status"
+                  >
                     {outcome.label}
                   </Badge>
                 </Table.Td>

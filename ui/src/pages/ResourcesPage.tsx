@@ -9,9 +9,11 @@ import type { IpcError, ResourceKind, SyncStatus } from "../ipc/bindings";
 import { useGitopsManaged } from "../ipc/gitopsQueries";
 import { useDeliveryMetrics } from "../ipc/healthQueries";
 import { useActiveProfile, useResources, useSyncNow, useSyncStatus } from "../ipc/queries";
+import { useRetirements } from "../ipc/recoveryQueries";
 import { kindLabels } from "../lib/format";
 import { groupsByName } from "../lib/health";
 import { useHealthWindow } from "../lib/healthWindow";
+import { openRetirements } from "../lib/recovery";
 import { useSendNotice } from "../lib/sendNotice";
 
 /** What an empty list means: nothing on the control plane, or never fetched from it. */
@@ -66,6 +68,8 @@ export const ResourcesPage = forwardRef<
     focusFilter: () => filterRef.current?.focus(),
     open: (name) => setOpen(name),
   }));
+  const retirements = useRetirements();
+  const retiring = useMemo(() => openRetirements(retirements.data, kind), [retirements.data, kind]);
   const label = kindLabels[kind];
   return (
     <Stack h="100%" gap="sm" style={{ minHeight: 0 }}>
@@ -104,6 +108,7 @@ export const ResourcesPage = forwardRef<
         health={metrics.data ? health : undefined}
         window={window}
         healthStale={metrics.isError}
+        retirements={retiring}
       />
       <ResourceDrawer kind={kind} name={open} onClose={() => setOpen(null)} onOpenDlq={onOpenDlq} />
       <Modal

@@ -5,7 +5,7 @@
 use switchyard_protocol::client_certs::CERTIFICATE_WARN_DAYS;
 use switchyard_protocol::{Finding, FindingClass, FindingEvidence, Severity};
 
-use super::findings::{ago, at, finding};
+use super::findings::{at, finding};
 use crate::clock::to_datetime;
 use crate::store::{ExpiringCertRow, OverlapRow};
 
@@ -15,13 +15,13 @@ pub fn overlap_open(o: &OverlapRow, now: i64) -> Finding {
     let t = &o.target;
     let detail = format!(
         "Target {t} is in a signing-secret rotation: {} older secret(s) still sign beside the \
-         newest until {} (in {}). Receivers must accept both meanwhile. Verify the receiver \
+         newest until {} ({} left). Receivers must accept both meanwhile. Verify the receiver \
          accepts the new secret alone (POST /v1/targets/{t}/test with its secret_id), then \
          promote it by expiring the older secret(s) (POST /v1/targets/{t}/secrets/{{id}}/expire), \
          or let the overlap end; expiring the new one instead rolls the rotation back.",
         o.expiring,
         at(o.ends_at),
-        ago(o.ends_at, now),
+        span(o.ends_at - now),
     );
     finding(
         FindingClass::SigningOverlapOpen,
@@ -39,6 +39,19 @@ pub fn overlap_open(o: &OverlapRow, now: i64) -> Finding {
 }
 
 const DAY_MS: i64 = 86_400_000;
+
+/// A span in its largest whole unit ("40 s", "3 min", "5 h", "19 d"): the one format of a
+/// credential's remaining time, as the desktop's badge and overview write it
+/// (ui/src/lib/format.ts, `timeLeft`), never "479 h".
+fn span(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        3600..=86_399 => format!("{} h", s / 3600),
+        _ => format!("{} d", s / 86_400),
+    }
+}
 
 /// How far ahead an active client certificate's expiry becomes a finding: the first of the
 /// 30/7/1 days a console warns at (`CERTIFICATE_WARN_DAYS`, also behind the target's
@@ -58,17 +71,9 @@ pub fn certificate_expiring(c: &ExpiringCertRow, now: i64) -> Finding {
     };
     let (t, id) = (&c.target, &c.id);
     let when = if left <= 0 {
-        format!(
-            "expired at {} ({} ago)",
-            at(c.not_after),
-            ago(now, c.not_after)
-        )
+        format!("expired at {} ({} ago)", at(c.not_after), span(-left))
     } else {
-        format!(
-            "expires at {} (in {})",
-            at(c.not_after),
-            ago(c.not_after, now)
-        )
+        format!("expires at {} ({} left)", at(c.not_after), span(left))
     };
     let detail = format!(
         "The active client certificate {id} of target {t} ({}) {when}. Receivers that require \
@@ -110,7 +115,7 @@ mod tests {
         assert_eq!(f.severity, Severity::Info);
         assert_eq!(f.evidence.until, Some(to_datetime(o.ends_at)));
         assert!(f.actions.is_empty(), "{:?}", f.actions);
-        assert!(f.detail.contains("(in 2 h)"), "{}", f.detail);
+        assert!(f.detail.contains("(2 h left)"), "{}", f.detail);
         assert!(
             f.detail.contains("/v1/targets/billing/test"),
             "{}",
@@ -137,8 +142,12 @@ mod tests {
         assert_eq!(f.id, "certificate_expiring:target:erp");
         assert_eq!(f.evidence.until, Some(to_datetime(NOW + 3 * DAY)));
         assert!(f.detail.contains("expires at"), "{}", f.detail);
+        assert!(f.detail.contains("(3 d left)"), "{}", f.detail);
+        // 479 h read "in 479 h" here while the desktop's badge said "19 d left".
+        let soon = certificate_expiring(&cert(479 * 3_600_000), NOW);
+        assert!(soon.detail.contains("(19 d left)"), "{}", soon.detail);
         let gone = certificate_expiring(&cert(-3_600_000), NOW);
         assert!(gone.detail.contains("expired at"), "{}", gone.detail);
-        assert!(gone.detail.contains("60 min ago"), "{}", gone.detail);
+        assert!(gone.detail.contains("(1 h ago)"), "{}", gone.detail);
     }
 }

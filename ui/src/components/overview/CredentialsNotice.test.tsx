@@ -35,13 +35,16 @@ describe("CredentialsNotice", () => {
       }),
     });
     const opened: string[] = [];
-    renderUi(<CredentialsNotice now={Date.now()} onOpenTarget={(t) => opened.push(t)} />);
+    const now = Date.parse("2026-12-05T12:00:00Z") - 479 * 3_600_000;
+    renderUi(<CredentialsNotice now={now} onOpenTarget={(t) => opened.push(t)} />);
     const notice = await screen.findByTestId("overview-credentials");
     expect(notice).toHaveTextContent("2 targets' credentials need a look");
     expect(notice).toHaveTextContent("billing");
     expect(notice).toHaveTextContent("signing-secret overlap ends");
     expect(notice).toHaveTextContent("erp");
     expect(notice).toHaveTextContent("client certificate expires");
+    // The badge's format ("19 d left"), not "in 19 d".
+    expect(notice).toHaveTextContent("(19 d left)");
     expect(notice).not.toHaveTextContent("crm");
     await userEvent.click(screen.getByTestId("overview-credential-erp"));
     expect(opened).toEqual(["erp"]);

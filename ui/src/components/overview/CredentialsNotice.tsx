@@ -5,7 +5,7 @@
 import { Alert, Anchor, Group, List, Text } from "@mantine/core";
 import type { Finding } from "../../ipc/bindings";
 import { useFindings } from "../../ipc/recoveryQueries";
-import { relativeTime } from "../../lib/format";
+import { timeLeft } from "../../lib/format";
 
 const what: Partial<Record<Finding["class"], string>> = {
   signing_overlap_open: "signing-secret overlap ends",
@@ -53,7 +53,7 @@ export function CredentialsNotice({
               {f.evidence.until && (
                 <Text size="sm" c={f.severity === "info" ? "dimmed" : "orange"}>
                   {what[f.class]} {new Date(f.evidence.until).toLocaleString()} (
-                  {relativeTime(Date.parse(f.evidence.until), now)})
+                  {timeLeft(Date.parse(f.evidence.until), now)})
                 </Text>
               )}
             </Group>

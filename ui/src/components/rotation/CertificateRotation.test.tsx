@@ -57,6 +57,23 @@ const verify = (ok: boolean, attempt: number): RotationView["verify_result"] => 
 });
 
 /** Opens the wizard on the certificate path and fills the upload form. */
+/** The upload refused by the control plane on `field` (a `validation_failed` problem). */
+const refusal = (field: string, message: string, ipcMessage: string) => () => {
+  throw {
+    code: "remote",
+    message: ipcMessage,
+    problem: {
+      status: 400,
+      code: "validation_failed",
+      message,
+      transient: false,
+      field,
+      used_by: [],
+      current_version: null,
+    },
+  };
+};
+
 async function fillForm() {
   await userEvent.click(await screen.findByTestId("rotation-choose-certificate"));
   await userEvent.click(screen.getByTestId("rotation-next"));
@@ -150,27 +167,18 @@ describe("RotationWizard, client certificate", () => {
   it("shows a refused upload on its field and drops the key from the form", async () => {
     mockCommands({
       list_rotations: () => [],
-      start_certificate_rotation: () => {
-        throw {
-          code: "remote",
-          message:
-            "the control plane answered HTTP 400: validation_failed: private_key_pem: does not match the leaf",
-          problem: {
-            status: 400,
-            code: "validation_failed",
-            message: "the private key does not match the leaf certificate",
-            transient: false,
-            field: "private_key_pem",
-            used_by: [],
-            current_version: null,
-          },
-        };
-      },
+      start_certificate_rotation: refusal(
+        "private_key_pem",
+        "the private key does not match the leaf certificate",
+        "the control plane answered HTTP 400: validation_failed: private_key_pem: does not match the leaf",
+      ),
     });
     renderUi(<RotationWizard target="billing" onClose={() => {}} />);
     await fillForm();
     await userEvent.click(screen.getByTestId("rotation-stage"));
-    expect(await screen.findByTestId("error-alert")).toHaveTextContent("field: private_key_pem");
+    expect(await screen.findByTestId("rotation-form-refused")).toHaveTextContent(
+      "refused the field marked above",
+    );
     expect(
       screen.getByText("the private key does not match the leaf certificate"),
     ).toBeInTheDocument();
@@ -179,6 +187,32 @@ describe("RotationWizard, client certificate", () => {
     expect(screen.getByTestId("rotation-cert-pem")).toHaveValue(CHAIN);
     expect(document.body.innerHTML).not.toContain("secretkeybody");
     expect(screen.getByTestId("rotation-stage")).toBeDisabled();
+  });
+
+  // The field's error stayed after a valid PEM was pasted, and the alert below repeated
+  // "certificate_pem: certificate_pem:".
+  it("drops a refusal of the chain once the chain is changed, and names the field once", async () => {
+    mockCommands({
+      list_rotations: () => [],
+      start_certificate_rotation: refusal(
+        "certificate_pem",
+        "certificate_pem: PEM block 1 is malformed",
+        "Request validation failed (validation_failed, HTTP 400): certificate_pem: PEM block 1 is malformed",
+      ),
+    });
+    renderUi(<RotationWizard target="billing" onClose={() => {}} />);
+    await fillForm();
+    await userEvent.click(screen.getByTestId("rotation-stage"));
+    expect(await screen.findByText("PEM block 1 is malformed")).toBeInTheDocument();
+    expect(document.body.textContent).not.toContain("certificate_pem: ");
+    expect(screen.queryByTestId("error-alert")).toBeNull();
+    fireEvent.change(screen.getByTestId("rotation-cert-key"), { target: { value: KEY } });
+    expect(screen.getByText("PEM block 1 is malformed")).toBeInTheDocument();
+    fireEvent.change(screen.getByTestId("rotation-cert-pem"), {
+      target: { value: CHAIN.replace("MIIBnew", "MIIBfixed") },
+    });
+    await waitFor(() => expect(screen.queryByText("PEM block 1 is malformed")).toBeNull());
+    expect(screen.queryByTestId("rotation-form-refused")).toBeNull();
   });
 
   it("reads the chain and the key from files in the webview", async () => {

@@ -35,10 +35,14 @@ export type CertificateForm = {
   privateKeyPem: string;
 };
 
-/** The refusal's field, when it names one of the form's inputs, with its message. */
+/** The refusal's message under the input it names (without the field's name the control
+ * plane puts before it: the input's label says which). */
 function fieldError(error: IpcError | null, field: CertificateField): string | undefined {
-  const named = certificateField(error?.problem?.field);
-  return named === field ? (error?.problem?.message ?? error?.message) : undefined;
+  const problem = error?.problem;
+  if (certificateField(problem?.field) !== field) return undefined;
+  const message = problem?.message ?? error?.message ?? "";
+  const prefix = `${problem?.field}: `;
+  return message.startsWith(prefix) ? message.slice(prefix.length) : message;
 }
 
 /** A PEM textarea with a "Load file…" button that reads the file in the webview. */

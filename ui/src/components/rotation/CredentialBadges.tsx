@@ -12,7 +12,7 @@ export function CredentialBadges({ resource }: { resource: ResourceView }) {
         size="xs"
         variant="light"
         color={w.color}
-        style={{ flexShrink: 0 }}
+        style={{ flexShrink: 1, minWidth: 0 }}
         data-testid={`credential-warning-${resource.name}`}
       >
         {w.label}

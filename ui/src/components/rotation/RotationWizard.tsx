@@ -16,6 +16,8 @@ import { commandInvalidates, invalidate } from "../../ipc/invalidation";
 import { useActiveProfile } from "../../ipc/queries";
 import { useRotations } from "../../ipc/rotationQueries";
 import {
+  type CertificateField,
+  certificateField,
   defaultCertificateId,
   inFlight,
   isFinished,
@@ -154,8 +156,20 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
       }
     });
   };
-  const rid = rotation?.id ?? "";
   const cert = (rotation?.credential ?? credential) === "certificate";
+  // A refusal naming an input of the upload form is shown under that input, and goes once
+  // that input is changed (the other inputs' edits leave it).
+  const formError = !rotation && cert && certificateField(error?.problem?.field);
+  const editForm = (next: CertificateForm) => {
+    const changed: Record<CertificateField, boolean> = {
+      certificate_id: next.id !== form.id,
+      certificate_pem: next.certificatePem !== form.certificatePem,
+      private_key_pem: next.privateKeyPem !== form.privateKeyPem,
+    };
+    if (formError && changed[formError]) setError(null);
+    setForm(next);
+  };
+  const rid = rotation?.id ?? "";
 
   return (
     <Modal
@@ -172,7 +186,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
         </Stepper.Step>
         <Stepper.Step label={cert ? "Upload" : "Stage"}>
           {cert ? (
-            !rotation && <CertificateStageForm form={form} onForm={setForm} error={error} />
+            !rotation && <CertificateStageForm form={form} onForm={editForm} error={error} />
           ) : rotation ? (
             <StagedBody rotation={rotation} value={shown} target={target} />
           ) : (
@@ -217,7 +231,13 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
               The rotation stopped at {rotation.stopped_step ?? "a step"}.
             </Alert>
           ))}
-        <ErrorAlert error={error} title="Not done" />
+        {formError ? (
+          <Text size="sm" c="red" data-testid="rotation-form-refused">
+            Not uploaded: the control plane refused the field marked above. Fix it and upload again.
+          </Text>
+        ) : (
+          <ErrorAlert error={error} title="Not done" />
+        )}
         {error && rotation && (
           <Text size="sm" c="dimmed">
             Nothing was lost: the step is stored and is sent again with its key when you retry.

@@ -121,9 +121,7 @@ async fn remove(
         if lost.is_empty() {
             outln!("removed profile {name}")
         } else {
-            outln!(
-                "removed profile {name}, discarding {lost} (not confirmed by the control plane)"
-            )
+            outln!("removed profile {name}, discarding {lost} (not confirmed by the control plane)")
         }
     });
     Ok(Exit::Ok)

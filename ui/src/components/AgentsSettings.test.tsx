@@ -96,7 +96,10 @@ describe("AgentsSettings", () => {
     });
     renderUi(<AgentsSettings opened onClose={() => {}} />, profiles);
     expect(await screen.findByTestId("agents-sandbox")).toBeInTheDocument();
-    expect(screen.getByText("No agent has called this profile yet.")).toBeInTheDocument();
+    // Nothing that would suggest it can be used: no command line, mode or read-only switch.
+    expect(screen.queryByTestId("agents-command")).toBeNull();
+    expect(screen.queryByTestId("agents-mode")).toBeNull();
+    expect(screen.queryByTestId("agents-read-only")).toBeNull();
   });
 
   it("quotes arguments for a shell and builds the host entry", () => {

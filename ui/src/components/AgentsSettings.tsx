@@ -168,14 +168,16 @@ function Body({ settings }: { settings: Settings }) {
     onSuccess: (next) => client.setQueryData(agentsKey(next.profile), next),
   });
   const argv = [...settings.command, ...modeFlags[mode]];
+  // Nothing to offer for the sandbox: no command line or mode would reach it.
+  if (settings.sandbox)
+    return (
+      <Alert color="yellow" icon={<IconInfoCircle size={16} />} data-testid="agents-sandbox">
+        The sandbox runs inside this app and its token never leaves it, so an agent cannot use it.
+        Add a control plane profile and open this window on it.
+      </Alert>
+    );
   return (
     <Stack gap="md">
-      {settings.sandbox && (
-        <Alert color="yellow" icon={<IconInfoCircle size={16} />} data-testid="agents-sandbox">
-          The sandbox runs inside this app and its token never leaves it, so an agent cannot use it.
-          Add a control plane profile and open this window on it.
-        </Alert>
-      )}
       <Stack gap={4}>
         <Text size="sm" fw={500}>
           Mode

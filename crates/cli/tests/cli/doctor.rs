@@ -209,6 +209,23 @@ async fn an_orphan_flow_write_is_critical_and_its_destructive_fix_needs_yes() {
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // A target this console knows but the control plane no longer has (deleted elsewhere
+    // since): a write naming a target nobody ever had is refused before it is queued.
+    let spec = r#"{"url":"https://example.com/hook"}"#;
+    let out = run(
+        &data,
+        &["targets", "create", "crm", "--spec", spec, "--wait"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let deleted = reqwest::Client::new()
+        .delete(format!("{}/v1/targets/crm", server.url()))
+        .bearer_auth(TOKEN)
+        .header("idempotency-key", "deleted-elsewhere")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
     let out = run(
         &data,
         &[

@@ -286,14 +286,43 @@ fn load_tenants(args: &ServeArgs) -> anyhow::Result<Tenants> {
                 .map(str::to_owned),
         );
     }
-    let mut tenants = Tenants::default();
     if args.demo {
-        tenants.add(DEMO_TENANT, DEMO_TOKEN);
+        return demo_tenants(args, &entries);
     }
+    let mut tenants = Tenants::default();
     for entry in entries {
         let (name, token) = Tenants::parse_entry(&entry).map_err(anyhow::Error::msg)?;
-        tenants.add(&name, &token);
+        tenants.try_add(&name, &token).map_err(anyhow::Error::msg)?;
     }
+    Ok(tenants)
+}
+
+/// `--demo` serves a tenant whose token is printed in the README and lets webhooks reach
+/// private addresses: fit for this machine only. It is refused beside real tenants (they
+/// would share a server that reaches the private network) and on a listener other machines
+/// can reach (anyone could use the public token).
+fn demo_tenants(args: &ServeArgs, entries: &[String]) -> anyhow::Result<Tenants> {
+    if !entries.is_empty() {
+        bail!(
+            "--demo cannot be combined with --tenant, --tenants-file or SWITCHYARD_TENANTS: the demo \
+             tenant's token is public and the demo lets webhooks reach private addresses; run real \
+             tenants on a server without --demo"
+        );
+    }
+    if !args.listen.ip().is_loopback() {
+        bail!(
+            "--demo needs a loopback --listen (127.0.0.1 or [::1]), not {}: the demo tenant's token \
+             is public, so other machines must not reach it",
+            args.listen
+        );
+    }
+    tracing::warn!(
+        "demo mode: the only tenant is {DEMO_TENANT:?} with the public token {DEMO_TOKEN:?}; \
+         loopback only (requests whose Host is not a loopback name are refused); webhooks may \
+         go to loopback, private and link-local addresses"
+    );
+    let mut tenants = Tenants::default();
+    tenants.add(DEMO_TENANT, DEMO_TOKEN);
     Ok(tenants)
 }
 
@@ -323,6 +352,7 @@ fn server_config(args: &ServeArgs, tenants: Tenants) -> anyhow::Result<ServerCon
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
     config.delivery.retirement_every = args.retirement_every;
     config.delivery.run_worker = !args.no_worker;
+    config.loopback_hosts_only = args.demo;
     // The demo's receiver is on loopback; every other server forbids private targets
     // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
     config.delivery.allow_private_targets = args.allow_private_targets || args.demo;

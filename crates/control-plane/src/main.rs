@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use switchyard_control_plane::delivery::addresses::Cidr;
 use switchyard_control_plane::delivery::schedule::parse_duration;
 use switchyard_control_plane::demo::{self, DEMO_TENANT, DEMO_TOKEN};
 use switchyard_control_plane::extract::{MAX_BODY_BYTES, Tenants};
@@ -97,6 +98,11 @@ struct EdgeArgs {
     /// by default (forbidden_address). For receivers on this host or its private network.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Refuse webhooks to this address range (CIDR, e.g. 10.20.0.0/16 or fd00:ec2::/32; a
+    /// bare address is one address) even with --allow-private-targets: at save for an IP
+    /// literal, at connect time for the address a name resolves to. Repeatable.
+    #[arg(long = "forbid-cidr", value_name = "CIDR", value_parser = Cidr::parse)]
+    forbid_cidrs: Vec<Cidr>,
 }
 
 #[derive(clap::Args)]
@@ -162,6 +168,11 @@ struct ServeArgs {
     /// name resolves to one fails (forbidden_address). --demo implies it.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Refuse webhooks to this address range (CIDR, e.g. 10.20.0.0/16 or fd00:ec2::/32; a
+    /// bare address is one address) even with --allow-private-targets: at save for an IP
+    /// literal, at connect time for the address a name resolves to. Repeatable.
+    #[arg(long = "forbid-cidr", value_name = "CIDR", value_parser = Cidr::parse)]
+    forbid_cidrs: Vec<Cidr>,
     /// Trust the CA certificates of this PEM file for HTTPS receivers' server certificates,
     /// besides the web PKI's roots (receivers with a private CA). May be given more than once.
     #[arg(long, value_name = "FILE")]
@@ -356,6 +367,7 @@ fn server_config(args: &ServeArgs, tenants: Tenants) -> anyhow::Result<ServerCon
     // The demo's receiver is on loopback; every other server forbids private targets
     // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
     config.delivery.allow_private_targets = args.allow_private_targets || args.demo;
+    config.delivery.forbid_cidrs = args.forbid_cidrs.clone();
     if config.delivery.allow_private_targets {
         tracing::warn!(
             "private targets allowed: webhooks may go to loopback, private and link-local addresses"
@@ -514,6 +526,7 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
         idle_poll: args.poll,
         report_schedule,
         allow_private_targets: args.allow_private_targets,
+        forbid_cidrs: args.forbid_cidrs,
     };
     println!(
         "switchyard edge plane {:?} relaying for {}",

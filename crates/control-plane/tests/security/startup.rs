@@ -139,3 +139,25 @@ async fn a_token_given_to_two_tenants_stops_start_up() {
     .unwrap();
     stop(cp).await;
 }
+
+#[tokio::test]
+async fn forbid_cidr_is_checked_at_start_and_holds_beside_allow_private_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = serve(dir.path(), &["--forbid-cidr", "10.0.0.0/33"])
+        .await
+        .err()
+        .expect("a bad range refused");
+    assert!(
+        refused.contains("--forbid-cidr") && refused.contains("10.0.0.0/33"),
+        "{refused}"
+    );
+    let cp = serve(dir.path(), &["--forbid-cidr", "127.0.0.0/8"])
+        .await
+        .unwrap();
+    let (status, body) = create_target(&cp.url, "tg", "http://127.0.0.1:9/hook").await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["code"], "target_address_forbidden", "{body}");
+    let (status, body) = create_target(&cp.url, "tg2", "http://10.1.2.3:9/hook").await;
+    assert_eq!(status, 201, "other private addresses stay allowed: {body}");
+    stop(cp).await;
+}

@@ -390,7 +390,10 @@ mod tests {
             lookup: Some(Arc::new(Fixed(
                 ips.iter().map(|i| i.parse().unwrap()).collect(),
             ))),
-            allow_private,
+            policy: Arc::new(addresses::AddressPolicy {
+                allow_private,
+                forbid: Vec::new(),
+            }),
         };
         match resolver
             .resolve("hooks.example.test".parse().unwrap())
@@ -413,8 +416,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             refused,
-            "refused to connect: hooks.example.test resolves only to forbidden addresses \
-             (10.0.0.7 is private (10.0.0.0/8))"
+            "refused to connect: hooks.example.test resolves only to addresses deliveries may not reach"
         );
         assert_eq!(
             resolve(&["127.0.0.1", "::1"], true).await,

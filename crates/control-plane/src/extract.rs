@@ -24,6 +24,22 @@ impl Tenants {
             .insert(Sha256::digest(token.as_bytes()).into(), tenant.to_owned());
     }
 
+    /// [`Self::add`], refusing a token another tenant already holds (it would silently make
+    /// the two one tenant: whoever holds it sees the later tenant's data). The message names
+    /// the tenants, never the token.
+    pub fn try_add(&mut self, tenant: &str, token: &str) -> Result<(), String> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        match self.by_token_hash.get(&digest) {
+            Some(holder) if holder != tenant => Err(format!(
+                "tenants {holder:?} and {tenant:?} are given the same token: each token must belong to one tenant"
+            )),
+            _ => {
+                self.by_token_hash.insert(digest, tenant.to_owned());
+                Ok(())
+            }
+        }
+    }
+
     pub fn lookup(&self, token: &str) -> Option<&str> {
         self.by_token_hash
             .get(&<[u8; 32]>::from(Sha256::digest(token.as_bytes())))

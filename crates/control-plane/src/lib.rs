@@ -20,6 +20,7 @@ pub mod events;
 pub mod extract;
 pub mod head_errors;
 pub mod hooks;
+pub mod host_guard;
 pub mod idempotency;
 pub mod limits;
 pub mod main_key_rotation;

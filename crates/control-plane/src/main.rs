@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
+use switchyard_control_plane::delivery::addresses::Cidr;
 use switchyard_control_plane::delivery::schedule::parse_duration;
 use switchyard_control_plane::demo::{self, DEMO_TENANT, DEMO_TOKEN};
 use switchyard_control_plane::extract::{MAX_BODY_BYTES, Tenants};
@@ -97,6 +98,11 @@ struct EdgeArgs {
     /// by default (forbidden_address). For receivers on this host or its private network.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Refuse webhooks to this address range (CIDR, e.g. 10.20.0.0/16 or fd00:ec2::/32; a
+    /// bare address is one address) even with --allow-private-targets: at save for an IP
+    /// literal, at connect time for the address a name resolves to. Repeatable.
+    #[arg(long = "forbid-cidr", value_name = "CIDR", value_parser = Cidr::parse)]
+    forbid_cidrs: Vec<Cidr>,
 }
 
 #[derive(clap::Args)]
@@ -162,6 +168,11 @@ struct ServeArgs {
     /// name resolves to one fails (forbidden_address). --demo implies it.
     #[arg(long)]
     allow_private_targets: bool,
+    /// Refuse webhooks to this address range (CIDR, e.g. 10.20.0.0/16 or fd00:ec2::/32; a
+    /// bare address is one address) even with --allow-private-targets: at save for an IP
+    /// literal, at connect time for the address a name resolves to. Repeatable.
+    #[arg(long = "forbid-cidr", value_name = "CIDR", value_parser = Cidr::parse)]
+    forbid_cidrs: Vec<Cidr>,
     /// Trust the CA certificates of this PEM file for HTTPS receivers' server certificates,
     /// besides the web PKI's roots (receivers with a private CA). May be given more than once.
     #[arg(long, value_name = "FILE")]
@@ -286,14 +297,43 @@ fn load_tenants(args: &ServeArgs) -> anyhow::Result<Tenants> {
                 .map(str::to_owned),
         );
     }
-    let mut tenants = Tenants::default();
     if args.demo {
-        tenants.add(DEMO_TENANT, DEMO_TOKEN);
+        return demo_tenants(args, &entries);
     }
+    let mut tenants = Tenants::default();
     for entry in entries {
         let (name, token) = Tenants::parse_entry(&entry).map_err(anyhow::Error::msg)?;
-        tenants.add(&name, &token);
+        tenants.try_add(&name, &token).map_err(anyhow::Error::msg)?;
     }
+    Ok(tenants)
+}
+
+/// `--demo` serves a tenant whose token is printed in the README and lets webhooks reach
+/// private addresses: fit for this machine only. It is refused beside real tenants (they
+/// would share a server that reaches the private network) and on a listener other machines
+/// can reach (anyone could use the public token).
+fn demo_tenants(args: &ServeArgs, entries: &[String]) -> anyhow::Result<Tenants> {
+    if !entries.is_empty() {
+        bail!(
+            "--demo cannot be combined with --tenant, --tenants-file or SWITCHYARD_TENANTS: the demo \
+             tenant's token is public and the demo lets webhooks reach private addresses; run real \
+             tenants on a server without --demo"
+        );
+    }
+    if !args.listen.ip().is_loopback() {
+        bail!(
+            "--demo needs a loopback --listen (127.0.0.1 or [::1]), not {}: the demo tenant's token \
+             is public, so other machines must not reach it",
+            args.listen
+        );
+    }
+    tracing::warn!(
+        "demo mode: the only tenant is {DEMO_TENANT:?} with the public token {DEMO_TOKEN:?}; \
+         loopback only (requests whose Host is not a loopback name are refused); webhooks may \
+         go to loopback, private and link-local addresses"
+    );
+    let mut tenants = Tenants::default();
+    tenants.add(DEMO_TENANT, DEMO_TOKEN);
     Ok(tenants)
 }
 
@@ -323,9 +363,11 @@ fn server_config(args: &ServeArgs, tenants: Tenants) -> anyhow::Result<ServerCon
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
     config.delivery.retirement_every = args.retirement_every;
     config.delivery.run_worker = !args.no_worker;
+    config.loopback_hosts_only = args.demo;
     // The demo's receiver is on loopback; every other server forbids private targets
     // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
     config.delivery.allow_private_targets = args.allow_private_targets || args.demo;
+    config.delivery.forbid_cidrs = args.forbid_cidrs.clone();
     if config.delivery.allow_private_targets {
         tracing::warn!(
             "private targets allowed: webhooks may go to loopback, private and link-local addresses"
@@ -484,6 +526,7 @@ async fn run_edge(args: EdgeArgs) -> anyhow::Result<()> {
         idle_poll: args.poll,
         report_schedule,
         allow_private_targets: args.allow_private_targets,
+        forbid_cidrs: args.forbid_cidrs,
     };
     println!(
         "switchyard edge plane {:?} relaying for {}",

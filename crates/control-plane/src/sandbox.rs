@@ -76,6 +76,9 @@ impl SandboxBinding {
                 .map_err(anyhow::Error::msg)?;
         // The sandbox's demo receiver is on loopback: said here, not left to the default.
         config.delivery.allow_private_targets = true;
+        // Its token is public: a web page must not reach it by rebinding its own name to
+        // loopback (src/host_guard.rs).
+        config.loopback_hosts_only = true;
         let server = Server::start(config).await?;
         let demo = crate::demo::start(&server, std::time::Duration::from_secs(3)).await?;
         Ok(Sandbox {

@@ -56,6 +56,9 @@ pub struct ServerConfig {
     pub metrics: MetricsConfig,
     /// The thresholds of `GET /v1/diagnostics` (docs/recovery.md).
     pub diagnostics: crate::diagnostics::DiagnosticsConfig,
+    /// Answer only requests whose `Host` names loopback ([`crate::host_guard`]): servers whose
+    /// token is public (the sandbox, `serve --demo`), out of reach of DNS rebinding.
+    pub loopback_hosts_only: bool,
 }
 
 impl ServerConfig {
@@ -83,6 +86,7 @@ impl ServerConfig {
             },
             metrics: MetricsConfig::default(),
             diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
+            loopback_hosts_only: false,
         }
     }
 }
@@ -382,7 +386,12 @@ impl Server {
         let addr = listener.local_addr()?;
         let (metrics_addr, metrics) = serve_metrics(config.metrics.listen, &state).await?;
         let (tx, rx) = oneshot::channel::<()>();
-        let app = router(state.clone());
+        let mut app = router(state.clone());
+        if config.loopback_hosts_only {
+            app = app.layer(axum::middleware::from_fn(
+                crate::host_guard::loopback_hosts_only,
+            ));
+        }
         let connections = http1_settings(&state.limits);
         let task = tokio::spawn(serve(
             listener,

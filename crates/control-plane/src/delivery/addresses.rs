@@ -71,8 +71,28 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return forbidden_v4(embedded(s[6], s[7]));
     }
+    // IPv4-translated (`::ffff:0:a.b.c.d`, RFC 2765), which SIIT translators forward to the
+    // IPv4 address it carries.
+    if s[..5] == [0, 0, 0, 0, 0xffff] && s[5] == 0 {
+        return forbidden_v4(embedded(s[6], s[7]));
+    }
     if s[0] == 0x2002 {
         return forbidden_v4(embedded(s[1], s[2]));
+    }
+    if s[..3] == [0x64, 0xff9b, 1] {
+        // Local-use NAT64 (RFC 8215): a network's own translator, to its own IPv4 space.
+        return Some("local-use NAT64 (64:ff9b:1::/48)");
+    }
+    if s[..2] == [0x2001, 0] {
+        // Teredo tunnels to an IPv4 client whose address is carried obfuscated; where it
+        // leads cannot be judged here.
+        return Some("Teredo (2001::/32)");
+    }
+    if s[..2] == [0x2001, 0xdb8] {
+        return Some("documentation (2001:db8::/32)");
+    }
+    if s[..4] == [0x100, 0, 0, 0] {
+        return Some("discard-only (100::/64)");
     }
     Some(match s[0] {
         0xfc00..=0xfdff => "unique-local (fc00::/7)",
@@ -81,6 +101,126 @@ fn forbidden_v6(ip: Ipv6Addr) -> Option<&'static str> {
         0xff00..=0xffff => "multicast (ff00::/8)",
         _ => return None,
     })
+}
+
+/// An address range an operator forbids (`serve --forbid-cidr`, `edge --forbid-cidr`):
+/// `10.20.0.0/16`, `fd00:ec2::/32`, or one address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    network: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `ADDRESS/PREFIX` or a bare address (the whole address).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        let (addr, prefix) = text.split_once('/').unwrap_or((text, ""));
+        let network: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("{text:?} is not an address range (ADDRESS/PREFIX)"))?;
+        let max = if network.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            "" => max,
+            p => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("{text:?}: the prefix length is 0 to {max}"))?,
+        };
+        Ok(Self { network, prefix })
+    }
+
+    /// Whether `ip` is in the range (an IPv4-mapped IPv6 address is judged as its IPv4).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let bits = |ip: IpAddr| match ip {
+            IpAddr::V4(v4) => u128::from(u32::from(v4)),
+            IpAddr::V6(v6) => u128::from(v6),
+        };
+        let ip = ip.to_canonical();
+        if ip.is_ipv4() != self.network.is_ipv4() || self.prefix == 0 {
+            return ip.is_ipv4() == self.network.is_ipv4();
+        }
+        let width = if ip.is_ipv4() { 32 } else { 128 };
+        let shift = width - u32::from(self.prefix);
+        bits(ip) >> shift == bits(self.network) >> shift
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.network, self.prefix)
+    }
+}
+
+/// Where a server or edge lets webhooks go: the built-in ranges of [`forbidden`] unless
+/// private targets are allowed, and the operator's own ranges always.
+#[derive(Debug, Clone, Default)]
+pub struct AddressPolicy {
+    pub allow_private: bool,
+    /// Refused even when private targets are allowed (a database subnet, a metadata
+    /// service the built-in list does not know).
+    pub forbid: Vec<Cidr>,
+}
+
+/// Why an address is refused, and by whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub why: String,
+    /// `true` for the operator's `--forbid-cidr`, which `--allow-private-targets` does not lift.
+    pub by_operator: bool,
+}
+
+impl AddressPolicy {
+    /// Whether this policy refuses nothing at all.
+    pub fn allows_everything(&self) -> bool {
+        self.allow_private && self.forbid.is_empty()
+    }
+
+    /// Why `ip` may not be connected to (`None`: permitted).
+    pub fn refusal(&self, ip: IpAddr) -> Option<Refusal> {
+        if let Some(range) = self.forbid.iter().find(|c| c.contains(ip)) {
+            return Some(Refusal {
+                why: format!("in {range}, which this server forbids (--forbid-cidr)"),
+                by_operator: true,
+            });
+        }
+        if self.allow_private {
+            return None;
+        }
+        forbidden(ip).map(|why| Refusal {
+            why: why.to_owned(),
+            by_operator: false,
+        })
+    }
+
+    /// [`url_forbidden`] under this policy: why a target URL may not be stored, judged from
+    /// the URL alone.
+    pub fn url_refusal(&self, url: &str) -> Option<Refusal> {
+        let parsed = reqwest::Url::parse(url).ok()?;
+        if let Some(ip) = literal_ip(&parsed)
+            && let Some(refusal) = self.refusal(ip)
+        {
+            return Some(Refusal {
+                why: format!("host {} is {}", shown(ip), refusal.why),
+                ..refusal
+            });
+        }
+        if self.allow_private {
+            return None;
+        }
+        url_forbidden(url).map(|why| Refusal {
+            why,
+            by_operator: false,
+        })
+    }
+}
+
+/// The IP address a URL's host spells, if it is one.
+fn literal_ip(url: &reqwest::Url) -> Option<IpAddr> {
+    let host = url.host_str()?;
+    let literal = host.strip_prefix('[').and_then(|h| h.strip_suffix(']'));
+    literal.unwrap_or(host).parse().ok()
 }
 
 /// Why a target URL may not be stored, judged from the URL alone: its host is an IP literal
@@ -92,11 +232,10 @@ pub fn url_forbidden(url: &str) -> Option<String> {
     let url = reqwest::Url::parse(url).ok()?;
     // The parser has already normalised every IPv4 spelling (`2130706433`, `0x7f.1`,
     // `127.1`) to dotted decimal and put IPv6 literals in brackets.
-    let host = url.host_str()?;
-    let literal = host.strip_prefix('[').and_then(|h| h.strip_suffix(']'));
-    if let Ok(ip) = literal.unwrap_or(host).parse::<IpAddr>() {
+    if let Some(ip) = literal_ip(&url) {
         return forbidden(ip).map(|why| format!("host {} is {why}", shown(ip)));
     }
+    let host = url.host_str()?;
     let name = host.trim_end_matches('.').to_ascii_lowercase();
     (name == "localhost" || name.ends_with(".localhost"))
         .then(|| format!("host {name} is loopback (localhost)"))
@@ -206,7 +345,27 @@ mod tests {
             let why = forbidden(ip(addr)).unwrap_or_else(|| panic!("{addr} is forbidden"));
             assert!(why.starts_with(range), "{addr}: {why}");
         }
-        for addr in ["::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"] {
+        for (addr, range) in [
+            ("::ffff:0:127.0.0.1", "loopback (127"),
+            ("::ffff:0:a9fe:a9fe", "link-local (169"),
+            ("64:ff9b:1::a00:1", "local-use NAT64"),
+            ("64:ff9b:1:ffff::1", "local-use NAT64"),
+            ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"),
+            ("2001::1", "Teredo"),
+            ("2001:db8::1", "documentation"),
+            ("100::1", "discard-only"),
+        ] {
+            let why = forbidden(ip(addr)).unwrap_or_else(|| panic!("{addr} is forbidden"));
+            assert!(why.starts_with(range), "{addr}: {why}");
+        }
+        for addr in [
+            "::ffff:8.8.8.8",
+            "::ffff:0:808:808",
+            "64:ff9b::808:808",
+            "64:ff9b:2::1",
+            "2002:808:808::1",
+            "2001:1::1",
+        ] {
             assert_eq!(forbidden(ip(addr)), None, "{addr}");
         }
     }
@@ -258,6 +417,53 @@ mod tests {
         assert_eq!(
             url_forbidden("http://[::ffff:127.0.0.1]:9/").unwrap(),
             "host [::ffff:127.0.0.1] is loopback (127.0.0.0/8)"
+        );
+    }
+
+    #[test]
+    fn operator_ranges_are_refused_even_where_private_targets_are_allowed() {
+        let cidr = |t: &str| Cidr::parse(t).unwrap();
+        assert!(cidr("10.20.0.0/16").contains(ip("10.20.255.1")));
+        assert!(cidr("10.20.0.0/16").contains(ip("::ffff:10.20.0.9")));
+        assert!(!cidr("10.20.0.0/16").contains(ip("10.21.0.1")));
+        assert!(cidr("fd00:ec2::254").contains(ip("fd00:ec2::254")));
+        assert!(!cidr("fd00:ec2::254").contains(ip("fd00:ec2::255")));
+        assert!(cidr("0.0.0.0/0").contains(ip("8.8.8.8")));
+        assert!(!cidr("0.0.0.0/0").contains(ip("2606:4700::1")));
+        for bad in [
+            "10.0.0.0/33",
+            "fd00::/129",
+            "example.com/8",
+            "10.0.0.0/x",
+            "",
+        ] {
+            assert!(Cidr::parse(bad).is_err(), "{bad:?}");
+        }
+        let policy = AddressPolicy {
+            allow_private: true,
+            forbid: vec![cidr("10.20.0.0/16"), cidr("203.0.113.0/24")],
+        };
+        assert_eq!(policy.refusal(ip("10.1.1.1")), None, "private allowed");
+        let refusal = policy.refusal(ip("10.20.1.1")).unwrap();
+        assert!(
+            refusal.by_operator && refusal.why.contains("10.20.0.0/16"),
+            "{refusal:?}"
+        );
+        let refusal = policy.url_refusal("https://203.0.113.7/hook").unwrap();
+        assert_eq!(
+            refusal.why,
+            "host 203.0.113.7 is in 203.0.113.0/24, which this server forbids (--forbid-cidr)"
+        );
+        assert_eq!(policy.url_refusal("http://localhost/hook"), None);
+        let strict = AddressPolicy {
+            allow_private: false,
+            ..policy
+        };
+        assert!(
+            !strict
+                .url_refusal("http://localhost/hook")
+                .unwrap()
+                .by_operator
         );
     }
 }

@@ -49,7 +49,7 @@ impl AttemptResult {
 #[derive(Clone)]
 pub struct WebhookClient {
     client: reqwest::Client,
-    allow_private: bool,
+    policy: Arc<addresses::AddressPolicy>,
     resolver: Arc<GuardedResolver>,
     /// CA certificates (PEM) trusted for receivers besides the web PKI's roots.
     roots: Arc<Vec<reqwest::Certificate>>,
@@ -67,16 +67,25 @@ impl WebhookClient {
     /// A client that refuses forbidden addresses unless `allow_private`, looking names up
     /// with `lookup` (`None`: the system resolver).
     pub fn new(allow_private: bool, lookup: Option<Lookup>) -> Self {
-        Self::with_roots(allow_private, lookup, &[])
+        let policy = addresses::AddressPolicy {
+            allow_private,
+            forbid: Vec::new(),
+        };
+        Self::with_roots(policy, lookup, &[])
     }
 
-    /// [`Self::new`], also trusting the CA certificates `roots_pem` (PEM, each may hold
-    /// several) for receivers' server certificates. A certificate that does not parse is
-    /// skipped with a warning.
-    pub fn with_roots(allow_private: bool, lookup: Option<Lookup>, roots_pem: &[String]) -> Self {
+    /// A client that refuses what `policy` refuses, also trusting the CA certificates
+    /// `roots_pem` (PEM, each may hold several) for receivers' server certificates. A
+    /// certificate that does not parse is skipped with a warning.
+    pub fn with_roots(
+        policy: addresses::AddressPolicy,
+        lookup: Option<Lookup>,
+        roots_pem: &[String],
+    ) -> Self {
+        let policy = Arc::new(policy);
         let resolver = Arc::new(GuardedResolver {
             lookup,
-            allow_private,
+            policy: policy.clone(),
         });
         let roots: Vec<reqwest::Certificate> = roots_pem
             .iter()
@@ -91,7 +100,7 @@ impl WebhookClient {
         let client = build(&resolver, &roots, None).expect("the HTTP client builds");
         Self {
             client,
-            allow_private,
+            policy,
             resolver,
             roots: Arc::new(roots),
             identities: Arc::default(),
@@ -100,7 +109,12 @@ impl WebhookClient {
 
     /// Whether this client may connect to private, loopback and other forbidden addresses.
     pub fn allows_private(&self) -> bool {
-        self.allow_private
+        self.policy.allow_private
+    }
+
+    /// Where this client lets webhooks go.
+    pub fn policy(&self) -> &addresses::AddressPolicy {
+        &self.policy
     }
 
     /// The client that presents `identity` (the shared one for `None`).
@@ -179,30 +193,36 @@ impl std::error::Error for ForbiddenAddress {}
 /// address now, whatever it resolved to before (DNS rebinding), connects nowhere.
 struct GuardedResolver {
     lookup: Option<Lookup>,
-    allow_private: bool,
+    policy: Arc<addresses::AddressPolicy>,
 }
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let lookup = self.lookup.clone();
-        let allow_private = self.allow_private;
+        let policy = self.policy.clone();
         Box::pin(async move {
             let host = name.as_str().to_owned();
             let found: Vec<SocketAddr> = match lookup {
                 Some(lookup) => lookup.resolve(name).await?.collect(),
                 None => tokio::net::lookup_host((host.as_str(), 0)).await?.collect(),
             };
-            if allow_private {
+            if policy.allows_everything() {
                 return Ok(Box::new(found.into_iter()) as Addrs);
             }
             let (permitted, refused): (Vec<SocketAddr>, Vec<SocketAddr>) = found
                 .into_iter()
-                .partition(|a| addresses::forbidden(a.ip()).is_none());
+                .partition(|a| policy.refusal(a.ip()).is_none());
             if let (true, Some(first)) = (permitted.is_empty(), refused.first()) {
-                let why = addresses::forbidden(first.ip()).unwrap_or("forbidden");
+                // The address a name resolves to goes to the server's log only: shown to the
+                // tenant, the error would map the network's internal names for it.
+                let why = policy
+                    .refusal(first.ip())
+                    .map(|r| r.why)
+                    .unwrap_or_default();
+                tracing::warn!(%host, address = %first.ip(), why,
+                    "refused to connect: the name resolves only to forbidden addresses");
                 let refusal = ForbiddenAddress(format!(
-                    "refused to connect: {host} resolves only to forbidden addresses ({} is {why})",
-                    first.ip()
+                    "refused to connect: {host} resolves only to addresses deliveries may not reach"
                 ));
                 return Err(Box::new(refusal) as Box<dyn std::error::Error + Send + Sync>);
             }
@@ -232,12 +252,10 @@ pub async fn send_as(
     headers: &[(String, String)],
     body: String,
 ) -> AttemptResult {
-    if !client.allow_private
-        && let Some(why) = addresses::url_forbidden(url)
-    {
+    if let Some(refusal) = client.policy.url_refusal(url) {
         return AttemptResult::failed(
             ErrorClass::ForbiddenAddress,
-            format!("refused to connect: {why}"),
+            format!("refused to connect: {}", refusal.why),
         );
     }
     let http = match client.client_for(identity) {
@@ -372,7 +390,10 @@ mod tests {
             lookup: Some(Arc::new(Fixed(
                 ips.iter().map(|i| i.parse().unwrap()).collect(),
             ))),
-            allow_private,
+            policy: Arc::new(addresses::AddressPolicy {
+                allow_private,
+                forbid: Vec::new(),
+            }),
         };
         match resolver
             .resolve("hooks.example.test".parse().unwrap())
@@ -395,8 +416,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             refused,
-            "refused to connect: hooks.example.test resolves only to forbidden addresses \
-             (10.0.0.7 is private (10.0.0.0/8))"
+            "refused to connect: hooks.example.test resolves only to addresses deliveries may not reach"
         );
         assert_eq!(
             resolve(&["127.0.0.1", "::1"], true).await,

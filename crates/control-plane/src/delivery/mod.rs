@@ -50,6 +50,8 @@ pub struct DeliveryConfig {
     /// tests (their receivers are on loopback); the `serve` binary sets `false` unless it
     /// is given `--allow-private-targets` (or `--demo`).
     pub allow_private_targets: bool,
+    /// Address ranges refused whatever `allow_private_targets` says (`serve --forbid-cidr`).
+    pub forbid_cidrs: Vec<addresses::Cidr>,
     /// The name lookup under the address check (`None`: the system resolver). Tests map a
     /// name to loopback to show the check judges the address a name resolves to.
     pub resolver: Option<http::Lookup>,
@@ -88,6 +90,16 @@ pub struct DeliveryConfig {
     pub unguarded_retirement: bool,
 }
 
+impl DeliveryConfig {
+    /// Where this server's webhooks may go.
+    pub fn address_policy(&self) -> addresses::AddressPolicy {
+        addresses::AddressPolicy {
+            allow_private: self.allow_private_targets,
+            forbid: self.forbid_cidrs.clone(),
+        }
+    }
+}
+
 impl Default for DeliveryConfig {
     fn default() -> Self {
         Self {
@@ -101,6 +113,7 @@ impl Default for DeliveryConfig {
             poll_max: Duration::from_secs(1),
             dedup_retention: Duration::from_secs(86_400),
             allow_private_targets: true,
+            forbid_cidrs: Vec::new(),
             resolver: None,
             target_roots_pem: Vec::new(),
             #[cfg(feature = "fault-injection")]
@@ -155,7 +168,7 @@ impl DeliveryContext {
             DELIVERY_JITTER,
         );
         let http = http::WebhookClient::with_roots(
-            config.allow_private_targets,
+            config.address_policy(),
             config.resolver.clone(),
             &config.target_roots_pem,
         );

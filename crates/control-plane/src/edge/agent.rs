@@ -30,6 +30,8 @@ pub struct EdgeConfig {
     /// Whether webhooks may go to loopback, private, link-local and the other addresses
     /// `crate::delivery::addresses` forbids (`edge --allow-private-targets`).
     pub allow_private_targets: bool,
+    /// Address ranges refused whatever `allow_private_targets` says (`edge --forbid-cidr`).
+    pub forbid_cidrs: Vec<crate::delivery::addresses::Cidr>,
 }
 
 /// What an edge's drain did.
@@ -133,7 +135,11 @@ async fn lease_loop(
     permits: &Arc<Semaphore>,
     held: &Held,
 ) -> anyhow::Result<()> {
-    let webhooks = http::WebhookClient::new(config.allow_private_targets, None);
+    let policy = crate::delivery::addresses::AddressPolicy {
+        allow_private: config.allow_private_targets,
+        forbid: config.forbid_cidrs.clone(),
+    };
+    let webhooks = http::WebhookClient::with_roots(policy, None, &[]);
     let policy = RetryPolicy::new(config.report_schedule.clone(), Arc::new(ThreadRandom));
     let mut failures: u32 = 0;
     loop {

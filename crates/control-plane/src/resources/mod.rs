@@ -105,22 +105,27 @@ fn checked_spec(kind: ResourceKind, spec: &Value) -> Result<Value, ApiError> {
 /// the URL itself says is judged here (an IP literal, `localhost`); a name is judged by
 /// what it resolves to when an attempt connects (`crate::delivery::http`).
 fn check_target_url(state: &AppState, kind: ResourceKind, spec: &Value) -> Result<(), ApiError> {
-    if kind != ResourceKind::Target || state.delivery.config.allow_private_targets {
+    if kind != ResourceKind::Target {
         return Ok(());
     }
     let Some(url) = spec.get("url").and_then(Value::as_str) else {
         return Ok(());
     };
-    match crate::delivery::addresses::url_forbidden(url) {
+    match state.delivery.http.policy().url_refusal(url) {
         None => Ok(()),
-        Some(why) => Err(ApiError::TargetAddressForbidden(
-            switchyard_protocol::FieldError::new(
-                "spec.url",
-                format!(
-                    "{why}; deliveries may not reach it unless the server runs with --allow-private-targets"
+        Some(refusal) => {
+            let unless = if refusal.by_operator {
+                "deliveries may not reach it"
+            } else {
+                "deliveries may not reach it unless the server runs with --allow-private-targets"
+            };
+            Err(ApiError::TargetAddressForbidden(
+                switchyard_protocol::FieldError::new(
+                    "spec.url",
+                    format!("{}; {unless}", refusal.why),
                 ),
-            ),
-        )),
+            ))
+        }
     }
 }
 

@@ -11,5 +11,6 @@ mod replay;
 mod sandbox;
 mod shutdown;
 mod ssrf;
+mod ssrf_policy;
 mod support;
 mod workers;

@@ -12,6 +12,8 @@ use switchyard_control_plane::sealing::Sealer;
 use switchyard_test_support::receiver::Receiver;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+mod startup;
+
 const TOKEN: &str = "acme-token-123";
 const BIN: &str = env!("CARGO_BIN_EXE_switchyard-control-plane");
 
@@ -26,31 +28,48 @@ impl Drop for Serve {
     }
 }
 
-/// `serve` on `dir/cp.db`, its log appended to `dir/cp.log`.
+/// `serve` on `dir/cp.db` for tenant acme, private targets allowed, its log appended to
+/// `dir/cp.log`.
 async fn serve(dir: &Path, extra: &[&str]) -> Result<Serve, String> {
+    let tenant = format!("acme:{TOKEN}");
+    let mut args = vec![
+        "--listen",
+        "127.0.0.1:0",
+        "--allow-private-targets",
+        "--tenant",
+        &tenant,
+    ];
+    args.extend_from_slice(extra);
+    spawn(dir, &args, |_| {}).await
+}
+
+/// `serve` on `dir/cp.db` with `args` (and a fast retry schedule), its log appended to
+/// `dir/cp.log`; `prepare` adjusts the command first. The URL once it listens, or how it
+/// exited and its log.
+async fn spawn(
+    dir: &Path,
+    args: &[&str],
+    prepare: impl FnOnce(&mut tokio::process::Command),
+) -> Result<Serve, String> {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(dir.join("cp.log"))
         .unwrap();
-    let mut child = tokio::process::Command::new(BIN)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow-private-targets",
-        ])
-        .args(["--tenant", &format!("acme:{TOKEN}")])
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("serve")
+        .args(args)
         .arg("--db")
         .arg(format!("sqlite://{}", dir.join("cp.db").display()))
         .args(["--retry-schedule", "0s,50ms,100ms,200ms,400ms"])
-        .args(extra)
         .env("RUST_LOG", "debug")
+        .env_remove("SWITCHYARD_TENANTS")
         .stdout(Stdio::piped())
         .stderr(log)
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .kill_on_drop(true);
+    prepare(&mut command);
+    let mut child = command.spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let url = tokio::time::timeout(Duration::from_secs(20), async {
         while let Ok(Some(line)) = lines.next_line().await {

@@ -47,7 +47,15 @@ async fn a_trial_replay_then_replay_the_rest() -> Result<()> {
     })
     .await?;
     app.shot("replay-trial-rest").await?;
+    // The trial's re-deliveries failed: the rest starts only once that is confirmed, by name.
     app.click("replay-rest").await?;
+    app.wait_text(
+        "replay-rest-confirm",
+        "the confirmation naming the count",
+        |t| t.contains("4 deliveries go to") && t.contains("still fails"),
+    )
+    .await?;
+    app.click("replay-rest-confirm-button").await?;
     // The rest runs as its own session: the 4 not in the trial, not the trial's re-deliveries.
     app.wait_text("replay-detail", "the rest's session", |t| {
         !t.contains("-trial")

@@ -136,7 +136,7 @@ async fn creating_an_endpoint_shows_pending_then_confirmed() -> Result<()> {
     app.click("nav-activity").await?;
     let log = app
         .wait_text("audit-table", "the enqueue and the confirmation", |t| {
-            t.contains("Confirmed by the control plane") && t.contains("endpoint/e2e-signups")
+            t.contains("Confirmed by the control plane") && t.contains("endpoint e2e-signups")
         })
         .await?;
     let enqueued = log.find("Change queued");

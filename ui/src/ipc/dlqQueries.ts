@@ -100,14 +100,13 @@ export function useDlqStats(
   groupBy: DlqGroupBy,
   refetchMs?: number,
   filter: DlqFilterInput | null = null,
-  enabled = true,
 ) {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
       profile,
       (k) => k.stats(groupBy, filter),
-      enabled ? (p) => call("dlq_stats", { profile: p, groupBy, filter }) : null,
+      (p) => call("dlq_stats", { profile: p, groupBy, filter }),
     ),
     refetchInterval: refetchMs,
   });

@@ -153,7 +153,13 @@ export function RecoveryPage() {
           Retirements
         </Title>
         {retirements.data === undefined ? (
-          <Waiting query={retirements} profile={profile} what="the retirements" />
+          retirements.isError ? (
+            <Text c="red" size="sm" data-testid="retirements-error">
+              Not loaded: {(retirements.error as { message?: string }).message}
+            </Text>
+          ) : (
+            <Waiting query={retirements} profile={profile} what="the retirements" />
+          )
         ) : retirements.data.length === 0 ? (
           <Text c="dimmed" size="sm">
             None. Retire a resource from its drawer or the command palette (Retire…).

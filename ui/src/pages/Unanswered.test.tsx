@@ -98,6 +98,21 @@ describe("a control plane that never answers", () => {
     expect(screen.queryByText(/None\. Retire/)).toBeNull();
   });
 
+  it("Recovery says its retirements failed to load, never that there are none", async () => {
+    mockCommands({
+      recovery_findings: () => unanswered(),
+      list_recovery_writes: () => [],
+      list_retirements: () => {
+        throw { code: "offline", message: "cannot reach hung-cp", problem: null };
+      },
+    });
+    renderUi(<RecoveryPage />, [hung]);
+    expect(await screen.findByTestId("retirements-error")).toHaveTextContent(
+      "Not loaded: cannot reach hung-cp",
+    );
+    expect(screen.queryByText(/None\. Retire/)).toBeNull();
+  });
+
   it("the Overview of a plane whose cache was never filled shows no resource counts", async () => {
     mockCommands({
       overview: () =>

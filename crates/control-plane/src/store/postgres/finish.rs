@@ -4,8 +4,9 @@
 use sqlx::PgConnection;
 use switchyard_protocol::ErrorClass;
 
-use super::deliveries::replay_cancelled;
-use super::{PostgresStore, notify_work};
+use super::PostgresStore;
+use super::sql::deliveries::replay_cancelled;
+use super::sql::notify_work;
 use crate::store::{Finish, StoreError, Transition};
 
 /// The update of a retried attempt's delivery, given the condition that fences it.
@@ -24,13 +25,12 @@ macro_rules! finish_update {
 }
 
 /// Fenced: only while the lease that sent the attempt still holds it.
-pub(super) const FINISH: &str =
+const FINISH: &str =
     finish_update!("state = 'in_flight' AND lease_token = $9 AND current_attempt = $4");
 
 /// The negative control's finish: the same update without the fence (the binds kept).
 #[cfg(feature = "fault-injection")]
-pub(super) const FINISH_UNFENCED: &str =
-    finish_update!("$9::bigint IS NOT NULL AND $4 IS NOT NULL");
+const FINISH_UNFENCED: &str = finish_update!("$9::bigint IS NOT NULL AND $4 IS NOT NULL");
 
 /// Succeeded or dead: the fenced update and the attempt's outcome in one statement (it
 /// commits on its own; nothing else needs to be read first).
@@ -79,11 +79,7 @@ async fn finish_final(
 
 /// Records one outcome on `conn` (a transaction when the delivery is retried: the
 /// cancelled-replay check and the attempt row go with the delivery's update).
-pub(super) async fn finish_one(
-    conn: &mut PgConnection,
-    f: &Finish<'_>,
-    now: i64,
-) -> Result<bool, StoreError> {
+async fn finish_one(conn: &mut PgConnection, f: &Finish<'_>, now: i64) -> Result<bool, StoreError> {
     match f.next {
         Transition::RetryAt(_) => finish(FINISH, conn, f, now).await,
         Transition::Succeeded => finish_final(conn, f, false, now).await,
@@ -110,7 +106,7 @@ pub(super) async fn finish_together(
 /// The fenced update of the delivery with `sql` ([`FINISH`] or the negative control's), then
 /// its attempt row; a retry of a cancelled session's re-delivery is withdrawn instead and
 /// gives its original back.
-pub(super) async fn finish(
+async fn finish(
     sql: &str,
     conn: &mut PgConnection,
     f: &Finish<'_>,
@@ -156,10 +152,36 @@ pub(super) async fn finish(
     if state == "cancelled"
         && let Some(original) = replay_of
     {
-        super::replays::restore_original(conn, &original, now).await?;
+        super::sql::replays::restore_original(conn, &original, now).await?;
     }
     if state == "pending" {
         notify_work(conn).await?;
     }
     Ok(true)
+}
+
+/// One outcome: succeeded or dead in one statement on a plain connection (it commits on its
+/// own), a retry in a transaction with its cancelled-replay check and attempt row.
+pub(super) async fn finish_attempt(
+    store: &PostgresStore,
+    f: &Finish<'_>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    if !matches!(f.next, Transition::RetryAt(_)) {
+        return finish_one(&mut *store.read().await?, f, now).await;
+    }
+    let mut tx = store.write().await?;
+    let recorded = finish_one(&mut tx, f, now).await?;
+    tx.commit().await?;
+    Ok(recorded)
+}
+
+/// The negative control's fenced update: the same without the fence.
+#[cfg(feature = "fault-injection")]
+pub(super) async fn finish_unfenced(
+    conn: &mut PgConnection,
+    f: &Finish<'_>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    finish(FINISH_UNFENCED, conn, f, now).await
 }

@@ -4,22 +4,7 @@
 //! early (their poll stays the backstop). Migrations (`migrations/postgres`) are embedded;
 //! replicas starting together apply them once (sqlx holds an advisory lock meanwhile).
 
-mod client_certs;
-mod deliveries;
-mod diagnostics;
-mod dlq;
-mod edges;
-mod events;
 mod finish;
-mod gauges;
-mod history;
-mod keys;
-mod metrics;
-mod replays;
-mod resources;
-mod retirements;
-mod sealed;
-mod secrets;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,10 +17,19 @@ use sqlx::{PgPool, Postgres, Transaction};
 
 use super::{Store, StoreError, StoreTx};
 
+mod dialect;
+// The SQL both backends share (`store/sql/`), compiled here against PostgreSQL's types.
+#[path = "../sql/mod.rs"]
+mod sql;
+type Db = Postgres;
+type Conn = sqlx::PgConnection;
+type Backend = PostgresStore;
+type BackendTx = PostgresTx;
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// The channel a commit that made work due notifies.
-const WORK_CHANNEL: &str = "switchyard_work";
+/// The channel a commit that made work due notifies (`dialect::NOTIFY_WORK`).
+pub(super) const WORK_CHANNEL: &str = "switchyard_work";
 
 /// The PostgreSQL store.
 #[derive(Clone)]
@@ -65,15 +59,20 @@ impl PostgresStore {
     async fn write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
         Ok(self.pool.begin().await?)
     }
-}
 
-/// Tells the other replicas' workers that work became due (delivered at commit).
-async fn notify_work(conn: &mut sqlx::PgConnection) -> Result<(), StoreError> {
-    sqlx::query("SELECT pg_notify($1, '')")
-        .bind(WORK_CHANNEL)
-        .execute(conn)
-        .await?;
-    Ok(())
+    async fn read(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, StoreError> {
+        Ok(self.pool.acquire().await?)
+    }
+
+    /// The pool reads run on (every replica's one pool).
+    fn reads(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The pool single writes outside a transaction run on.
+    fn writes(&self) -> &PgPool {
+        &self.pool
+    }
 }
 
 #[async_trait]

@@ -29,12 +29,12 @@ macro_rules! finish_update {
 }
 
 /// Fenced: only while the lease that sent the attempt still holds it.
-pub(super) const FINISH: &str =
+const FINISH: &str =
     finish_update!("state = 'in_flight' AND lease_token = ? AND current_attempt = ?");
 
 /// The negative control's finish: the same update without the fence (the two binds kept).
 #[cfg(feature = "fault-injection")]
-pub(super) const FINISH_UNFENCED: &str = finish_update!("? IS NOT NULL AND ? IS NOT NULL");
+const FINISH_UNFENCED: &str = finish_update!("? IS NOT NULL AND ? IS NOT NULL");
 
 /// The fenced update of the delivery (`sql`: [`FINISH`] or the negative control's); `true`
 /// when it matched. A re-delivery withdrawn by its cancelled session gives its original
@@ -73,7 +73,7 @@ async fn finish_delivery(
     if state == "cancelled"
         && let Some(original) = replay_of
     {
-        super::replays::restore_original(conn, &original, now).await?;
+        super::sql::replays::restore_original(conn, &original, now).await?;
     }
     Ok(true)
 }
@@ -109,7 +109,7 @@ async fn finish_attempt_rows(
     Ok(())
 }
 
-pub(super) async fn finish(
+async fn finish(
     sql: &str,
     conn: &mut SqliteConnection,
     item: &Finish<'_>,
@@ -142,4 +142,26 @@ pub(super) async fn finish_together(
     finish_attempt_rows(&mut tx, &matched).await?;
     tx.commit().await?;
     Ok(recorded)
+}
+
+/// One outcome in its own write transaction.
+pub(super) async fn finish_attempt(
+    store: &SqliteStore,
+    f: &Finish<'_>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    let mut tx = store.write().await?;
+    let recorded = finish(FINISH, &mut tx, f, now).await?;
+    tx.commit().await?;
+    Ok(recorded)
+}
+
+/// The negative control's fenced update: the same without the fence.
+#[cfg(feature = "fault-injection")]
+pub(super) async fn finish_unfenced(
+    conn: &mut SqliteConnection,
+    f: &Finish<'_>,
+    now: i64,
+) -> Result<bool, StoreError> {
+    finish(FINISH_UNFENCED, conn, f, now).await
 }

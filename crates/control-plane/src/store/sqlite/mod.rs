@@ -5,22 +5,7 @@
 //! over the database lock), not what makes it correct: every claim and fence is a guarded
 //! statement that would hold with several writers too.
 
-mod client_certs;
-mod deliveries;
-mod diagnostics;
-mod dlq;
-mod edges;
-mod events;
 mod finish;
-mod gauges;
-mod history;
-mod keys;
-mod metrics;
-mod replays;
-mod resources;
-mod retirements;
-mod sealed;
-mod secrets;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -34,6 +19,15 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
 use super::{Store, StoreError, StoreTx};
+
+mod dialect;
+// The SQL both backends share (`store/sql/`), compiled here against SQLite's types.
+#[path = "../sql/mod.rs"]
+mod sql;
+type Db = Sqlite;
+type Conn = sqlx::SqliteConnection;
+type Backend = SqliteStore;
+type BackendTx = SqliteTx;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
@@ -88,6 +82,16 @@ impl SqliteStore {
     /// A read-only connection (WAL: readers never block the writer).
     async fn read(&self) -> Result<PoolConnection<Sqlite>, StoreError> {
         Ok(self.readers.acquire().await?)
+    }
+
+    /// The pool reads run on: the read-only readers.
+    fn reads(&self) -> &SqlitePool {
+        &self.readers
+    }
+
+    /// The pool single writes outside a transaction run on: the single writer.
+    fn writes(&self) -> &SqlitePool {
+        &self.writer
     }
 }
 

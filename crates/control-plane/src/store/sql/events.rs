@@ -1,11 +1,10 @@
 //! SQL of events and their dedup keys.
 
 use async_trait::async_trait;
-use sqlx::PgConnection;
 use switchyard_protocol::Event;
 
 use super::deliveries::{NewDeliveryRow, claim_one, insert, of_event};
-use super::{PostgresStore, notify_work};
+use super::{Backend, Conn, dialect};
 use crate::store::rows::EventRow;
 use crate::store::{Acceptance, Accepted, EventStore, StoreError, new_id};
 
@@ -13,7 +12,7 @@ use crate::store::{Acceptance, Accepted, EventStore, StoreError, new_id};
 /// claimed (new, or the previous holder was created before `cutoff`), else the holder. A
 /// concurrent claim of the same key waits on the primary key for this one's commit.
 async fn claim_key(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     a: &Acceptance<'_>,
     key: &str,
 ) -> Result<Option<String>, StoreError> {
@@ -46,7 +45,7 @@ async fn claim_key(
     ))
 }
 
-async fn load(conn: &mut PgConnection, row: EventRow) -> Result<Event, StoreError> {
+async fn load(conn: &mut Conn, row: EventRow) -> Result<Event, StoreError> {
     let deliveries = of_event(conn, &row.id).await?;
     row.into_event(deliveries)
 }
@@ -55,7 +54,7 @@ const SELECT_EVENT: &str =
     "SELECT id, endpoint, event_type, event_key, payload, created_at FROM events";
 
 #[async_trait]
-impl EventStore for PostgresStore {
+impl EventStore for Backend {
     async fn accept_event(&self, a: &Acceptance<'_>) -> Result<Accepted, StoreError> {
         let e = a.event;
         let mut tx = self.write().await?;
@@ -114,7 +113,7 @@ impl EventStore for PostgresStore {
             }
         }
         if !a.deliveries.is_empty() {
-            notify_work(&mut tx).await?;
+            super::notify_work(&mut tx).await?;
         }
         tx.commit().await?;
         Ok(Accepted::New { sync })
@@ -135,12 +134,12 @@ impl EventStore for PostgresStore {
         .bind(endpoint)
         .bind(key)
         .bind(cutoff)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.reads())
         .await?)
     }
 
     async fn event(&self, tenant: &str, id: &str) -> Result<Option<Event>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.read().await?;
         let row: Option<EventRow> =
             sqlx::query_as(&format!("{SELECT_EVENT} WHERE tenant = $1 AND id = $2"))
                 .bind(tenant)
@@ -160,9 +159,9 @@ impl EventStore for PostgresStore {
         endpoint: Option<&str>,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.read().await?;
         let rows: Vec<EventRow> = sqlx::query_as(&format!(
-            "{SELECT_EVENT} WHERE tenant = $1 AND event_key = $2 AND ($3::text IS NULL OR endpoint = $3) \
+            "{SELECT_EVENT} WHERE tenant = $1 AND event_key = $2 AND (CAST($3 AS TEXT) IS NULL OR endpoint = $3) \
              ORDER BY created_at DESC, id DESC LIMIT $4"
         ))
         .bind(tenant)
@@ -181,24 +180,25 @@ impl EventStore for PostgresStore {
     async fn sweep_event_keys(&self, cutoff: i64) -> Result<u64, StoreError> {
         let done = sqlx::query("DELETE FROM event_keys WHERE created_at < $1")
             .bind(cutoff)
-            .execute(&self.pool)
+            .execute(self.writes())
             .await?;
         Ok(done.rows_affected())
     }
 }
 
 /// The flows of `endpoint` still routing; `None` when the endpoint is disabled or gone.
-/// `FOR SHARE` holds the endpoint and flow rows until this commit: a retirement's disable
-/// (an `UPDATE` of those rows) waits for it, so its drain then sees these deliveries; one
-/// that committed first is what this read sees.
+/// [`dialect::FOR_SHARE`] holds the endpoint and flow rows until this commit (on SQLite the
+/// write lock does): a retirement's disable (an `UPDATE` of those rows) waits for it, so its
+/// drain then sees these deliveries; one that committed first is what this read sees.
 async fn routing(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     tenant: &str,
     endpoint: &str,
 ) -> Result<Option<std::collections::HashSet<String>>, StoreError> {
-    let status: Option<String> = sqlx::query_scalar(
-        "SELECT status FROM resources WHERE tenant = $1 AND kind = 'endpoint' AND name = $2 FOR SHARE",
-    )
+    let status: Option<String> = sqlx::query_scalar(&format!(
+        "SELECT status FROM resources WHERE tenant = $1 AND kind = 'endpoint' AND name = $2{}",
+        dialect::FOR_SHARE
+    ))
     .bind(tenant)
     .bind(endpoint)
     .fetch_optional(&mut *conn)
@@ -207,9 +207,11 @@ async fn routing(
         Some(status) if crate::store::rows::enabled(&status)? => {}
         _ => return Ok(None),
     }
-    let flows: Vec<(String, String)> = sqlx::query_as(
-        "SELECT name, status FROM resources WHERE tenant = $1 AND kind = 'flow' AND ref_endpoint = $2 FOR SHARE",
-    )
+    let flows: Vec<(String, String)> = sqlx::query_as(&format!(
+        "SELECT name, status FROM resources WHERE tenant = $1 AND kind = 'flow' \
+         AND ref_endpoint = $2{}",
+        dialect::FOR_SHARE
+    ))
     .bind(tenant)
     .bind(endpoint)
     .fetch_all(conn)

@@ -1,11 +1,10 @@
-//! SQL of retirement sessions (PostgreSQL: READ COMMITTED; the transition's guard is what
-//! makes one of several replicas win it).
+//! SQL of retirement sessions. On PostgreSQL (READ COMMITTED) the transition's guard is what
+//! makes one of several replicas win it.
 
 use async_trait::async_trait;
-use sqlx::PgConnection;
 use switchyard_protocol::{ResourceKind, RetirementState};
 
-use super::{PostgresStore, PostgresTx};
+use super::{Backend, BackendTx, Conn, dialect};
 use crate::store::retirement_rows::{
     HistoryRecord, RETIREMENT_COLUMNS, RetirementRecord, TombstoneRecord, dlq_str,
     retirement_state_str, to_json,
@@ -20,14 +19,16 @@ use crate::store::{
 const NAMED: i64 = 100;
 
 async fn with_history(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     tenant: &str,
     record: RetirementRecord,
     id: &str,
 ) -> Result<RetirementRow, StoreError> {
-    let history: Vec<HistoryRecord> = sqlx::query_as(
-        "SELECT state, at FROM retirement_history WHERE tenant = $1 AND retirement_id = $2 ORDER BY at, seq",
-    )
+    let history: Vec<HistoryRecord> = sqlx::query_as(&format!(
+        "SELECT state, at FROM retirement_history WHERE tenant = $1 AND retirement_id = $2 \
+         ORDER BY at, {}",
+        dialect::ENTRY_ORDER
+    ))
     .bind(tenant)
     .bind(id)
     .fetch_all(&mut *conn)
@@ -36,7 +37,7 @@ async fn with_history(
 }
 
 async fn load(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     tenant: &str,
     id: &str,
 ) -> Result<Option<RetirementRow>, StoreError> {
@@ -54,13 +55,13 @@ async fn load(
 }
 
 async fn facts(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     tenant: &str,
     kind: ResourceKind,
     name: &str,
 ) -> Result<RetirementFacts, StoreError> {
     let exists: Option<i64> = sqlx::query_scalar(
-        "SELECT 1::bigint FROM resources WHERE tenant = $1 AND kind = $2 AND name = $3",
+        "SELECT CAST(1 AS BIGINT) FROM resources WHERE tenant = $1 AND kind = $2 AND name = $3",
     )
     .bind(tenant)
     .bind(kind.as_str())
@@ -87,7 +88,7 @@ async fn facts(
     };
     let column = delivery_column(kind);
     let groups: Vec<(i64, i64, i64, i64)> = sqlx::query_as(&format!(
-        "SELECT attempts_made, max_attempts, MAX(COALESCE(next_attempt_at, lease_until, 0))::bigint, COUNT(*) \
+        "SELECT attempts_made, max_attempts, CAST(MAX(COALESCE(next_attempt_at, lease_until, 0)) AS BIGINT), COUNT(*) \
          FROM deliveries WHERE tenant = $1 AND {column} = $2 AND state IN ('pending', 'in_flight') \
          GROUP BY attempts_made, max_attempts"
     ))
@@ -96,7 +97,7 @@ async fn facts(
     .fetch_all(&mut *conn)
     .await?;
     let dlq_depth: i64 = sqlx::query_scalar(&format!(
-        "SELECT COUNT(*)::bigint FROM deliveries WHERE tenant = $1 AND {column} = $2 AND state = 'dead'"
+        "SELECT COUNT(*) FROM deliveries WHERE tenant = $1 AND {column} = $2 AND state = 'dead'"
     ))
     .bind(tenant)
     .bind(name)
@@ -129,13 +130,13 @@ async fn facts(
 }
 
 #[async_trait]
-impl RetirementStore for PostgresStore {
+impl RetirementStore for Backend {
     async fn retirement(
         &self,
         tenant: &str,
         id: &str,
     ) -> Result<Option<RetirementRow>, StoreError> {
-        load(&mut *self.pool.acquire().await?, tenant, id).await
+        load(&mut *self.read().await?, tenant, id).await
     }
 
     async fn list_retirements(
@@ -144,9 +145,9 @@ impl RetirementStore for PostgresStore {
         state: Option<RetirementState>,
         limit: u32,
     ) -> Result<Vec<RetirementRow>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.read().await?;
         let records: Vec<RetirementRecord> = sqlx::query_as(&format!(
-            "SELECT {RETIREMENT_COLUMNS} FROM retirements WHERE tenant = $1 AND ($2::text IS NULL OR state = $3) \
+            "SELECT {RETIREMENT_COLUMNS} FROM retirements WHERE tenant = $1 AND (CAST($2 AS TEXT) IS NULL OR state = $3) \
              ORDER BY created_at DESC, id DESC LIMIT $4"
         ))
         .bind(tenant)
@@ -169,7 +170,7 @@ impl RetirementStore for PostgresStore {
              ORDER BY updated_at LIMIT $1",
         )
         .bind(i64::from(limit))
-        .fetch_all(&self.pool)
+        .fetch_all(self.reads())
         .await?)
     }
 
@@ -179,7 +180,7 @@ impl RetirementStore for PostgresStore {
         kind: ResourceKind,
         name: &str,
     ) -> Result<RetirementFacts, StoreError> {
-        facts(&mut *self.pool.acquire().await?, tenant, kind, name).await
+        facts(&mut *self.read().await?, tenant, kind, name).await
     }
 
     async fn tombstones(
@@ -188,14 +189,15 @@ impl RetirementStore for PostgresStore {
         kind: ResourceKind,
         name: &str,
     ) -> Result<Vec<Tombstone>, StoreError> {
-        let records: Vec<TombstoneRecord> = sqlx::query_as(
+        let records: Vec<TombstoneRecord> = sqlx::query_as(&format!(
             "SELECT kind, name, version, deleted_at, retirement_id FROM deleted_resources \
-             WHERE tenant = $1 AND kind = $2 AND name = $3 ORDER BY deleted_at, seq",
-        )
+             WHERE tenant = $1 AND kind = $2 AND name = $3 ORDER BY deleted_at, {}",
+            dialect::ENTRY_ORDER
+        ))
         .bind(tenant)
         .bind(kind.as_str())
         .bind(name)
-        .fetch_all(&self.pool)
+        .fetch_all(self.reads())
         .await?;
         records
             .into_iter()
@@ -216,7 +218,7 @@ const CHANGE: &str = "UPDATE retirements SET state = $1, blockers = $2, impact =
 #[cfg(feature = "fault-injection")]
 const CHANGE_UNGUARDED: &str = "UPDATE retirements SET state = $1, blockers = $2, impact = $3, cascaded_flows = $4, \
      enabled_before = $5, drain_eta = $6, delete_at = $7, updated_at = $8 \
-     WHERE tenant = $9 AND id = $10 AND $11::text IS NOT NULL AND state NOT IN ('deleted', 'cancelled')";
+     WHERE tenant = $9 AND id = $10 AND CAST($11 AS TEXT) IS NOT NULL AND state NOT IN ('deleted', 'cancelled')";
 
 fn change_sql(change: &RetirementChange<'_>) -> &'static str {
     #[cfg(feature = "fault-injection")]
@@ -228,7 +230,7 @@ fn change_sql(change: &RetirementChange<'_>) -> &'static str {
 }
 
 #[async_trait]
-impl RetirementTx for PostgresTx {
+impl RetirementTx for BackendTx {
     async fn insert_retirement(&mut self, new: &NewRetirement<'_>) -> Result<Inserted, StoreError> {
         let request = new.request;
         let done = sqlx::query(
@@ -253,7 +255,7 @@ impl RetirementTx for PostgresTx {
         .await?;
         if done.rows_affected() == 0 {
             let taken: Option<i64> = sqlx::query_scalar(
-                "SELECT 1::bigint FROM retirements WHERE tenant = $1 AND id = $2",
+                "SELECT CAST(1 AS BIGINT) FROM retirements WHERE tenant = $1 AND id = $2",
             )
             .bind(new.tenant)
             .bind(new.id)
@@ -338,7 +340,7 @@ impl RetirementTx for PostgresTx {
     ) -> Result<bool, StoreError> {
         let column = delivery_column(kind);
         let open: Option<i64> = sqlx::query_scalar(&format!(
-            "SELECT 1::bigint FROM deliveries WHERE tenant = $1 AND {column} = $2 AND state IN ('pending', 'in_flight') LIMIT 1"
+            "SELECT CAST(1 AS BIGINT) FROM deliveries WHERE tenant = $1 AND {column} = $2 AND state IN ('pending', 'in_flight') LIMIT 1"
         ))
         .bind(tenant)
         .bind(name)

@@ -1,14 +1,16 @@
-//! SQL of replay sessions.
+//! SQL of replay sessions. Two copies of one session id meet on the primary key: the second
+//! waits for the first's commit and finds its session; two sessions racing for one original
+//! meet on its row: the second's guarded update finds it no longer dead.
 
 use std::collections::HashSet;
 
 use async_trait::async_trait;
-use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
+use sqlx::QueryBuilder;
 use switchyard_protocol::{FlowMode, ReplayRequest, ReplaySelection};
 
 use super::deliveries::{NewDeliveryRow, insert};
 use super::dlq::push_filter;
-use super::{SqliteStore, SqliteTx};
+use super::{Backend, BackendTx, Conn, Db};
 use crate::store::rows::{ItemRow, OriginalRow, SessionRow, mode_from_str};
 use crate::store::{
     NewReplay, ReplayRow, ReplayStart, ReplayStore, ReplayTx, StoreError, corrupt, new_id,
@@ -16,7 +18,7 @@ use crate::store::{
 
 /// The dead deliveries a selection names, oldest death first (ids: as given, once each).
 async fn selected(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     tenant: &str,
     selection: &ReplaySelection,
     filter_limit: u32,
@@ -27,11 +29,11 @@ async fn selected(
             Ok(ids.iter().filter(|id| seen.insert(*id)).cloned().collect())
         }
         ReplaySelection::Filter(filter) => {
-            let mut q = QueryBuilder::<Sqlite>::new("SELECT id FROM deliveries WHERE tenant = ");
+            let mut q = QueryBuilder::<Db>::new("SELECT id FROM deliveries WHERE tenant = ");
             q.push_bind(tenant).push(" AND state = 'dead'");
             push_filter(&mut q, filter);
             q.push(" ORDER BY dead_at, id LIMIT ")
-                .push_bind(filter_limit);
+                .push_bind(i64::from(filter_limit));
             Ok(q.build_query_scalar().fetch_all(conn).await?)
         }
     }
@@ -40,14 +42,10 @@ async fn selected(
 const SELECT_SESSION: &str =
     "SELECT id, request, rate_per_s, created_at, cancelled_at FROM replay_sessions";
 
-async fn load_items(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    s: SessionRow,
-) -> Result<ReplayRow, StoreError> {
+async fn load_items(conn: &mut Conn, tenant: &str, s: SessionRow) -> Result<ReplayRow, StoreError> {
     let items: Vec<ItemRow> = sqlx::query_as(
         "SELECT i.original_id, i.delivery_id, i.skip_reason, d.state FROM replay_items i \
-         LEFT JOIN deliveries d ON d.id = i.delivery_id WHERE i.tenant = ? AND i.session_id = ? ORDER BY i.position",
+         LEFT JOIN deliveries d ON d.id = i.delivery_id WHERE i.tenant = $1 AND i.session_id = $2 ORDER BY i.position",
     )
     .bind(tenant)
     .bind(&s.id)
@@ -56,13 +54,9 @@ async fn load_items(
     s.into_session(items)
 }
 
-async fn load(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    id: &str,
-) -> Result<Option<ReplayRow>, StoreError> {
+async fn load(conn: &mut Conn, tenant: &str, id: &str) -> Result<Option<ReplayRow>, StoreError> {
     let row: Option<SessionRow> =
-        sqlx::query_as(&format!("{SELECT_SESSION} WHERE tenant = ? AND id = ?"))
+        sqlx::query_as(&format!("{SELECT_SESSION} WHERE tenant = $1 AND id = $2"))
             .bind(tenant)
             .bind(id)
             .fetch_optional(&mut *conn)
@@ -76,15 +70,15 @@ async fn load(
 /// Takes `original` out of the DLQ for `replacement` (one guarded update): its fields, or
 /// `None` when it is not dead (not in the DLQ, already replayed, or no such delivery).
 async fn take_from_dlq(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     tenant: &str,
     original: &str,
     replacement: &str,
     now: i64,
 ) -> Result<Option<OriginalRow>, StoreError> {
     Ok(sqlx::query_as(
-        "UPDATE deliveries SET state = 'replayed', replayed_by = ?, updated_at = ? \
-         WHERE tenant = ? AND id = ? AND state = 'dead' \
+        "UPDATE deliveries SET state = 'replayed', replayed_by = $1, updated_at = $2 \
+         WHERE tenant = $3 AND id = $4 AND state = 'dead' \
          RETURNING event_id, event_type, endpoint, flow, target, mode, edge",
     )
     .bind(replacement)
@@ -96,13 +90,9 @@ async fn take_from_dlq(
 }
 
 /// Why an original that could not be taken from the DLQ was skipped.
-async fn skip_reason(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    original: &str,
-) -> Result<String, StoreError> {
+async fn skip_reason(conn: &mut Conn, tenant: &str, original: &str) -> Result<String, StoreError> {
     let state: Option<String> =
-        sqlx::query_scalar("SELECT state FROM deliveries WHERE tenant = ? AND id = ?")
+        sqlx::query_scalar("SELECT state FROM deliveries WHERE tenant = $1 AND id = $2")
             .bind(tenant)
             .bind(original)
             .fetch_optional(conn)
@@ -115,7 +105,7 @@ async fn skip_reason(
 
 /// Creates one re-delivery per selected original; returns how many were replayed.
 async fn replay_originals(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     new: &NewReplay<'_>,
     originals: &[String],
 ) -> Result<(), StoreError> {
@@ -153,7 +143,7 @@ async fn replay_originals(
         };
         sqlx::query(
             "INSERT INTO replay_items (tenant, session_id, original_id, delivery_id, skip_reason, position) \
-             VALUES (?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(new.tenant)
         .bind(new.id)
@@ -168,13 +158,13 @@ async fn replay_originals(
 }
 
 /// Puts a replayed delivery back into the DLQ (its replay was withdrawn).
-pub(super) async fn restore_original(
-    conn: &mut SqliteConnection,
+pub(in crate::store) async fn restore_original(
+    conn: &mut Conn,
     original: &str,
     now: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "UPDATE deliveries SET state = 'dead', replayed_by = NULL, updated_at = ? WHERE id = ? AND state = 'replayed'",
+        "UPDATE deliveries SET state = 'dead', replayed_by = NULL, updated_at = $1 WHERE id = $2 AND state = 'replayed'",
     )
     .bind(now)
     .bind(original)
@@ -185,12 +175,12 @@ pub(super) async fn restore_original(
 
 /// The guarded creation of a session: `None` when the id is taken.
 const CREATE_SESSION: &str = "INSERT INTO replay_sessions (tenant, id, fingerprint, request, rate_per_s, created_at) \
-     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING RETURNING id";
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, id) DO NOTHING RETURNING id";
 
 /// The negative control's creation: over whatever session has the id.
 #[cfg(feature = "fault-injection")]
 const OVERWRITE_SESSION: &str = "INSERT INTO replay_sessions (tenant, id, fingerprint, request, rate_per_s, created_at) \
-     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id";
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tenant, id) DO UPDATE SET fingerprint = excluded.fingerprint RETURNING id";
 
 fn session_insert(new: &NewReplay<'_>) -> &'static str {
     #[cfg(feature = "fault-injection")]
@@ -202,7 +192,7 @@ fn session_insert(new: &NewReplay<'_>) -> &'static str {
 }
 
 #[async_trait]
-impl ReplayStore for SqliteStore {
+impl ReplayStore for Backend {
     async fn start_replay(&self, new: &NewReplay<'_>) -> Result<ReplayStart, StoreError> {
         let mut tx = self.write().await?;
         let created: Option<String> = sqlx::query_scalar(session_insert(new))
@@ -216,7 +206,7 @@ impl ReplayStore for SqliteStore {
             .await?;
         if created.is_none() {
             let fingerprint: Vec<u8> = sqlx::query_scalar(
-                "SELECT fingerprint FROM replay_sessions WHERE tenant = ? AND id = ?",
+                "SELECT fingerprint FROM replay_sessions WHERE tenant = $1 AND id = $2",
             )
             .bind(new.tenant)
             .bind(new.id)
@@ -238,6 +228,7 @@ impl ReplayStore for SqliteStore {
         )
         .await?;
         replay_originals(&mut tx, new, &originals).await?;
+        super::notify_work(&mut tx).await?;
         let session = load(&mut tx, new.tenant, new.id)
             .await?
             .ok_or_else(|| corrupt("a replay session vanished inside its own commit"))?;
@@ -258,15 +249,15 @@ impl ReplayStore for SqliteStore {
         let mut conn = self.read().await?;
         let (at, after_id) = after.unwrap_or((i64::MAX, String::new()));
         let rows: Vec<SessionRow> = sqlx::query_as(&format!(
-            "{SELECT_SESSION} WHERE tenant = ? \
-             AND (created_at < ? OR (created_at = ? AND (? = '' OR id < ?))) ORDER BY created_at DESC, id DESC LIMIT ?"
+            "{SELECT_SESSION} WHERE tenant = $1 \
+             AND (created_at < $2 OR (created_at = $3 AND ($4 = '' OR id < $5))) ORDER BY created_at DESC, id DESC LIMIT $6"
         ))
         .bind(tenant)
         .bind(at)
         .bind(at)
         .bind(&after_id)
         .bind(&after_id)
-        .bind(limit)
+        .bind(i64::from(limit))
         .fetch_all(&mut *conn)
         .await?;
         let mut sessions = Vec::with_capacity(rows.len());
@@ -290,7 +281,7 @@ impl ReplayStore for SqliteStore {
         let mut n = 0;
         for id in ids {
             let dead: Option<i64> = sqlx::query_scalar(
-                "SELECT 1 FROM deliveries WHERE tenant = ? AND id = ? AND state = 'dead'",
+                "SELECT CAST(1 AS BIGINT) FROM deliveries WHERE tenant = $1 AND id = $2 AND state = 'dead'",
             )
             .bind(tenant)
             .bind(&id)
@@ -303,7 +294,7 @@ impl ReplayStore for SqliteStore {
 }
 
 #[async_trait]
-impl ReplayTx for SqliteTx {
+impl ReplayTx for BackendTx {
     async fn cancel_replay(
         &mut self,
         tenant: &str,
@@ -311,7 +302,7 @@ impl ReplayTx for SqliteTx {
         now: i64,
     ) -> Result<Option<ReplayRow>, StoreError> {
         let cancelled: Option<Option<i64>> = sqlx::query_scalar(
-            "UPDATE replay_sessions SET cancelled_at = COALESCE(cancelled_at, ?) WHERE tenant = ? AND id = ? \
+            "UPDATE replay_sessions SET cancelled_at = COALESCE(cancelled_at, $1) WHERE tenant = $2 AND id = $3 \
              RETURNING cancelled_at",
         )
         .bind(now)
@@ -323,8 +314,8 @@ impl ReplayTx for SqliteTx {
             return Ok(None);
         }
         let originals: Vec<Option<String>> = sqlx::query_scalar(
-            "UPDATE deliveries SET state = 'cancelled', next_attempt_at = NULL, updated_at = ? \
-             WHERE tenant = ? AND replay_session = ? AND state = 'pending' RETURNING replay_of",
+            "UPDATE deliveries SET state = 'cancelled', next_attempt_at = NULL, updated_at = $1 \
+             WHERE tenant = $2 AND replay_session = $3 AND state = 'pending' RETURNING replay_of",
         )
         .bind(now)
         .bind(tenant)

@@ -1,10 +1,14 @@
-//! SQL of signing secrets. Rotations and expiries run on the single writer (`BEGIN
-//! IMMEDIATE`), which serialises them; each write is guarded as on PostgreSQL all the same.
+//! SQL of signing secrets. A rotation or an expiry first locks the target's resource row
+//! ([`dialect::FOR_UPDATE`]; on SQLite the single writer's lock is held already): under
+//! PostgreSQL's READ COMMITTED a second one waits there, and every later
+//! statement of it reads a fresh snapshot that holds what the first committed — so it sees
+//! the first one's open overlap (409) instead of racing it, and two expiries never both see
+//! the other's secret as the one that stays valid. The writes after the lock are guarded
+//! all the same.
 
 use async_trait::async_trait;
-use sqlx::SqliteConnection;
 
-use super::{SqliteStore, SqliteTx};
+use super::{Backend, BackendTx, Conn};
 use crate::sealing::{Sealer, secret_aad};
 use crate::store::{
     Expiry, NewRotation, Rotation, SecretMeta, SecretStore, SecretTx, SigningKey, SigningSecretRow,
@@ -32,16 +36,16 @@ fn open_keys(
         .collect()
 }
 
-pub(super) async fn active(
-    conn: &mut SqliteConnection,
+pub(in crate::store) async fn active(
+    conn: &mut Conn,
     sealer: &Sealer,
     tenant: &str,
     target: &str,
     now: i64,
 ) -> Result<Vec<SigningKey>, StoreError> {
     let rows: Vec<(String, String, Option<i64>)> = sqlx::query_as(
-        "SELECT id, secret, expires_at FROM signing_secrets WHERE tenant = ? AND target = ? \
-         AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, id",
+        "SELECT id, secret, expires_at FROM signing_secrets WHERE tenant = $1 AND target = $2 \
+         AND (expires_at IS NULL OR expires_at > $3) ORDER BY created_at, id",
     )
     .bind(tenant)
     .bind(target)
@@ -51,13 +55,9 @@ pub(super) async fn active(
     open_keys(sealer, tenant, target, rows)
 }
 
-async fn list(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    target: &str,
-) -> Result<Vec<SecretMeta>, StoreError> {
+async fn list(conn: &mut Conn, tenant: &str, target: &str) -> Result<Vec<SecretMeta>, StoreError> {
     let rows: Vec<(String, i64, Option<i64>)> = sqlx::query_as(
-        "SELECT id, created_at, expires_at FROM signing_secrets WHERE tenant = ? AND target = ? \
+        "SELECT id, created_at, expires_at FROM signing_secrets WHERE tenant = $1 AND target = $2 \
          ORDER BY created_at, id",
     )
     .bind(tenant)
@@ -74,24 +74,8 @@ async fn list(
         .collect())
 }
 
-/// Whether the tenant has the target (the writer's transaction already excludes others).
-async fn target_exists(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    target: &str,
-) -> Result<bool, StoreError> {
-    Ok(sqlx::query_scalar::<_, i64>(
-        "SELECT 1 FROM resources WHERE tenant = ? AND kind = 'target' AND name = ?",
-    )
-    .bind(tenant)
-    .bind(target)
-    .fetch_optional(conn)
-    .await?
-    .is_some())
-}
-
 #[async_trait]
-impl SecretStore for SqliteStore {
+impl SecretStore for Backend {
     async fn active_secrets(
         &self,
         tenant: &str,
@@ -117,7 +101,7 @@ impl SecretStore for SqliteStore {
     ) -> Result<Option<SigningKey>, StoreError> {
         let rows: Vec<(String, String, Option<i64>)> = sqlx::query_as(
             "SELECT id, secret, expires_at FROM signing_secrets \
-             WHERE tenant = ? AND target = ? AND id = ?",
+             WHERE tenant = $1 AND target = $2 AND id = $3",
         )
         .bind(tenant)
         .bind(target)
@@ -129,7 +113,7 @@ impl SecretStore for SqliteStore {
 }
 
 #[async_trait]
-impl SecretTx for SqliteTx {
+impl SecretTx for BackendTx {
     async fn insert_signing_secret(
         &mut self,
         tenant: &str,
@@ -137,7 +121,7 @@ impl SecretTx for SqliteTx {
         secret: &SigningSecretRow,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO signing_secrets (tenant, target, id, secret, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO signing_secrets (tenant, target, id, secret, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(tenant)
         .bind(target)
@@ -158,7 +142,7 @@ impl SecretTx for SqliteTx {
         tenant: &str,
         target: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM signing_secrets WHERE tenant = ? AND target = ?")
+        sqlx::query("DELETE FROM signing_secrets WHERE tenant = $1 AND target = $2")
             .bind(tenant)
             .bind(target)
             .execute(&mut *self.tx)
@@ -168,11 +152,11 @@ impl SecretTx for SqliteTx {
 
     async fn rotate_signing_secret(&mut self, r: &NewRotation<'_>) -> Result<Rotation, StoreError> {
         let conn = &mut *self.tx;
-        if !target_exists(conn, r.tenant, r.target).await? {
+        if !super::resources::lock_target(conn, r.tenant, r.target).await? {
             return Ok(Rotation::TargetMissing);
         }
         sqlx::query(
-            "DELETE FROM signing_secrets WHERE tenant = ? AND target = ? AND expires_at <= ?",
+            "DELETE FROM signing_secrets WHERE tenant = $1 AND target = $2 AND expires_at <= $3",
         )
         .bind(r.tenant)
         .bind(r.target)
@@ -186,11 +170,11 @@ impl SecretTx for SqliteTx {
         // The new secret goes in only while no overlap is open and the cap has room.
         let inserted = sqlx::query(
             "INSERT INTO signing_secrets (tenant, target, id, secret, created_at, expires_at) \
-             SELECT ?, ?, ?, ?, ?, NULL \
+             SELECT $1, $2, $3, $4, $5, NULL \
              WHERE NOT EXISTS (SELECT 1 FROM signing_secrets \
-                               WHERE tenant = ? AND target = ? AND expires_at > ?) \
-               AND (SELECT count(*) FROM signing_secrets WHERE tenant = ? AND target = ? \
-                    AND (expires_at IS NULL OR expires_at > ?)) < ?",
+                               WHERE tenant = $6 AND target = $7 AND expires_at > $8) \
+               AND (SELECT count(*) FROM signing_secrets WHERE tenant = $9 AND target = $10 \
+                    AND (expires_at IS NULL OR expires_at > $11)) < $12",
         )
         .bind(r.tenant)
         .bind(r.target)
@@ -213,7 +197,7 @@ impl SecretTx for SqliteTx {
         if inserted == 0 {
             let ends_at: Option<i64> = sqlx::query_scalar(
                 "SELECT max(expires_at) FROM signing_secrets \
-                 WHERE tenant = ? AND target = ? AND expires_at > ?",
+                 WHERE tenant = $1 AND target = $2 AND expires_at > $3",
             )
             .bind(r.tenant)
             .bind(r.target)
@@ -239,12 +223,12 @@ impl SecretTx for SqliteTx {
         now: i64,
     ) -> Result<Expiry, StoreError> {
         let conn = &mut *self.tx;
-        if !target_exists(conn, tenant, target).await? {
+        if !super::resources::lock_target(conn, tenant, target).await? {
             return Ok(Expiry::TargetMissing);
         }
         let Some((created_at, expires_at)) = sqlx::query_as::<_, (i64, Option<i64>)>(
             "SELECT created_at, expires_at FROM signing_secrets \
-             WHERE tenant = ? AND target = ? AND id = ?",
+             WHERE tenant = $1 AND target = $2 AND id = $3",
         )
         .bind(tenant)
         .bind(target)
@@ -259,11 +243,11 @@ impl SecretTx for SqliteTx {
         }
         // Expired only while another secret stays valid.
         let expired = sqlx::query(
-            "UPDATE signing_secrets SET expires_at = ? \
-             WHERE tenant = ? AND target = ? AND id = ? \
-               AND (expires_at IS NULL OR expires_at > ?) \
-               AND EXISTS (SELECT 1 FROM signing_secrets o WHERE o.tenant = ? AND o.target = ? \
-                           AND o.id <> ? AND (o.expires_at IS NULL OR o.expires_at > ?))",
+            "UPDATE signing_secrets SET expires_at = $1 \
+             WHERE tenant = $2 AND target = $3 AND id = $4 \
+               AND (expires_at IS NULL OR expires_at > $5) \
+               AND EXISTS (SELECT 1 FROM signing_secrets o WHERE o.tenant = $6 AND o.target = $7 \
+                           AND o.id <> $8 AND (o.expires_at IS NULL OR o.expires_at > $9))",
         )
         .bind(now)
         .bind(tenant)
@@ -283,7 +267,7 @@ impl SecretTx for SqliteTx {
         // Rolled back to secrets that were all due to expire: they stay.
         let lasting: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM signing_secrets \
-             WHERE tenant = ? AND target = ? AND expires_at IS NULL",
+             WHERE tenant = $1 AND target = $2 AND expires_at IS NULL",
         )
         .bind(tenant)
         .bind(target)
@@ -292,7 +276,7 @@ impl SecretTx for SqliteTx {
         if lasting == 0 {
             sqlx::query(
                 "UPDATE signing_secrets SET expires_at = NULL \
-                 WHERE tenant = ? AND target = ? AND expires_at > ?",
+                 WHERE tenant = $1 AND target = $2 AND expires_at > $3",
             )
             .bind(tenant)
             .bind(target)
@@ -314,13 +298,10 @@ impl SecretTx for SqliteTx {
 /// Gives every valid secret of the target other than the new one the rotation's expiry for
 /// older secrets. Forced, this runs before the insert (the overlap it ends must not block
 /// it); otherwise after, when no valid secret has an expiry (no overlap was open).
-async fn expire_older(
-    conn: &mut SqliteConnection,
-    r: &NewRotation<'_>,
-) -> Result<Vec<SecretMeta>, StoreError> {
+async fn expire_older(conn: &mut Conn, r: &NewRotation<'_>) -> Result<Vec<SecretMeta>, StoreError> {
     let mut rows: Vec<SecretMeta> = sqlx::query_as::<_, (String, i64, Option<i64>)>(
-        "UPDATE signing_secrets SET expires_at = ? \
-         WHERE tenant = ? AND target = ? AND id <> ? AND (expires_at IS NULL OR expires_at > ?) \
+        "UPDATE signing_secrets SET expires_at = $1 \
+         WHERE tenant = $2 AND target = $3 AND id <> $4 AND (expires_at IS NULL OR expires_at > $5) \
          RETURNING id, created_at, expires_at",
     )
     .bind(r.older_expire_at)

@@ -1,27 +1,30 @@
-//! SQL of the history import (see `store/history.rs`). The single writer's `BEGIN IMMEDIATE`
-//! serialises two imports: the second sees the first one's events and imports nothing.
+//! SQL of the history import (see `store/history.rs`). Two imports at once are serialised
+//! ([`dialect::SERIALISE_HISTORY_IMPORT`]): the second waits for the first to commit, then
+//! sees its events and imports nothing.
 
 use async_trait::async_trait;
 
-use super::SqliteStore;
+use super::{Backend, Conn, dialect};
 use crate::store::StoreError;
 use crate::store::history::{HISTORY_WORKER, HistoryStore, PastEvent, attempts_in_finish_order};
 
 #[async_trait]
-impl HistoryStore for SqliteStore {
+impl HistoryStore for Backend {
     async fn import_history(&self, tenant: &str, events: &[PastEvent]) -> Result<u64, StoreError> {
         let mut tx = self.write().await?;
-        let any: Option<i64> = sqlx::query_scalar("SELECT 1 FROM events WHERE tenant = ? LIMIT 1")
-            .bind(tenant)
-            .fetch_optional(&mut *tx)
-            .await?;
+        super::run(&mut tx, dialect::SERIALISE_HISTORY_IMPORT, &[tenant]).await?;
+        let any: Option<i64> =
+            sqlx::query_scalar("SELECT CAST(1 AS BIGINT) FROM events WHERE tenant = $1 LIMIT 1")
+                .bind(tenant)
+                .fetch_optional(&mut *tx)
+                .await?;
         if any.is_some() {
             return Ok(0);
         }
         for e in events {
             sqlx::query(
                 "INSERT INTO events (tenant, id, endpoint, event_type, event_key, payload, created_at) \
-                 VALUES (?, ?, ?, ?, NULL, ?, ?)",
+                 VALUES ($1, $2, $3, $4, NULL, $5, $6)",
             )
             .bind(tenant)
             .bind(&e.id)
@@ -35,8 +38,8 @@ impl HistoryStore for SqliteStore {
         }
         for a in attempts_in_finish_order(events) {
             sqlx::query(
-                "UPDATE attempts SET outcome = ?, duration_ms = ?, status_code = ?, error_class = ?, error = ?, \
-                 finished_by = 'sender' WHERE id = ? AND outcome = 'in_flight'",
+                "UPDATE attempts SET outcome = $1, duration_ms = $2, status_code = $3, error_class = $4, error = $5, \
+                 finished_by = 'sender' WHERE id = $6 AND outcome = 'in_flight'",
             )
             .bind(if a.succeeded { "succeeded" } else { "failed" })
             .bind(a.duration_ms)
@@ -54,11 +57,7 @@ impl HistoryStore for SqliteStore {
 
 /// An imported event's deliveries, each with its attempts (recorded as in flight; they
 /// finish in order afterwards).
-async fn insert_deliveries(
-    conn: &mut sqlx::SqliteConnection,
-    tenant: &str,
-    e: &PastEvent,
-) -> Result<(), StoreError> {
+async fn insert_deliveries(conn: &mut Conn, tenant: &str, e: &PastEvent) -> Result<(), StoreError> {
     for d in &e.deliveries {
         let last = d.attempts.last();
         let dead = !d.succeeded();
@@ -66,7 +65,7 @@ async fn insert_deliveries(
             "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, state, \
              attempts_made, webhook_hop_attempts, max_attempts, created_at, updated_at, dead_at, \
              exhausted_hop, error_class, last_status) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, 'async_inline', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 'async_inline', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
         )
         .bind(&d.id)
         .bind(tenant)
@@ -90,7 +89,7 @@ async fn insert_deliveries(
         for a in &d.attempts {
             sqlx::query(
                 "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) \
-                 VALUES (?, ?, ?, 'control_plane_webhook', ?, ?, 'in_flight', ?)",
+                 VALUES ($1, $2, $3, 'control_plane_webhook', $4, $5, 'in_flight', $6)",
             )
             .bind(&a.id)
             .bind(&d.id)

@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use sqlx::SqliteConnection;
 
-use super::SqliteStore;
+use super::{Backend, Conn};
 use crate::store::gauges::{Gauges, TenantGauges, fold_by_tenant, from_totals};
 use crate::store::{GaugeStore, StoreError};
 
@@ -19,41 +18,41 @@ const RUNNING_REPLAYS: &str = "SELECT DISTINCT d.tenant, d.replay_session FROM d
      AND s.cancelled_at IS NULL";
 
 #[async_trait]
-impl GaugeStore for SqliteStore {
+impl GaugeStore for Backend {
     async fn tenant_gauges(&self, tenant: &str) -> Result<TenantGauges, StoreError> {
-        let mut conn = self.readers.acquire().await?;
+        let mut conn = self.read().await?;
         tenant_gauges(&mut conn, tenant).await
     }
 
     async fn gauges(&self) -> Result<Gauges, StoreError> {
         let totals: (i64, i64, i64, i64) = sqlx::query_as(&format!(
-            "SELECT (SELECT COALESCE(SUM(count), 0) FROM dlq_counts), \
+            "SELECT (SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM dlq_counts), \
              (SELECT COUNT(*) FROM deliveries WHERE state = 'pending'), \
              (SELECT COUNT(*) FROM deliveries WHERE state = 'in_flight'), \
              (SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running)"
         ))
-        .fetch_one(&self.readers)
+        .fetch_one(self.reads())
         .await?;
         Ok(from_totals(totals))
     }
 
     async fn gauges_by_tenant(&self) -> Result<BTreeMap<String, Gauges>, StoreError> {
         let rows: Vec<(String, String, i64)> = sqlx::query_as(&format!(
-            "SELECT tenant, 'dlq', SUM(count) FROM dlq_counts GROUP BY tenant \
+            "SELECT tenant, 'dlq', CAST(SUM(count) AS BIGINT) FROM dlq_counts GROUP BY tenant \
              UNION ALL SELECT tenant, state, COUNT(*) FROM deliveries \
              WHERE state IN ('pending', 'in_flight') GROUP BY tenant, state \
              UNION ALL SELECT tenant, 'replays', COUNT(*) FROM ({RUNNING_REPLAYS}) AS running GROUP BY tenant"
         ))
-        .fetch_all(&self.readers)
+        .fetch_all(self.reads())
         .await?;
         Ok(fold_by_tenant(rows))
     }
 
     async fn delivery_tenant(&self, delivery_id: &str) -> Result<Option<String>, StoreError> {
         Ok(
-            sqlx::query_scalar("SELECT tenant FROM deliveries WHERE id = ?")
+            sqlx::query_scalar("SELECT tenant FROM deliveries WHERE id = $1")
                 .bind(delivery_id)
-                .fetch_optional(&self.readers)
+                .fetch_optional(self.reads())
                 .await?,
         )
     }
@@ -61,29 +60,20 @@ impl GaugeStore for SqliteStore {
 
 /// One tenant's gauges on `conn` (a delivery-health report reads them in its snapshot).
 pub(super) async fn tenant_gauges(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     tenant: &str,
 ) -> Result<TenantGauges, StoreError> {
-    let mut gauges: TenantGauges = sqlx::query_as(
-        "SELECT COALESCE(SUM(state = 'pending'), 0) AS pending, \
-             COALESCE(SUM(state = 'in_flight'), 0) AS in_flight, \
-             MIN(CASE WHEN state = 'pending' THEN created_at END) AS oldest_pending_at, \
-             0 AS dead, 0 AS replays_running \
-             FROM deliveries WHERE tenant = ? AND state IN ('pending', 'in_flight')",
-    )
-    .bind(tenant)
-    .fetch_one(&mut *conn)
-    .await?;
-    gauges.dead =
-        sqlx::query_scalar("SELECT COALESCE(SUM(count), 0) FROM dlq_counts WHERE tenant = ?")
-            .bind(tenant)
-            .fetch_one(&mut *conn)
-            .await?;
-    gauges.replays_running = sqlx::query_scalar(&format!(
-        "SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = ?"
-    ))
-    .bind(tenant)
-    .fetch_one(&mut *conn)
-    .await?;
-    Ok(gauges)
+    Ok(sqlx::query_as(&format!(
+            "SELECT \
+             CAST(COUNT(*) FILTER (WHERE o.state = 'pending') AS BIGINT) AS pending, \
+             CAST(COUNT(*) FILTER (WHERE o.state = 'in_flight') AS BIGINT) AS in_flight, \
+             MIN(o.created_at) FILTER (WHERE o.state = 'pending') AS oldest_pending_at, \
+             (SELECT CAST(COALESCE(SUM(count), 0) AS BIGINT) FROM dlq_counts WHERE tenant = $1) AS dead, \
+             (SELECT COUNT(*) FROM ({RUNNING_REPLAYS}) AS running WHERE tenant = $1) \
+              AS replays_running \
+             FROM deliveries o WHERE o.tenant = $1 AND o.state IN ('pending', 'in_flight')"
+        ))
+        .bind(tenant)
+        .fetch_one(&mut *conn)
+        .await?)
 }

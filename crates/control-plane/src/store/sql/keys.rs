@@ -2,9 +2,8 @@
 //! for it on the primary key, then sees the committed row.
 
 use async_trait::async_trait;
-use sqlx::PgConnection;
 
-use super::{PostgresStore, PostgresTx};
+use super::{Backend, BackendTx, Conn};
 use crate::sealing::Sealer;
 use crate::store::keys;
 use crate::store::rows::KeyRow;
@@ -16,7 +15,7 @@ const SELECT_KEY: &str = "SELECT fingerprint, state, attempt, locked_until, crea
      response_status, response_headers, response_body FROM idempotency_keys";
 
 async fn get(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     sealer: &Sealer,
     scope: &KeyScope,
 ) -> Result<Option<KeyRecord>, StoreError> {
@@ -31,7 +30,7 @@ async fn get(
 
 /// The atomic claim: the new row's attempt, or `None` when the key exists.
 async fn insert_claim(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     scope: &KeyScope,
     fingerprint: &[u8],
     now: i64,
@@ -53,7 +52,7 @@ async fn insert_claim(
 /// Claims, or reads the row that is there. A row released between the two statements is
 /// claimed again.
 async fn claim(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     sealer: &Sealer,
     scope: &KeyScope,
     fingerprint: &[u8],
@@ -71,7 +70,7 @@ async fn claim(
 }
 
 async fn take_over(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     scope: &KeyScope,
     seen_attempt: i64,
     now: i64,
@@ -94,7 +93,7 @@ async fn take_over(
 /// Records a completed key in one guarded statement, or reads the row that is there. A row
 /// released between the two statements is tried again.
 async fn record_completed(
-    conn: &mut PgConnection,
+    conn: &mut Conn,
     sealer: &Sealer,
     scope: &KeyScope,
     fingerprint: &[u8],
@@ -128,7 +127,7 @@ async fn record_completed(
 }
 
 #[async_trait]
-impl KeyStore for PostgresStore {
+impl KeyStore for Backend {
     async fn claim_key(
         &self,
         scope: &KeyScope,
@@ -136,8 +135,9 @@ impl KeyStore for PostgresStore {
         now: i64,
         locked_until: i64,
     ) -> Result<ClaimOutcome, StoreError> {
+        // One autocommit statement claims: atomic on its own, no BEGIN/COMMIT round trips.
         claim(
-            &mut *self.pool.acquire().await?,
+            &mut *self.writes().acquire().await?,
             &self.sealer,
             scope,
             fingerprint,
@@ -155,7 +155,7 @@ impl KeyStore for PostgresStore {
         locked_until: i64,
     ) -> Result<Option<i64>, StoreError> {
         take_over(
-            &mut *self.pool.acquire().await?,
+            &mut *self.writes().acquire().await?,
             scope,
             seen_attempt,
             now,
@@ -171,14 +171,14 @@ impl KeyStore for PostgresStore {
         locked_until: i64,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE idempotency_keys SET locked_until = GREATEST(locked_until, $1) \
+            "UPDATE idempotency_keys SET locked_until = CASE WHEN locked_until > $1 THEN locked_until ELSE $1 END \
              WHERE tenant = $2 AND key = $3 AND state = 'in_progress' AND attempt = $4",
         )
         .bind(locked_until)
         .bind(&scope.tenant)
         .bind(&scope.key)
         .bind(attempt)
-        .execute(&self.pool)
+        .execute(self.writes())
         .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -190,26 +190,26 @@ impl KeyStore for PostgresStore {
         .bind(&scope.tenant)
         .bind(&scope.key)
         .bind(attempt)
-        .execute(&self.pool)
+        .execute(self.writes())
         .await?;
         Ok(())
     }
 
     async fn get_key(&self, scope: &KeyScope) -> Result<Option<KeyRecord>, StoreError> {
-        get(&mut *self.pool.acquire().await?, &self.sealer, scope).await
+        get(&mut *self.read().await?, &self.sealer, scope).await
     }
 
     async fn sweep_keys(&self, created_before: i64) -> Result<u64, StoreError> {
         let done = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
             .bind(created_before)
-            .execute(&self.pool)
+            .execute(self.writes())
             .await?;
         Ok(done.rows_affected())
     }
 }
 
 #[async_trait]
-impl KeyTx for PostgresTx {
+impl KeyTx for BackendTx {
     async fn claim_key(
         &mut self,
         scope: &KeyScope,

@@ -2,15 +2,15 @@
 //! counters (`dlq_counts`) whenever the filter allows.
 
 use async_trait::async_trait;
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::QueryBuilder;
 use switchyard_protocol::{DlqEntry, DlqFilter, DlqGroupBy};
 
-use super::SqliteStore;
+use super::{Backend, Db};
 use crate::store::rows::{CountRow, EntryRow};
 use crate::store::{DlqCount, DlqStore, StoreError};
 
 /// Appends the filter's conditions (each with a leading ` AND`).
-pub(super) fn push_filter(q: &mut QueryBuilder<'_, Sqlite>, filter: &DlqFilter) {
+pub(in crate::store) fn push_filter(q: &mut QueryBuilder<'_, Db>, filter: &DlqFilter) {
     for (column, value) in [
         ("endpoint", &filter.endpoint),
         ("target", &filter.target),
@@ -36,18 +36,24 @@ pub(super) fn push_filter(q: &mut QueryBuilder<'_, Sqlite>, filter: &DlqFilter) 
 /// The grouping columns, on the counters table and on the deliveries table.
 fn keys(group_by: DlqGroupBy, counters: bool) -> &'static str {
     match (group_by, counters) {
-        (DlqGroupBy::Target, _) => "NULL AS error_class, target, NULL AS hour",
-        (DlqGroupBy::ErrorClass, true) => "error_class, NULL AS target, NULL AS hour",
+        (DlqGroupBy::Target, _) => {
+            "CAST(NULL AS TEXT) AS error_class, target, CAST(NULL AS BIGINT) AS hour"
+        }
+        (DlqGroupBy::ErrorClass, true) => {
+            "error_class, CAST(NULL AS TEXT) AS target, CAST(NULL AS BIGINT) AS hour"
+        }
         (DlqGroupBy::ErrorClass, false) => {
-            "COALESCE(error_class, '') AS error_class, NULL AS target, NULL AS hour"
+            "COALESCE(error_class, '') AS error_class, CAST(NULL AS TEXT) AS target, CAST(NULL AS BIGINT) AS hour"
         }
-        (DlqGroupBy::Hour, true) => "NULL AS error_class, NULL AS target, hour",
+        (DlqGroupBy::Hour, true) => {
+            "CAST(NULL AS TEXT) AS error_class, CAST(NULL AS TEXT) AS target, hour"
+        }
         (DlqGroupBy::Hour, false) => {
-            "NULL AS error_class, NULL AS target, dead_at / 3600000 AS hour"
+            "CAST(NULL AS TEXT) AS error_class, CAST(NULL AS TEXT) AS target, dead_at / 3600000 AS hour"
         }
-        (DlqGroupBy::ErrorClassTarget, true) => "error_class, target, NULL AS hour",
+        (DlqGroupBy::ErrorClassTarget, true) => "error_class, target, CAST(NULL AS BIGINT) AS hour",
         (DlqGroupBy::ErrorClassTarget, false) => {
-            "COALESCE(error_class, '') AS error_class, target, NULL AS hour"
+            "COALESCE(error_class, '') AS error_class, target, CAST(NULL AS BIGINT) AS hour"
         }
     }
 }
@@ -62,7 +68,7 @@ fn group_columns(group_by: DlqGroupBy) -> &'static str {
 }
 
 #[async_trait]
-impl DlqStore for SqliteStore {
+impl DlqStore for Backend {
     async fn dlq_page(
         &self,
         tenant: &str,
@@ -70,7 +76,7 @@ impl DlqStore for SqliteStore {
         after: Option<(i64, String)>,
         limit: u32,
     ) -> Result<Vec<DlqEntry>, StoreError> {
-        let mut q = QueryBuilder::<Sqlite>::new(
+        let mut q = QueryBuilder::<Db>::new(
             "SELECT id, event_id, event_type, endpoint, flow, target, error_class, last_status, attempts_made, \
              dead_at, replay_session, exhausted_hop FROM deliveries WHERE tenant = ",
         );
@@ -84,8 +90,8 @@ impl DlqStore for SqliteStore {
                 .push(")");
         }
         q.push(" ORDER BY dead_at DESC, id DESC LIMIT ")
-            .push_bind(limit);
-        let rows: Vec<EntryRow> = q.build_query_as().fetch_all(&self.readers).await?;
+            .push_bind(i64::from(limit));
+        let rows: Vec<EntryRow> = q.build_query_as().fetch_all(self.reads()).await?;
         rows.into_iter().map(EntryRow::into_wire).collect()
     }
 
@@ -103,9 +109,9 @@ impl DlqStore for SqliteStore {
             && filter.until.is_none();
         let keys = keys(group_by, counters);
         let groups = group_columns(group_by);
-        let mut q = QueryBuilder::<Sqlite>::new(format!("SELECT {keys}, "));
+        let mut q = QueryBuilder::<Db>::new(format!("SELECT {keys}, "));
         if counters {
-            q.push("SUM(count) AS n FROM dlq_counts WHERE tenant = ")
+            q.push("CAST(SUM(count) AS BIGINT) AS n FROM dlq_counts WHERE tenant = ")
                 .push_bind(tenant);
             if let Some(t) = &filter.target {
                 q.push(" AND target = ").push_bind(t.clone());
@@ -121,7 +127,7 @@ impl DlqStore for SqliteStore {
             push_filter(&mut q, filter);
             q.push(format!(" GROUP BY {groups}"));
         }
-        let rows: Vec<CountRow> = q.build_query_as().fetch_all(&self.readers).await?;
+        let rows: Vec<CountRow> = q.build_query_as().fetch_all(self.reads()).await?;
         Ok(rows.into_iter().map(CountRow::into_count).collect())
     }
 }

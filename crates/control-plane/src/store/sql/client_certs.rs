@@ -1,10 +1,10 @@
-//! SQL of client certificates. Activations run on the single writer (`BEGIN IMMEDIATE`),
-//! which serialises them; each write is guarded as on PostgreSQL all the same.
+//! SQL of client certificates. An activation first locks the target's resource row
+//! (`resources::lock_target`), so two activations of one target run one after the other; the writes after
+//! the lock are guarded all the same, and the unique partial index allows one active row.
 
 use async_trait::async_trait;
-use sqlx::SqliteConnection;
 
-use super::{SqliteStore, SqliteTx};
+use super::{Backend, BackendTx, Conn};
 use crate::sealing::{Sealer, client_key_aad};
 use crate::store::client_certs::{META_COLUMNS, MetaShaTuple, MetaTuple, meta};
 use crate::store::{
@@ -35,13 +35,9 @@ fn open_identity(
     .transpose()
 }
 
-async fn list(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    target: &str,
-) -> Result<Vec<CertMeta>, StoreError> {
+async fn list(conn: &mut Conn, tenant: &str, target: &str) -> Result<Vec<CertMeta>, StoreError> {
     let rows: Vec<MetaTuple> = sqlx::query_as(&format!(
-        "SELECT {META_COLUMNS} FROM client_certificates WHERE tenant = ? AND target = ? \
+        "SELECT {META_COLUMNS} FROM client_certificates WHERE tenant = $1 AND target = $2 \
          ORDER BY created_at, id"
     ))
     .bind(tenant)
@@ -52,14 +48,14 @@ async fn list(
 }
 
 async fn one(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     tenant: &str,
     target: &str,
     id: &str,
 ) -> Result<Option<(CertMeta, Vec<u8>)>, StoreError> {
     let row: Option<MetaShaTuple> = sqlx::query_as(&format!(
         "SELECT {META_COLUMNS}, request_sha256 FROM client_certificates \
-             WHERE tenant = ? AND target = ? AND id = ?"
+             WHERE tenant = $1 AND target = $2 AND id = $3"
     ))
     .bind(tenant)
     .bind(target)
@@ -70,23 +66,8 @@ async fn one(
         .transpose()
 }
 
-async fn target_exists(
-    conn: &mut SqliteConnection,
-    tenant: &str,
-    target: &str,
-) -> Result<bool, StoreError> {
-    Ok(sqlx::query_scalar::<_, i64>(
-        "SELECT 1 FROM resources WHERE tenant = ? AND kind = 'target' AND name = ?",
-    )
-    .bind(tenant)
-    .bind(target)
-    .fetch_optional(conn)
-    .await?
-    .is_some())
-}
-
 #[async_trait]
-impl ClientCertStore for SqliteStore {
+impl ClientCertStore for Backend {
     async fn list_client_certificates(
         &self,
         tenant: &str,
@@ -103,7 +84,7 @@ impl ClientCertStore for SqliteStore {
     ) -> Result<Option<ClientIdentity>, StoreError> {
         let row: Option<IdentityTuple> = sqlx::query_as(
             "SELECT id, fingerprint, certificate_pem, private_key, not_after \
-             FROM client_certificates WHERE tenant = ? AND target = ? AND id = ?",
+             FROM client_certificates WHERE tenant = $1 AND target = $2 AND id = $3",
         )
         .bind(tenant)
         .bind(target)
@@ -120,7 +101,7 @@ impl ClientCertStore for SqliteStore {
     ) -> Result<Option<ClientIdentity>, StoreError> {
         let row: Option<IdentityTuple> = sqlx::query_as(
             "SELECT id, fingerprint, certificate_pem, private_key, not_after \
-             FROM client_certificates WHERE tenant = ? AND target = ? AND state = 'active'",
+             FROM client_certificates WHERE tenant = $1 AND target = $2 AND state = 'active'",
         )
         .bind(tenant)
         .bind(target)
@@ -139,8 +120,8 @@ impl ClientCertStore for SqliteStore {
         let inserted = sqlx::query(
             "INSERT INTO client_certificates (tenant, target, id, certificate_pem, private_key, \
              request_sha256, fingerprint, subject, not_after, state, created_at, updated_at) \
-             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, 'staged', ?, ? \
-             WHERE EXISTS (SELECT 1 FROM resources WHERE tenant = ? AND kind = 'target' AND name = ?) \
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, 'staged', $10, $11 \
+             WHERE EXISTS (SELECT 1 FROM resources WHERE tenant = $12 AND kind = 'target' AND name = $13) \
              ON CONFLICT (tenant, target, id) DO NOTHING",
         )
         .bind(tenant)
@@ -177,7 +158,7 @@ impl ClientCertStore for SqliteStore {
 }
 
 #[async_trait]
-impl ClientCertTx for SqliteTx {
+impl ClientCertTx for BackendTx {
     async fn activate_client_certificate(
         &mut self,
         tenant: &str,
@@ -186,7 +167,7 @@ impl ClientCertTx for SqliteTx {
         now: i64,
     ) -> Result<Activation, StoreError> {
         let conn = &mut *self.tx;
-        if !target_exists(conn, tenant, target).await? {
+        if !super::resources::lock_target(conn, tenant, target).await? {
             return Ok(Activation::TargetMissing);
         }
         let Some((found, _)) = one(conn, tenant, target, id).await? else {
@@ -196,8 +177,8 @@ impl ClientCertTx for SqliteTx {
             return Ok(Activation::Expired);
         }
         let previous: Option<String> = sqlx::query_scalar(
-            "UPDATE client_certificates SET state = 'retired', updated_at = ? \
-             WHERE tenant = ? AND target = ? AND state = 'active' AND id <> ? RETURNING id",
+            "UPDATE client_certificates SET state = 'retired', updated_at = $1 \
+             WHERE tenant = $2 AND target = $3 AND state = 'active' AND id <> $4 RETURNING id",
         )
         .bind(now)
         .bind(tenant)
@@ -206,8 +187,8 @@ impl ClientCertTx for SqliteTx {
         .fetch_optional(&mut *conn)
         .await?;
         let activated = sqlx::query(
-            "UPDATE client_certificates SET state = 'active', updated_at = ? \
-             WHERE tenant = ? AND target = ? AND id = ? AND not_after > ?",
+            "UPDATE client_certificates SET state = 'active', updated_at = $1 \
+             WHERE tenant = $2 AND target = $3 AND id = $4 AND not_after > $5",
         )
         .bind(now)
         .bind(tenant)
@@ -238,7 +219,7 @@ impl ClientCertTx for SqliteTx {
         tenant: &str,
         target: &str,
     ) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM client_certificates WHERE tenant = ? AND target = ?")
+        sqlx::query("DELETE FROM client_certificates WHERE tenant = $1 AND target = $2")
             .bind(tenant)
             .bind(target)
             .execute(&mut *self.tx)

@@ -1,24 +1,25 @@
 //! SQL of endpoints, targets and flows.
 
 use async_trait::async_trait;
-use sqlx::SqliteConnection;
 use switchyard_protocol::{FlowSpec, ResourceKind};
 
-use super::{SqliteStore, SqliteTx};
+use super::{Backend, BackendTx, Conn, dialect};
 use crate::store::rows::ResourceRecord;
 use crate::store::{ResourceRow, ResourceStore, ResourceTx, StoreError, corrupt};
 
 const SELECT_RESOURCE: &str =
     "SELECT kind, name, version, spec, status, created_at, updated_at FROM resources";
 
-pub(super) async fn get(
-    conn: &mut SqliteConnection,
+pub(in crate::store) async fn get(
+    conn: &mut Conn,
     tenant: &str,
     kind: ResourceKind,
     name: &str,
+    lock: bool,
 ) -> Result<Option<ResourceRow>, StoreError> {
+    let lock = if lock { dialect::FOR_UPDATE } else { "" };
     sqlx::query_as::<_, ResourceRecord>(&format!(
-        "{SELECT_RESOURCE} WHERE tenant = ? AND kind = ? AND name = ?"
+        "{SELECT_RESOURCE} WHERE tenant = $1 AND kind = $2 AND name = $3{lock}"
     ))
     .bind(tenant)
     .bind(kind.as_str())
@@ -30,14 +31,14 @@ pub(super) async fn get(
 }
 
 #[async_trait]
-impl ResourceStore for SqliteStore {
+impl ResourceStore for Backend {
     async fn get_resource(
         &self,
         tenant: &str,
         kind: ResourceKind,
         name: &str,
     ) -> Result<Option<ResourceRow>, StoreError> {
-        get(&mut *self.read().await?, tenant, kind, name).await
+        get(&mut *self.read().await?, tenant, kind, name, false).await
     }
 
     async fn list_resources(
@@ -48,13 +49,13 @@ impl ResourceStore for SqliteStore {
         limit: u32,
     ) -> Result<Vec<ResourceRow>, StoreError> {
         sqlx::query_as::<_, ResourceRecord>(&format!(
-            "{SELECT_RESOURCE} WHERE tenant = ? AND kind = ? AND name > ? ORDER BY name LIMIT ?"
+            "{SELECT_RESOURCE} WHERE tenant = $1 AND kind = $2 AND name > $3 ORDER BY name LIMIT $4"
         ))
         .bind(tenant)
         .bind(kind.as_str())
         .bind(after.unwrap_or(""))
-        .bind(limit)
-        .fetch_all(&self.readers)
+        .bind(i64::from(limit))
+        .fetch_all(self.reads())
         .await?
         .into_iter()
         .map(ResourceRecord::into_resource)
@@ -66,13 +67,14 @@ impl ResourceStore for SqliteStore {
         tenant: &str,
         endpoint: &str,
     ) -> Result<Vec<(String, FlowSpec)>, StoreError> {
-        let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT name, spec FROM resources WHERE tenant = ? AND kind = 'flow' AND ref_endpoint = ? \
-             AND COALESCE(json_extract(status, '$.enabled'), 1) <> 0 ORDER BY name",
-        )
+        let rows: Vec<(String, String)> = sqlx::query_as(&format!(
+            "SELECT name, spec FROM resources WHERE tenant = $1 AND kind = 'flow' AND ref_endpoint = $2 \
+             AND {} ORDER BY name",
+            dialect::ENABLED
+        ))
         .bind(tenant)
         .bind(endpoint)
-        .fetch_all(&self.readers)
+        .fetch_all(self.reads())
         .await?;
         rows.into_iter()
             .map(|(name, spec)| Ok((name, serde_json::from_str(&spec).map_err(corrupt)?)))
@@ -81,15 +83,16 @@ impl ResourceStore for SqliteStore {
 }
 
 #[async_trait]
-impl ResourceTx for SqliteTx {
+impl ResourceTx for BackendTx {
     async fn get_resource(
         &mut self,
         tenant: &str,
         kind: ResourceKind,
         name: &str,
     ) -> Result<Option<ResourceRow>, StoreError> {
-        // The write lock is held: nobody else can change the row before this commits.
-        get(&mut self.tx, tenant, kind, name).await
+        // Locked until the unit of work ends (SQLite: the writer's lock is held already): a
+        // concurrent change of the same resource waits, then sees this one's version.
+        get(&mut self.tx, tenant, kind, name, true).await
     }
 
     async fn insert_resource(
@@ -99,7 +102,7 @@ impl ResourceTx for SqliteTx {
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
             "INSERT INTO resources (tenant, kind, name, version, spec, status, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, kind, name) DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, kind, name) DO NOTHING",
         )
         .bind(tenant)
         .bind(row.kind.as_str())
@@ -121,8 +124,8 @@ impl ResourceTx for SqliteTx {
         expected_version: i64,
     ) -> Result<bool, StoreError> {
         let done = sqlx::query(
-            "UPDATE resources SET version = ?, spec = ?, status = ?, updated_at = ? \
-             WHERE tenant = ? AND kind = ? AND name = ? AND version = ?",
+            "UPDATE resources SET version = $1, spec = $2, status = $3, updated_at = $4 \
+             WHERE tenant = $5 AND kind = $6 AND name = $7 AND version = $8",
         )
         .bind(row.version)
         .bind(row.spec.to_string())
@@ -143,12 +146,13 @@ impl ResourceTx for SqliteTx {
         kind: ResourceKind,
         name: &str,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query("DELETE FROM resources WHERE tenant = ? AND kind = ? AND name = ?")
-            .bind(tenant)
-            .bind(kind.as_str())
-            .bind(name)
-            .execute(&mut *self.tx)
-            .await?;
+        let done =
+            sqlx::query("DELETE FROM resources WHERE tenant = $1 AND kind = $2 AND name = $3")
+                .bind(tenant)
+                .bind(kind.as_str())
+                .bind(name)
+                .execute(&mut *self.tx)
+                .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -165,12 +169,32 @@ impl ResourceTx for SqliteTx {
             ResourceKind::Flow => return Ok(Vec::new()),
         };
         Ok(sqlx::query_scalar(&format!(
-            "SELECT name FROM resources WHERE tenant = ? AND kind = 'flow' AND {column} = ? ORDER BY name LIMIT ?"
+            "SELECT name FROM resources WHERE tenant = $1 AND kind = 'flow' AND {column} = $2 ORDER BY name LIMIT $3"
         ))
         .bind(tenant)
         .bind(name)
-        .bind(limit)
+        .bind(i64::from(limit))
         .fetch_all(&mut *self.tx)
         .await?)
     }
+}
+
+/// Whether the tenant has the target; inside a unit of work, its row stays locked until
+/// the unit of work ends, so rotations, expiries and certificate activations of one target
+/// run one after the other.
+pub(super) async fn lock_target(
+    conn: &mut Conn,
+    tenant: &str,
+    target: &str,
+) -> Result<bool, StoreError> {
+    Ok(sqlx::query_scalar::<_, i64>(&format!(
+        "SELECT CAST(1 AS BIGINT) FROM resources WHERE tenant = $1 AND kind = 'target' \
+         AND name = $2{}",
+        dialect::FOR_UPDATE
+    ))
+    .bind(tenant)
+    .bind(target)
+    .fetch_optional(conn)
+    .await?
+    .is_some())
 }

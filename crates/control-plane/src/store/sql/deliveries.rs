@@ -1,15 +1,16 @@
-//! SQL of deliveries and attempts: the guarded claim, reads (the fenced finish: `finish.rs`).
+//! SQL of deliveries and attempts: the guarded claim and the reads. Each backend's own
+//! `finish.rs` records outcomes, and its dialect words the claim ([`dialect::CLAIM`]) and
+//! how a batch of due work is locked ([`dialect::LOCK_DUE`]).
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 
 use crate::sealing::Sealer;
-use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
+use sqlx::QueryBuilder;
 use switchyard_protocol::{Delivery, FlowMode, Hop};
 
-use super::SqliteStore;
-use super::finish::{FINISH, finish, finish_together};
+use super::{Backend, Conn, Db, dialect, finish};
 use crate::delivery::http::AttemptResult;
 use crate::store::deliveries::together_or_each;
 use crate::store::rows::{
@@ -22,7 +23,7 @@ use crate::store::{
 };
 
 /// A delivery row to insert (new events and replays).
-pub(super) struct NewDeliveryRow<'a> {
+pub(in crate::store) struct NewDeliveryRow<'a> {
     pub id: &'a str,
     pub tenant: &'a str,
     pub event_id: &'a str,
@@ -38,15 +39,15 @@ pub(super) struct NewDeliveryRow<'a> {
     pub replay_of: Option<&'a str>,
 }
 
-pub(super) async fn insert(
-    conn: &mut SqliteConnection,
+pub(in crate::store) async fn insert(
+    conn: &mut Conn,
     d: &NewDeliveryRow<'_>,
     now: i64,
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO deliveries (id, tenant, event_id, event_type, endpoint, flow, target, mode, edge, state, \
          attempts_made, max_attempts, next_attempt_at, created_at, updated_at, replay_session, replay_of) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', 0, $10, $11, $12, $12, $13, $14)",
     )
     .bind(d.id)
     .bind(d.tenant)
@@ -57,9 +58,8 @@ pub(super) async fn insert(
     .bind(d.target)
     .bind(mode_str(d.mode))
     .bind(d.edge)
-    .bind(d.max_attempts)
+    .bind(i64::from(d.max_attempts))
     .bind(d.next_attempt_at)
-    .bind(now)
     .bind(now)
     .bind(d.replay_session)
     .bind(d.replay_of)
@@ -73,32 +73,13 @@ const CANDIDATE: &str = "SELECT d.id, d.tenant, d.target, d.edge, d.event_id, d.
      FROM deliveries d JOIN events e ON e.id = d.event_id \
      LEFT JOIN resources r ON r.tenant = d.tenant AND r.kind = 'target' AND r.name = d.target";
 
-/// The claim: only a pending delivery moves to in flight, whoever else tries at once. It
-/// counts the attempt against its hop (the first bind) and returns the numbers.
-const CLAIM: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
-     edge_hop_attempts = edge_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 1 ELSE 0 END), \
-     webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 0 ELSE 1 END), \
-     lease_owner = ?, lease_until = ?, lease_token = lease_token + 1, current_attempt = ?, \
-     next_attempt_at = NULL, updated_at = ? WHERE id = ? AND state = 'pending' \
-     RETURNING attempts_made, lease_token, \
-     CASE WHEN ? = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
-
-/// The negative control's claim: the same update without the state guard.
-#[cfg(feature = "fault-injection")]
-const CLAIM_UNGUARDED: &str = "UPDATE deliveries SET state = 'in_flight', attempts_made = attempts_made + 1, \
-     edge_hop_attempts = edge_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 1 ELSE 0 END), \
-     webhook_hop_attempts = webhook_hop_attempts + (CASE WHEN ? = 'control_plane_edge' THEN 0 ELSE 1 END), \
-     lease_owner = ?, lease_until = ?, lease_token = lease_token + 1, current_attempt = ?, \
-     next_attempt_at = NULL, updated_at = ? WHERE id = ? RETURNING attempts_made, lease_token, \
-     CASE WHEN ? = 'control_plane_edge' THEN edge_hop_attempts ELSE webhook_hop_attempts END";
-
 async fn due_candidates(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     scope: DueScope<'_>,
     now: i64,
     limit: u32,
 ) -> Result<Vec<CandidateRow>, StoreError> {
-    let mut q = QueryBuilder::<Sqlite>::new(CANDIDATE);
+    let mut q = QueryBuilder::<Db>::new(CANDIDATE);
     q.push(" WHERE d.state = 'pending' AND d.next_attempt_at <= ");
     match scope {
         DueScope::Direct => {
@@ -117,26 +98,24 @@ async fn due_candidates(
         }
     }
     q.push(" ORDER BY d.next_attempt_at LIMIT ")
-        .push_bind(limit);
+        .push_bind(i64::from(limit))
+        .push(dialect::LOCK_DUE);
     Ok(q.build_query_as().fetch_all(conn).await?)
 }
 
-async fn candidate(
-    conn: &mut SqliteConnection,
-    id: &str,
-) -> Result<Option<CandidateRow>, StoreError> {
-    Ok(sqlx::query_as(&format!("{CANDIDATE} WHERE d.id = ?"))
+async fn candidate(conn: &mut Conn, id: &str) -> Result<Option<CandidateRow>, StoreError> {
+    Ok(sqlx::query_as(&format!("{CANDIDATE} WHERE d.id = $1"))
         .bind(id)
         .fetch_optional(conn)
         .await?)
 }
 
-/// Claims each candidate with `claim_sql` for an attempt at `hop`; skips the ones someone
-/// else took first.
+/// Claims each candidate with `claim_sql` ([`dialect::CLAIM`], or the negative control's)
+/// for an attempt at `hop`; skips the ones someone else took first.
 // The claim's inputs are independent values of one statement; a struct would only rename them.
 #[allow(clippy::too_many_arguments)]
 async fn claim_candidates(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     sealer: &Sealer,
     candidates: Vec<CandidateRow>,
     claim_sql: &str,
@@ -153,13 +132,11 @@ async fn claim_candidates(
         let attempt_id = new_id("att");
         let Some((made, lease_token, hop_made)) = sqlx::query_as::<_, (i64, i64, i64)>(claim_sql)
             .bind(hop.as_str())
-            .bind(hop.as_str())
             .bind(owner)
             .bind(lease_until)
             .bind(&attempt_id)
             .bind(now)
             .bind(&c.id)
-            .bind(hop.as_str())
             .fetch_optional(&mut *conn)
             .await?
         else {
@@ -180,13 +157,16 @@ async fn claim_candidates(
         };
         claimed.push(c.into_claimed(target, numbers, secrets[&key].clone())?);
     }
-    insert_attempts(conn, &claimed, now, owner).await?;
+    if !dialect::CLAIM_RECORDS_ATTEMPT {
+        insert_attempts(conn, &claimed, now, owner).await?;
+    }
     Ok(claimed)
 }
 
-/// The in-flight attempt rows of `claimed`, in one statement.
+/// The in-flight attempt rows of `claimed`, in one statement (where the claim itself did not
+/// record them).
 async fn insert_attempts(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     claimed: &[Claimed],
     now: i64,
     owner: &str,
@@ -194,15 +174,15 @@ async fn insert_attempts(
     if claimed.is_empty() {
         return Ok(());
     }
-    let mut q = QueryBuilder::<Sqlite>::new(
+    let mut q = QueryBuilder::<Db>::new(
         "INSERT INTO attempts (id, delivery_id, number, hop, hop_number, started_at, outcome, performed_by) ",
     );
     q.push_values(claimed, |mut row, c| {
         row.push_bind(&c.attempt_id)
             .push_bind(&c.delivery_id)
-            .push_bind(c.number)
+            .push_bind(i64::from(c.number))
             .push_bind(c.hop.as_str())
-            .push_bind(c.hop_number)
+            .push_bind(i64::from(c.hop_number))
             .push_bind(now)
             .push_bind("in_flight")
             .push_bind(owner);
@@ -213,8 +193,8 @@ async fn insert_attempts(
 
 /// Claims one delivery by id for the control plane's own send (a sync flow's first attempt,
 /// inside the event's commit).
-pub(super) async fn claim_one(
-    conn: &mut SqliteConnection,
+pub(in crate::store) async fn claim_one(
+    conn: &mut Conn,
     sealer: &Sealer,
     id: &str,
     now: i64,
@@ -226,7 +206,7 @@ pub(super) async fn claim_one(
         conn,
         sealer,
         candidates,
-        CLAIM,
+        dialect::CLAIM,
         Hop::ControlPlaneWebhook,
         now,
         owner,
@@ -236,13 +216,39 @@ pub(super) async fn claim_one(
     Ok(claimed.pop())
 }
 
-pub(super) async fn attach_attempts(
-    conn: &mut SqliteConnection,
+/// Whether the delivery is a re-delivery of a cancelled replay session. The session row is
+/// share-locked until commit ([`dialect::FOR_SHARE`]; on SQLite the write lock is held): a cancel running now either finished first (and is seen) or
+/// waits for this transition (and then withdraws the delivery if it went back to pending).
+pub(in crate::store) async fn replay_cancelled(
+    conn: &mut Conn,
+    delivery_id: &str,
+) -> Result<bool, StoreError> {
+    let session: Option<(String, Option<String>)> =
+        sqlx::query_as("SELECT tenant, replay_session FROM deliveries WHERE id = $1")
+            .bind(delivery_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some((tenant, Some(session))) = session else {
+        return Ok(false);
+    };
+    let cancelled: Option<Option<i64>> = sqlx::query_scalar(&format!(
+        "SELECT cancelled_at FROM replay_sessions WHERE tenant = $1 AND id = $2{}",
+        dialect::FOR_SHARE
+    ))
+    .bind(tenant)
+    .bind(session)
+    .fetch_optional(conn)
+    .await?;
+    Ok(matches!(cancelled, Some(Some(_))))
+}
+
+pub(in crate::store) async fn attach_attempts(
+    conn: &mut Conn,
     deliveries: &mut [Delivery],
 ) -> Result<(), StoreError> {
     for d in deliveries.iter_mut() {
         let rows: Vec<AttemptRow> = sqlx::query_as(&format!(
-            "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE delivery_id = ? ORDER BY number"
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE delivery_id = $1 ORDER BY number"
         ))
         .bind(&d.id)
         .fetch_all(&mut *conn)
@@ -256,12 +262,12 @@ pub(super) async fn attach_attempts(
 }
 
 /// The deliveries of an event, oldest first, with their attempts.
-pub(super) async fn of_event(
-    conn: &mut SqliteConnection,
+pub(in crate::store) async fn of_event(
+    conn: &mut Conn,
     event_id: &str,
 ) -> Result<Vec<Delivery>, StoreError> {
     let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
-        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE event_id = ? ORDER BY created_at, id"
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE event_id = $1 ORDER BY created_at, id"
     ))
     .bind(event_id)
     .fetch_all(&mut *conn)
@@ -275,7 +281,7 @@ pub(super) async fn of_event(
 }
 
 #[async_trait]
-impl DeliveryStore for SqliteStore {
+impl DeliveryStore for Backend {
     async fn claim_due(
         &self,
         scope: DueScope<'_>,
@@ -293,7 +299,7 @@ impl DeliveryStore for SqliteStore {
             &mut tx,
             &self.sealer,
             candidates,
-            CLAIM,
+            dialect::CLAIM,
             scope.hop(),
             now,
             owner,
@@ -312,16 +318,13 @@ impl DeliveryStore for SqliteStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError> {
-        let item = Finish {
+        let f = Finish {
             fence,
             result,
             finished_by,
             next,
         };
-        let mut tx = self.write().await?;
-        let recorded = finish(FINISH, &mut tx, &item, now).await?;
-        tx.commit().await?;
-        Ok(recorded)
+        finish::finish_attempt(self, &f, now).await
     }
 
     async fn finish_attempts(
@@ -329,7 +332,7 @@ impl DeliveryStore for SqliteStore {
         items: &[Finish<'_>],
         now: i64,
     ) -> Vec<Result<bool, StoreError>> {
-        let together = finish_together(self, items, now).await;
+        let together = finish::finish_together(self, items, now).await;
         together_or_each(self, together, items, now).await
     }
 
@@ -337,26 +340,26 @@ impl DeliveryStore for SqliteStore {
         let rows: Vec<ExpiredRow> = sqlx::query_as(
             "SELECT d.id, d.lease_token, d.current_attempt, d.lease_owner, a.hop, a.hop_number, d.max_attempts \
              FROM deliveries d JOIN attempts a ON a.id = d.current_attempt \
-             WHERE d.state = 'in_flight' AND d.lease_until <= ? ORDER BY d.lease_until LIMIT ?",
+             WHERE d.state = 'in_flight' AND d.lease_until <= $1 ORDER BY d.lease_until LIMIT $2",
         )
         .bind(now)
-        .bind(limit)
-        .fetch_all(&self.readers)
+        .bind(i64::from(limit))
+        .fetch_all(self.reads())
         .await?;
         rows.into_iter().map(ExpiredRow::into_lease).collect()
     }
 
     async fn next_wakeup(&self, pickup_ms: i64) -> Result<Option<i64>, StoreError> {
         let due: Option<i64> = sqlx::query_scalar(
-            "SELECT MIN(CASE WHEN mode = 'async_relay' THEN next_attempt_at + ? ELSE next_attempt_at END) \
+            "SELECT MIN(CASE WHEN mode = 'async_relay' THEN next_attempt_at + $1 ELSE next_attempt_at END) \
              FROM deliveries WHERE state = 'pending'",
         )
         .bind(pickup_ms)
-        .fetch_one(&self.readers)
+        .fetch_one(self.reads())
         .await?;
         let lease: Option<i64> =
             sqlx::query_scalar("SELECT MIN(lease_until) FROM deliveries WHERE state = 'in_flight'")
-                .fetch_one(&self.readers)
+                .fetch_one(self.reads())
                 .await?;
         Ok(match (due, lease) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -367,7 +370,7 @@ impl DeliveryStore for SqliteStore {
     async fn delivery(&self, tenant: &str, id: &str) -> Result<Option<Delivery>, StoreError> {
         let mut conn = self.read().await?;
         let row: Option<DeliveryRow> = sqlx::query_as(&format!(
-            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE tenant = ? AND id = ?"
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE tenant = $1 AND id = $2"
         ))
         .bind(tenant)
         .bind(id)
@@ -382,11 +385,12 @@ impl DeliveryStore for SqliteStore {
 
     async fn pending_count(&self, tenant: &str, endpoint: &str) -> Result<u64, StoreError> {
         let n: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM deliveries WHERE tenant = ? AND endpoint = ? AND state IN ('pending', 'in_flight')",
+            "SELECT COUNT(*) FROM deliveries WHERE tenant = $1 AND endpoint = $2 \
+             AND state IN ('pending', 'in_flight')",
         )
         .bind(tenant)
         .bind(endpoint)
-        .fetch_one(&self.readers)
+        .fetch_one(self.reads())
         .await?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
@@ -400,14 +404,14 @@ impl DeliveryStore for SqliteStore {
         next: Transition,
         now: i64,
     ) -> Result<bool, StoreError> {
-        let item = Finish {
+        let f = Finish {
             fence,
             result,
             finished_by,
             next,
         };
         let mut tx = self.write().await?;
-        let recorded = finish(super::finish::FINISH_UNFENCED, &mut tx, &item, now).await?;
+        let recorded = finish::finish_unfenced(&mut tx, &f, now).await?;
         tx.commit().await?;
         Ok(recorded)
     }
@@ -415,12 +419,12 @@ impl DeliveryStore for SqliteStore {
     #[cfg(feature = "fault-injection")]
     async fn due_ids(&self, now: i64, limit: u32) -> Result<Vec<String>, StoreError> {
         Ok(sqlx::query_scalar(
-            "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? \
-             ORDER BY next_attempt_at LIMIT ?",
+            "SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= $1 \
+             AND mode <> 'async_relay' ORDER BY next_attempt_at LIMIT $2",
         )
         .bind(now)
-        .bind(limit)
-        .fetch_all(&self.readers)
+        .bind(i64::from(limit))
+        .fetch_all(self.reads())
         .await?)
     }
 
@@ -441,7 +445,7 @@ impl DeliveryStore for SqliteStore {
             &mut tx,
             &self.sealer,
             candidates,
-            CLAIM_UNGUARDED,
+            dialect::CLAIM_UNGUARDED,
             Hop::ControlPlaneWebhook,
             now,
             owner,

@@ -354,10 +354,6 @@ fn server_config(args: &ServeArgs, tenants: Tenants) -> anyhow::Result<ServerCon
     config.idempotency.retention = args.idempotency_retention;
     config.idempotency.lease = args.idempotency_lease;
     config.sweep_every = args.sweep_every;
-    config.retry_schedule = schedule_text
-        .split(',')
-        .map(|s| s.trim().to_owned())
-        .collect();
     config.delivery.schedule = schedule;
     config.delivery.lease_margin = args.delivery_lease_margin;
     config.delivery.edge_pickup_timeout = args.edge_pickup_timeout;
@@ -365,7 +361,7 @@ fn server_config(args: &ServeArgs, tenants: Tenants) -> anyhow::Result<ServerCon
     config.delivery.run_worker = !args.no_worker;
     config.loopback_hosts_only = args.demo;
     // The demo's receiver is on loopback; every other server forbids private targets
-    // unless told otherwise (ServerConfig::new allows them, for embedders and tests).
+    // unless told otherwise.
     config.delivery.allow_private_targets = args.allow_private_targets || args.demo;
     config.delivery.forbid_cidrs = args.forbid_cidrs.clone();
     if config.delivery.allow_private_targets {

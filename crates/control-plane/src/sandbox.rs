@@ -65,17 +65,13 @@ impl SandboxBinding {
         let mut tenants = Tenants::default();
         tenants.add(DEMO_TENANT, DEMO_TOKEN);
         let mut config =
-            ServerConfig::new(self.addr, format!("sqlite://{}", db.display()), tenants);
+            ServerConfig::new(self.addr, format!("sqlite://{}", db.display()), tenants)
+                // The demo receiver is on loopback and the desktop is its one client.
+                .local_only();
         config.listener = Some(self.listener);
-        config.retry_schedule = crate::demo::DEMO_SCHEDULE
-            .split(',')
-            .map(str::to_owned)
-            .collect();
         config.delivery.schedule =
             crate::delivery::schedule::parse_schedule(crate::demo::DEMO_SCHEDULE)
                 .map_err(anyhow::Error::msg)?;
-        // The sandbox's demo receiver is on loopback: said here, not left to the default.
-        config.delivery.allow_private_targets = true;
         // Its token is public: a web page must not reach it by rebinding its own name to
         // loopback (src/host_guard.rs).
         config.loopback_hosts_only = true;

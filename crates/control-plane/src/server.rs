@@ -38,9 +38,6 @@ pub struct ServerConfig {
     pub db_max_connections: u32,
     pub tenants: Tenants,
     pub idempotency: IdempotencyConfig,
-    /// Delay before each delivery attempt. Informational: `/v1/info` reports
-    /// `delivery.schedule`, which is what the worker uses.
-    pub retry_schedule: Vec<String>,
     /// How often expired idempotency keys are swept.
     pub sweep_every: Duration,
     pub clock: Arc<dyn Clock>,
@@ -62,6 +59,9 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
+    /// A control plane with every guard on: targets on private and loopback addresses are
+    /// refused (`delivery.allow_private_targets`) and the rate limits of [`Limits::default`]
+    /// hold. An embedder turns either off explicitly ([`ServerConfig::local_only`]).
     pub fn new(listen: SocketAddr, db_url: impl Into<String>, tenants: Tenants) -> Self {
         Self {
             listen,
@@ -70,24 +70,29 @@ impl ServerConfig {
             db_max_connections: crate::store::POSTGRES_POOL,
             tenants,
             idempotency: IdempotencyConfig::default(),
-            retry_schedule: ["0s", "10s", "1m", "10m", "1h"].map(String::from).to_vec(),
             sweep_every: Duration::from_secs(60),
             clock: Arc::new(SystemClock),
             hooks: Arc::new(NoHooks),
             delivery: crate::delivery::DeliveryConfig::default(),
             main_key_file: None,
-            // Embedders (the desktop sandbox, benchmarks, other crates' tests) drive one
-            // in-process server as fast as they like: the rate limits are off here and on
-            // in `serve` (src/main.rs); the caps and timeouts are the same.
-            limits: Limits {
-                writes: crate::limits::Rate::OFF,
-                events: crate::limits::Rate::OFF,
-                ..Limits::default()
-            },
+            limits: Limits::default(),
             metrics: MetricsConfig::default(),
             diagnostics: crate::diagnostics::DiagnosticsConfig::default(),
             loopback_hosts_only: false,
         }
+    }
+}
+
+impl ServerConfig {
+    /// For a control plane whose receivers and callers are this machine's own — the
+    /// desktop's sandbox, tests, benchmarks: targets on loopback and private addresses are
+    /// allowed, and the rate limits are off (one local client drives it as fast as it likes).
+    /// The body, header and time caps stay.
+    pub fn local_only(mut self) -> Self {
+        self.delivery.allow_private_targets = true;
+        self.limits.writes = crate::limits::Rate::OFF;
+        self.limits.events = crate::limits::Rate::OFF;
+        self
     }
 }
 
@@ -367,8 +372,7 @@ impl Server {
             hooks: config.hooks,
             tenants: config.tenants,
             idempotency: config.idempotency,
-            // What the worker really uses (`config.retry_schedule` is kept for callers that
-            // set it; the delivery schedule is authoritative).
+            // What the worker uses, as `/v1/info` reports it.
             retry_schedule: crate::delivery::schedule::format_schedule(&delivery.config.schedule),
             delivery: delivery.clone(),
             rate_limiter: RateLimiter::new(config.limits.writes, config.limits.events),
@@ -548,5 +552,31 @@ impl Server {
     pub async fn wait(mut self) -> anyhow::Result<()> {
         (&mut self.task).await??;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ServerConfig {
+        ServerConfig::new(
+            "127.0.0.1:0".parse().unwrap(),
+            "sqlite::memory:",
+            Tenants::default(),
+        )
+    }
+
+    #[test]
+    fn a_library_embedder_gets_every_guard_on_unless_it_opts_out() {
+        let closed = config();
+        assert!(!closed.delivery.allow_private_targets);
+        assert!(!closed.limits.writes.is_off() && !closed.limits.events.is_off());
+        assert!(!crate::delivery::DeliveryConfig::default().allow_private_targets);
+
+        let local = config().local_only();
+        assert!(local.delivery.allow_private_targets);
+        assert!(local.limits.writes.is_off() && local.limits.events.is_off());
+        assert_eq!(local.limits.max_body_bytes, closed.limits.max_body_bytes);
     }
 }

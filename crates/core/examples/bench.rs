@@ -75,11 +75,14 @@ async fn main() -> anyhow::Result<()> {
 
     let mut tenants = Tenants::default();
     tenants.add("bench", TOKEN);
-    let server = Server::start(ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.path().join("cp.db").display()),
-        tenants,
-    ))
+    let server = Server::start(
+        ServerConfig::new(
+            SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            format!("sqlite://{}", dir.path().join("cp.db").display()),
+            tenants,
+        )
+        .local_only(),
+    )
     .await?;
     for parallel in [16, 1] {
         bench_drain(dir.path(), &server.url(), parallel, rounds).await?;

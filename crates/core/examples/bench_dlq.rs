@@ -67,7 +67,8 @@ async fn start_server(dir: &Path) -> anyhow::Result<Server> {
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         format!("sqlite://{}", dir.join("cp.db").display()),
         tenants,
-    );
+    )
+    .local_only();
     config.delivery.run_worker = false;
     Server::start(config).await
 }

@@ -110,7 +110,8 @@ async fn bench(n: usize) -> anyhow::Result<()> {
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         format!("sqlite://{}", dir.path().join("cp.db").display()),
         tenants,
-    );
+    )
+    .local_only();
     let server = Server::start(config).await?;
     let console = Console::open(ConsoleOptions::new(dir.path().join("console"), "bench")).await?;
     console

@@ -101,11 +101,14 @@ impl Drop for RemoveEntry {
 async fn control_plane(dir: &Path, token: &str) -> Server {
     let mut tenants = Tenants::default();
     tenants.add("acme", token);
-    Server::start(ServerConfig::new(
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        format!("sqlite://{}", dir.join("cp.db").display()),
-        tenants,
-    ))
+    Server::start(
+        ServerConfig::new(
+            SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            format!("sqlite://{}", dir.join("cp.db").display()),
+            tenants,
+        )
+        .local_only(),
+    )
     .await
     .unwrap()
 }

@@ -25,12 +25,12 @@ pub fn config(db: &Path, tenants: &[(&str, &str)]) -> ServerConfig {
         format!("sqlite://{}", db.display()),
         known,
     )
+    .local_only()
 }
 
 /// `config` delivering on `schedule` (e.g. [`FAST`]): leases expire 300 ms after a target's
 /// timeout and the worker looks for due work at least every 100 ms.
 pub fn fast(mut config: ServerConfig, schedule: &str) -> ServerConfig {
-    config.retry_schedule = schedule.split(',').map(str::to_owned).collect();
     config.delivery = DeliveryConfig {
         schedule: parse_schedule(schedule).unwrap(),
         lease_margin: Duration::from_millis(300),

@@ -193,7 +193,8 @@ async fn server_at(db: &Path, url: &str) -> Server {
     let addr: SocketAddr = url.trim_start_matches("http://").parse().unwrap();
     let mut tenants = Tenants::default();
     tenants.add("acme", TOKEN);
-    let config = ServerConfig::new(addr, format!("sqlite://{}", db.display()), tenants);
+    let config =
+        ServerConfig::new(addr, format!("sqlite://{}", db.display()), tenants).local_only();
     Server::start(config).await.unwrap()
 }
 

@@ -76,7 +76,7 @@ impl WalMeter {
 async fn start(require_key: bool, db: &BenchDb) -> anyhow::Result<Server> {
     let mut tenants = Tenants::default();
     tenants.add("bench", TOKEN);
-    let mut config = ServerConfig::new("127.0.0.1:0".parse()?, db.url(), tenants);
+    let mut config = ServerConfig::new("127.0.0.1:0".parse()?, db.url(), tenants).local_only();
     config.idempotency.require_key = require_key;
     config.main_key_file = db.main_key_file()?;
     Server::start(config).await

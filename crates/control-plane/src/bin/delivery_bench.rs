@@ -88,7 +88,8 @@ async fn start(db: &BenchDb, worker: bool) -> anyhow::Result<Server> {
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         db.url(),
         tenants,
-    );
+    )
+    .local_only();
     config.delivery.run_worker = worker;
     config.main_key_file = db.main_key_file()?;
     config.delivery.schedule =

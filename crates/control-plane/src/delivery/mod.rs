@@ -46,9 +46,9 @@ pub struct DeliveryConfig {
     /// How long an `event_key` dedups; the server sets it to the idempotency retention.
     pub dedup_retention: Duration,
     /// Whether targets may point at loopback, private, link-local and the other addresses
-    /// [`addresses::forbidden`] names. `true` by default for embedders and the in-process
-    /// tests (their receivers are on loopback); the `serve` binary sets `false` unless it
-    /// is given `--allow-private-targets` (or `--demo`).
+    /// [`addresses::forbidden`] names. `false` by default; the embedders whose receivers
+    /// are on this machine (the sandbox, tests, benchmarks) set it through
+    /// `ServerConfig::local_only`, and `serve` with `--allow-private-targets` (or `--demo`).
     pub allow_private_targets: bool,
     /// Address ranges refused whatever `allow_private_targets` says (`serve --forbid-cidr`).
     pub forbid_cidrs: Vec<addresses::Cidr>,
@@ -112,7 +112,9 @@ impl Default for DeliveryConfig {
             concurrency: 64,
             poll_max: Duration::from_secs(1),
             dedup_retention: Duration::from_secs(86_400),
-            allow_private_targets: true,
+            // Fail-closed: an embedder that delivers to this machine's own receivers says so
+            // (`ServerConfig::local_only`, `serve --allow-private-targets`).
+            allow_private_targets: false,
             forbid_cidrs: Vec::new(),
             resolver: None,
             target_roots_pem: Vec::new(),

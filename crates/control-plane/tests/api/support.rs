@@ -32,7 +32,7 @@ pub fn db_url(dir: &TempDir) -> String {
 }
 
 pub fn config(dir: &TempDir) -> ServerConfig {
-    ServerConfig::new("127.0.0.1:0".parse().unwrap(), db_url(dir), tenants())
+    ServerConfig::new("127.0.0.1:0".parse().unwrap(), db_url(dir), tenants()).local_only()
 }
 
 pub fn client() -> reqwest::Client {

@@ -46,11 +46,10 @@ pub fn config(dir: &std::path::Path, metrics: MetricsConfig) -> ServerConfig {
     let tenants = [(ALPHA, ALPHA_TOKEN), (BETA, BETA_TOKEN)];
     let mut config = plane::config(&dir.join("cp.db"), &tenants);
     // One attempt: a failure goes to the DLQ at once.
-    config.retry_schedule = vec!["0s".into()];
     config.delivery = DeliveryConfig {
         schedule: parse_schedule("0s").unwrap(),
         poll_max: Duration::from_millis(50),
-        ..DeliveryConfig::default()
+        ..config.delivery
     };
     config.metrics = metrics;
     config

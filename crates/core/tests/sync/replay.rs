@@ -25,13 +25,13 @@ async fn server(dir: &Path) -> Server {
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         format!("sqlite://{}", dir.join("cp.db").display()),
         tenants,
-    );
-    config.retry_schedule = FAST.split(',').map(str::to_owned).collect();
+    )
+    .local_only();
     config.delivery = DeliveryConfig {
         schedule: parse_schedule(FAST).unwrap(),
         lease_margin: Duration::from_millis(300),
         poll_max: Duration::from_millis(50),
-        ..DeliveryConfig::default()
+        ..config.delivery
     };
     Server::start(config).await.unwrap()
 }

@@ -51,6 +51,7 @@ impl Plane {
             format!("sqlite://{}", db.display()),
             tenants,
         )
+        .local_only()
     }
 
     pub async fn restart(&mut self) {

@@ -29,12 +29,11 @@ async fn post(base: &str, path: &str, body: Value, key: &str) {
 /// `events` events dead on target `crm`.
 async fn dying_plane(dir: &std::path::Path, events: usize) -> Server {
     let mut config = Plane::config(&dir.join("cp.db"));
-    config.retry_schedule = FAST.split(',').map(str::to_owned).collect();
     config.delivery = DeliveryConfig {
         schedule: parse_schedule(FAST).unwrap(),
         lease_margin: Duration::from_millis(300),
         poll_max: Duration::from_millis(50),
-        ..DeliveryConfig::default()
+        ..config.delivery
     };
     let server = Server::start(config).await.unwrap();
     let base = server.url();

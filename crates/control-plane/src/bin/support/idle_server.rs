@@ -15,7 +15,8 @@ async fn start_idle(db: &BenchDb, token: &str) -> anyhow::Result<Server> {
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         db.url(),
         tenants,
-    );
+    )
+    .local_only();
     config.delivery.run_worker = false;
     config.main_key_file = db.main_key_file()?;
     Server::start(config).await

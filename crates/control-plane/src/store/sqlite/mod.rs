@@ -22,6 +22,9 @@ use super::{Store, StoreError, StoreTx};
 
 mod dialect;
 // The SQL both backends share (`store/sql/`), compiled here against SQLite's types.
+// Deliberately compiled once per backend (see store/sql/mod.rs), which is what this lint
+// warns about.
+#[allow(clippy::duplicate_mod)]
 #[path = "../sql/mod.rs"]
 mod sql;
 type Db = Sqlite;

@@ -136,7 +136,49 @@ async fn dlq_rows_do_not_overlap_at_1024_with_long_names() -> Result<()> {
             ensure!(r.bottom <= next.top + 0.5, "rows {i} and {} overlap", i + 1);
         }
     }
+    // At 1024×700 the filters take one row: every one of the 8 rows is in view without
+    // scrolling (three rows of filters left about four).
+    let hidden: u64 = app
+        .eval(
+            "const rows = document.querySelector(\"[data-testid='dlq-row']\");\
+             let view = rows.parentElement;\
+             while (view && !['auto', 'scroll'].includes(getComputedStyle(view).overflowY)) view = view.parentElement;\
+             const bottom = Math.min(window.innerHeight,\
+               document.querySelector(\"[data-testid='status-bar']\").getBoundingClientRect().top,\
+               view ? view.getBoundingClientRect().bottom : window.innerHeight);\
+             return [...document.querySelectorAll(\"[data-testid='dlq-row']\")]\
+               .filter(r => r.getBoundingClientRect().bottom > bottom + 0.5).length;",
+        )
+        .await?;
+    ensure!(
+        hidden == 0,
+        "{hidden} of the 8 rows are below the window at 1024×700"
+    );
     app.shot("dlq-1024").await?;
+
+    // A new dead delivery: "1 new — show them" appears, and neither the tabs nor the rows move
+    // under the pointer.
+    let tops = "return [document.querySelector(\"[role='tablist']\").getBoundingClientRect().top,\
+                 document.querySelector(\"[data-testid='dlq-row']\").getBoundingClientRect().top];";
+    let before: Vec<f64> = app.eval(tops).await?;
+    plane
+        .seed_dlq(DlqSeed {
+            endpoint: "inventory-events-from-the-eu-central-warehouse-cluster-seven",
+            flow: "inventory-to-warehouse-via-the-long-running-relay-path-nine",
+            target: "warehouse-receiver-with-an-unusually-long-descriptive-name",
+            event_type: "inventory.stock.level.changed.for.a.very.long.sku.name",
+            count: 1,
+        })
+        .await?;
+    app.wait_text("dlq-new", "the new dead delivery", |t| {
+        t.starts_with("1 new")
+    })
+    .await?;
+    let after: Vec<f64> = app.eval(tops).await?;
+    ensure!(
+        before == after,
+        "the tabs and the first row moved when '1 new' appeared: {before:?} -> {after:?}"
+    );
     app.quit().await
 }
 

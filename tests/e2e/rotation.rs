@@ -232,7 +232,10 @@ async fn buttons_inside_the_wizard(app: &App) -> Result<()> {
         };
     "#;
     let seen: serde_json::Value = app.eval(script).await?;
-    ensure!(seen["buttons"].as_u64() >= Some(3), "the footer's buttons: {seen}");
+    ensure!(
+        seen["buttons"].as_u64() >= Some(3),
+        "the footer's buttons: {seen}"
+    );
     ensure!(
         seen["outside"].as_array().is_some_and(Vec::is_empty),
         "buttons outside the wizard: {seen}"

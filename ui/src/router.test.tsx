@@ -44,6 +44,7 @@ describe("the DLQ route", () => {
       "orders",
     );
     expect(screen.getByTestId("filter-error-class")).toHaveValue("");
+    fireEvent.click(screen.getByTestId("filter-more"));
     expect(screen.getByLabelText("Dead since")).toHaveValue("");
     await waitFor(() =>
       expect(lastPageFilter(calls)).toEqual({
@@ -104,6 +105,7 @@ describe("the app's routes", () => {
     mockCommands({ ...app(), list_audit: () => [] });
     renderUi(<App />);
     fireEvent.click(screen.getByTestId("nav-dlq"));
+    fireEvent.click(await screen.findByTestId("filter-more"));
     fireEvent.change(await screen.findByTestId("filter-flow"), { target: { value: "to-crm" } });
     await waitFor(() => expect(window.location.hash).toBe("#/dlq?flow=to-crm"));
     fireEvent.click(screen.getByTestId("nav-activity"));

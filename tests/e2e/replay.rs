@@ -71,6 +71,31 @@ async fn a_trial_replay_then_replay_the_rest() -> Result<()> {
         app.count("replay-row").await? == 2,
         "a trial and a rest session"
     );
+
+    // At 1024 px a status badge wraps between its words, never inside one ("RUNNI" / "NG"),
+    // and the table does not run past the page.
+    app.driver.set_window_rect(0, 0, 1024, 700).await?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let broken: Vec<String> = app
+        .eval(
+            "return [...document.querySelectorAll(\"[data-testid='replay-row-status'] .mantine-Badge-label, [data-testid='replay-status'] .mantine-Badge-label\")]\
+               .filter(l => {\
+                 const st = getComputedStyle(l);\
+                 const lh = parseFloat(st.lineHeight) || parseFloat(st.fontSize) * 1.2;\
+                 const lines = Math.round(l.getBoundingClientRect().height / lh);\
+                 return lines > l.textContent.trim().split(/\\s+/).length;\
+               }).map(l => l.textContent);",
+        )
+        .await?;
+    ensure!(broken.is_empty(), "badges broken inside a word at 1024 px: {broken:?}");
+    let sideways: f64 = app
+        .eval(
+            "const t = document.querySelector(\"[data-testid='replay-row']\").closest('table');\
+             return t.getBoundingClientRect().right - t.parentElement.getBoundingClientRect().right;",
+        )
+        .await?;
+    ensure!(sideways <= 0.5, "the sessions table runs {sideways} px past the page at 1024 px");
+    app.shot("replays-1024").await?;
     app.quit().await
 }
 

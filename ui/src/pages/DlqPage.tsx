@@ -378,7 +378,12 @@ export function DlqPage({
           onClose={() => setReplay(null)}
           selection={replay}
           trialCandidates={replay.by === "filter" ? oldestFirst : []}
-          onStarted={(id) => onReplayStarted?.(id)}
+          onStarted={(id) => {
+            // The ticked deliveries are being replayed: ticks left on them counted them again in
+            // the next "Replay selected (N)" although they had left the list.
+            if (replay.by === "ids") setSelected(() => new Set());
+            onReplayStarted?.(id);
+          }}
         />
       )}
     </Stack>

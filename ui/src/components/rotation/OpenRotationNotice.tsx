@@ -43,7 +43,8 @@ export function OpenRotationNotice({ target, onResume }: { target: string; onRes
   const what = open.credential === "certificate" ? "client certificate" : "signing secret";
   return (
     <Alert
-      color={stepWords[open.step].color}
+      // Yellow's title is hard to read on its light background: an open overlap is orange here.
+      color={stepWords[open.step].color === "yellow" ? "orange" : stepWords[open.step].color}
       title={`Rotation of the ${what} open: ${stepWords[open.step].label}`}
       data-testid="drawer-rotation"
     >

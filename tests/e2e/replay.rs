@@ -87,14 +87,20 @@ async fn a_trial_replay_then_replay_the_rest() -> Result<()> {
                }).map(l => l.textContent);",
         )
         .await?;
-    ensure!(broken.is_empty(), "badges broken inside a word at 1024 px: {broken:?}");
+    ensure!(
+        broken.is_empty(),
+        "badges broken inside a word at 1024 px: {broken:?}"
+    );
     let sideways: f64 = app
         .eval(
             "const t = document.querySelector(\"[data-testid='replay-row']\").closest('table');\
              return t.getBoundingClientRect().right - t.parentElement.getBoundingClientRect().right;",
         )
         .await?;
-    ensure!(sideways <= 0.5, "the sessions table runs {sideways} px past the page at 1024 px");
+    ensure!(
+        sideways <= 0.5,
+        "the sessions table runs {sideways} px past the page at 1024 px"
+    );
     app.shot("replays-1024").await?;
     app.quit().await
 }

@@ -1,7 +1,8 @@
 //! GitOps on the sandbox: add a source (a real repository made here), see the plan as a diff,
 //! apply it with the summary in the confirmation, watch the waves, see the source in sync and
-//! the Git badge on a managed resource. Screenshots: the plan, the confirmation, the applied
-//! source, the badge.
+//! the Git badge on a managed resource; a later commit with a broken document names each of
+//! its problems and moves the header to the new head. Screenshots: the plan, the confirmation,
+//! the applied source, the refused plan, the badge.
 
 use std::path::Path;
 use std::process::Command;
@@ -130,6 +131,47 @@ async fn a_source_is_planned_applied_and_in_sync() -> Result<()> {
         t.contains("Nothing to do")
     })
     .await?;
+
+    // The page does not scroll sideways (the grid's gutter used to make it a few pixels
+    // wider than the window).
+    let sideways: f64 = app
+        .eval("const p = document.querySelector(\"[data-testid='gitops-page']\"); return p.scrollWidth - p.clientWidth;")
+        .await?;
+    ensure!(
+        sideways <= 0.0,
+        "the GitOps page scrolls sideways by {sideways} px"
+    );
+
+    // A new commit with a document that breaks two rules: the plan names both, and the
+    // source's header shows the head the plan read, not the commit it showed before.
+    std::fs::write(
+        repo.path().join("deploy/broken.yaml"),
+        "kind: target\nname: broken\nspec:\n  url: ftp://carrier.example.com\n  timeout_ms: 0\n",
+    )?;
+    git(repo.path(), &["add", "-A"])?;
+    git(repo.path(), &["commit", "-q", "-m", "Add a broken target"])?;
+    let head = Command::new("git")
+        .arg("-C")
+        .arg(repo.path())
+        .args(["rev-parse", "HEAD"])
+        .output()?;
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+    app.click("plan-button").await?;
+    let problems = app
+        .wait_text("error-lines", "every problem of the document", |t| {
+            t.contains("spec.url") && t.contains("spec.timeout_ms")
+        })
+        .await?;
+    ensure!(
+        problems.contains("deploy/broken.yaml, document 1"),
+        "{problems}"
+    );
+    app.wait_text("source-status", "the new head in the header", |t| {
+        t.contains(&head[..12]) && t.contains("Behind the ref")
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    app.shot("gitops-problems").await?;
 
     // The managed resources carry the Git badge.
     app.click("nav-endpoint").await?;

@@ -71,6 +71,37 @@ async fn a_trial_replay_then_replay_the_rest() -> Result<()> {
         app.count("replay-row").await? == 2,
         "a trial and a rest session"
     );
+
+    // At 1024 px a status badge wraps between its words, never inside one ("RUNNI" / "NG"),
+    // and the table does not run past the page.
+    app.driver.set_window_rect(0, 0, 1024, 700).await?;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let broken: Vec<String> = app
+        .eval(
+            "return [...document.querySelectorAll(\"[data-testid='replay-row-status'] .mantine-Badge-label, [data-testid='replay-status'] .mantine-Badge-label\")]\
+               .filter(l => {\
+                 const st = getComputedStyle(l);\
+                 const lh = parseFloat(st.lineHeight) || parseFloat(st.fontSize) * 1.2;\
+                 const lines = Math.round(l.getBoundingClientRect().height / lh);\
+                 return lines > l.textContent.trim().split(/\\s+/).length;\
+               }).map(l => l.textContent);",
+        )
+        .await?;
+    ensure!(
+        broken.is_empty(),
+        "badges broken inside a word at 1024 px: {broken:?}"
+    );
+    let sideways: f64 = app
+        .eval(
+            "const t = document.querySelector(\"[data-testid='replay-row']\").closest('table');\
+             return t.getBoundingClientRect().right - t.parentElement.getBoundingClientRect().right;",
+        )
+        .await?;
+    ensure!(
+        sideways <= 0.5,
+        "the sessions table runs {sideways} px past the page at 1024 px"
+    );
+    app.shot("replays-1024").await?;
     app.quit().await
 }
 
@@ -136,7 +167,49 @@ async fn dlq_rows_do_not_overlap_at_1024_with_long_names() -> Result<()> {
             ensure!(r.bottom <= next.top + 0.5, "rows {i} and {} overlap", i + 1);
         }
     }
+    // At 1024×700 the filters take one row: every one of the 8 rows is in view without
+    // scrolling (three rows of filters left about four).
+    let hidden: u64 = app
+        .eval(
+            "const rows = document.querySelector(\"[data-testid='dlq-row']\");\
+             let view = rows.parentElement;\
+             while (view && !['auto', 'scroll'].includes(getComputedStyle(view).overflowY)) view = view.parentElement;\
+             const bottom = Math.min(window.innerHeight,\
+               document.querySelector(\"[data-testid='status-bar']\").getBoundingClientRect().top,\
+               view ? view.getBoundingClientRect().bottom : window.innerHeight);\
+             return [...document.querySelectorAll(\"[data-testid='dlq-row']\")]\
+               .filter(r => r.getBoundingClientRect().bottom > bottom + 0.5).length;",
+        )
+        .await?;
+    ensure!(
+        hidden == 0,
+        "{hidden} of the 8 rows are below the window at 1024×700"
+    );
     app.shot("dlq-1024").await?;
+
+    // A new dead delivery: "1 new — show them" appears, and neither the tabs nor the rows move
+    // under the pointer.
+    let tops = "return [document.querySelector(\"[role='tablist']\").getBoundingClientRect().top,\
+                 document.querySelector(\"[data-testid='dlq-row']\").getBoundingClientRect().top];";
+    let before: Vec<f64> = app.eval(tops).await?;
+    plane
+        .seed_dlq(DlqSeed {
+            endpoint: "inventory-events-from-the-eu-central-warehouse-cluster-seven",
+            flow: "inventory-to-warehouse-via-the-long-running-relay-path-nine",
+            target: "warehouse-receiver-with-an-unusually-long-descriptive-name",
+            event_type: "inventory.stock.level.changed.for.a.very.long.sku.name",
+            count: 1,
+        })
+        .await?;
+    app.wait_text("dlq-new", "the new dead delivery", |t| {
+        t.starts_with("1 new")
+    })
+    .await?;
+    let after: Vec<f64> = app.eval(tops).await?;
+    ensure!(
+        before == after,
+        "the tabs and the first row moved when '1 new' appeared: {before:?} -> {after:?}"
+    );
     app.quit().await
 }
 

@@ -138,7 +138,12 @@ async fn a_signing_secret_is_staged_verified_and_promoted_through_the_wizard() -
     tokio::time::sleep(Duration::from_millis(300)).await;
     app.shot("rotation-overview").await?;
     app.click("overview-credential-billing").await?;
-    app.click("rotate").await?;
+    // The drawer says a rotation is open, and resumes it.
+    app.wait_text("drawer-rotation", "the open rotation in the drawer", |t| {
+        t.contains("Staged (overlap open)") && t.contains("test it next")
+    })
+    .await?;
+    app.click("drawer-rotation-resume").await?;
 
     // The receiver knows only the old secret: the test signed with the new one alone fails.
     app.click("rotation-verify").await?;
@@ -204,6 +209,42 @@ async fn click_in_view(app: &App, testid: &str) -> Result<()> {
     let _: bool = app.eval(&script).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     app.click(testid).await
+}
+
+/// Every button of the wizard's footer lies inside the modal, and neither the modal nor its
+/// body scrolls sideways: a long label ("Test the handshake again") beside "Close (resume
+/// later)" used to push Close out of the modal behind a horizontal scrollbar (issue 47, N12).
+async fn buttons_inside_the_wizard(app: &App) -> Result<()> {
+    let script = r#"
+        const content = document.querySelector('.mantine-Modal-content');
+        const body = document.querySelector('.mantine-Modal-body');
+        const box = content.getBoundingClientRect();
+        const outside = [...document.querySelectorAll("[data-testid='rotation-buttons'] button")]
+            .filter((b) => {
+                const r = b.getBoundingClientRect();
+                return r.left < box.left - 0.5 || r.right > box.right + 0.5;
+            })
+            .map((b) => b.textContent);
+        return {
+            outside,
+            buttons: document.querySelectorAll("[data-testid='rotation-buttons'] button").length,
+            sideways: Math.max(body.scrollWidth - body.clientWidth, content.scrollWidth - content.clientWidth),
+        };
+    "#;
+    let seen: serde_json::Value = app.eval(script).await?;
+    ensure!(
+        seen["buttons"].as_u64() >= Some(3),
+        "the footer's buttons: {seen}"
+    );
+    ensure!(
+        seen["outside"].as_array().is_some_and(Vec::is_empty),
+        "buttons outside the wizard: {seen}"
+    );
+    ensure!(
+        seen["sideways"].as_f64().is_some_and(|w| w <= 0.0),
+        "the wizard scrolls sideways: {seen}"
+    );
+    Ok(())
 }
 
 /// Types a PEM into a textarea line by line (WebKitWebDriver drops a `\n` inside the keys).
@@ -286,6 +327,7 @@ async fn a_client_certificate_is_uploaded_tested_and_activated_through_the_wizar
         app.count("rotation-promote").await? == 0,
         "no Activate after a failed test"
     );
+    buttons_inside_the_wizard(&app).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     app.shot("rotation-cert-verify-failed").await?;
 

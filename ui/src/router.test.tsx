@@ -44,6 +44,7 @@ describe("the DLQ route", () => {
       "orders",
     );
     expect(screen.getByTestId("filter-error-class")).toHaveValue("");
+    fireEvent.click(screen.getByTestId("filter-more"));
     expect(screen.getByLabelText("Dead since")).toHaveValue("");
     await waitFor(() =>
       expect(lastPageFilter(calls)).toEqual({
@@ -99,11 +100,63 @@ describe("the app's routes", () => {
     expect(window.location.hash).toBe("#/dlq?target=legacy-erp");
   });
 
+  it("drops the DLQ's ticks once the ticked deliveries are replayed", async () => {
+    localStorage.clear();
+    const dead = (i: number) => ({
+      delivery_id: `dlv_${i}`,
+      event_id: `evt_${i}`,
+      event_type: "order.paid",
+      endpoint: "orders",
+      flow: "to-crm",
+      target: "crm",
+      error_class: "http_5xx" as const,
+      last_status_code: 500,
+      attempts: 5,
+      dead_at: Date.now() - i * 1000,
+      replay_session: null,
+    });
+    const calls = mockCommands({
+      ...app(),
+      dlq_stats: () => ({ total: 2, groups: [] }),
+      dlq_page: () => ({ items: [dead(1), dead(2)], next_cursor: null }),
+      retry_schedule: () => [0, 10_000],
+      new_replay_id: () => "rpl_1",
+      replay_dry_run: () => 1,
+      start_replay: ({ input }) => ({
+        id: 1,
+        action: "start",
+        session_id: input.session_id,
+        state: "confirmed",
+        attempts: 1,
+        error: null,
+        created_at: Date.now(),
+        origin: { via: "console" },
+      }),
+      list_replays: () => [],
+    });
+    renderUi(<App />);
+    fireEvent.click(screen.getByTestId("nav-dlq"));
+    const boxes = await screen.findAllByLabelText("select", {}, { timeout: 10_000 });
+    fireEvent.click(boxes[0]);
+    expect(screen.getByTestId("replay-selected")).toHaveTextContent("Replay selected (1)");
+    fireEvent.click(screen.getByTestId("replay-selected"));
+    const start = await screen.findByTestId("replay-start");
+    await waitFor(() => expect(start).toBeEnabled());
+    fireEvent.click(start);
+    await waitFor(() => expect(calls.some(([c]) => c === "start_replay")).toBe(true));
+    // The app shows the new session; back on the DLQ, nothing is still ticked (the ticks
+    // survive a visit to Replays, but not the replay of what they ticked).
+    await waitFor(() => expect(window.location.hash).toBe("#/replays"));
+    fireEvent.click(screen.getByTestId("nav-dlq"));
+    expect(await screen.findByTestId("replay-selected")).toHaveTextContent("Replay selected (0)");
+  }, 30_000);
+
   it("the DLQ reopens on the view it was left with; a page change is a route", async () => {
     localStorage.clear();
     mockCommands({ ...app(), list_audit: () => [] });
     renderUi(<App />);
     fireEvent.click(screen.getByTestId("nav-dlq"));
+    fireEvent.click(await screen.findByTestId("filter-more"));
     fireEvent.change(await screen.findByTestId("filter-flow"), { target: { value: "to-crm" } });
     await waitFor(() => expect(window.location.hash).toBe("#/dlq?flow=to-crm"));
     fireEvent.click(screen.getByTestId("nav-activity"));

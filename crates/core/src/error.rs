@@ -113,7 +113,7 @@ impl std::fmt::Display for ManifestProblem {
 }
 
 fn manifest_message(problems: &[ManifestProblem], total: usize) -> String {
-    let mut out = format!("{total} invalid manifest document(s); nothing was planned:");
+    let mut out = format!("{total} problem(s) in the manifests; nothing was planned:");
     for p in problems {
         out.push_str(&format!("\n  {p}"));
     }

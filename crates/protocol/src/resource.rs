@@ -47,8 +47,17 @@ impl ResourceKind {
             .find(|k| k.as_str() == text || k.plural() == text)
     }
 
-    /// Checks a spec of this kind; returns it in canonical form (defaults filled in).
+    /// Checks a spec of this kind; returns it in canonical form (defaults filled in), or the
+    /// first field it gets wrong.
     pub fn validate_spec(self, spec: &Value) -> Result<Value, FieldError> {
+        self.spec_problems(spec)
+            .map_err(|mut all| all.swap_remove(0))
+    }
+
+    /// Like `validate_spec`, naming every field the rules refuse (a GitOps plan lists them
+    /// all). A spec that does not have the type's shape (a wrong type, an unknown field) is
+    /// one problem: its other fields cannot be read.
+    pub fn spec_problems(self, spec: &Value) -> Result<Value, Vec<FieldError>> {
         match self {
             Self::Endpoint => canonical::<EndpointSpec>(spec),
             Self::Target => canonical::<TargetSpec>(spec),
@@ -63,13 +72,16 @@ impl std::fmt::Display for ResourceKind {
     }
 }
 
-fn canonical<S: Spec>(spec: &Value) -> Result<Value, FieldError> {
+fn canonical<S: Spec>(spec: &Value) -> Result<Value, Vec<FieldError>> {
     if !spec.is_object() {
-        return Err(FieldError::new("spec", "must be a JSON object"));
+        return Err(vec![FieldError::new("spec", "must be a JSON object")]);
     }
-    let typed: S =
-        serde_json::from_value(spec.clone()).map_err(|e| FieldError::new("spec", e.to_string()))?;
-    typed.validate()?;
+    let typed: S = serde_json::from_value(spec.clone())
+        .map_err(|e| vec![FieldError::new("spec", e.to_string())])?;
+    let problems = typed.problems();
+    if !problems.is_empty() {
+        return Err(problems);
+    }
     Ok(serde_json::to_value(&typed).expect("specs serialize"))
 }
 
@@ -99,7 +111,13 @@ impl std::error::Error for FieldError {}
 
 /// A resource spec that can check itself beyond what its type says.
 pub trait Spec: Serialize + DeserializeOwned {
-    fn validate(&self) -> Result<(), FieldError>;
+    /// Every rule the spec breaks, one per field, in field order; empty when it is valid.
+    fn problems(&self) -> Vec<FieldError>;
+
+    /// The first rule the spec breaks.
+    fn validate(&self) -> Result<(), FieldError> {
+        self.problems().into_iter().next().map_or(Ok(()), Err)
+    }
 }
 
 /// A managed resource as the API returns it.
@@ -166,12 +184,13 @@ pub const HEADER_NAME_PATTERN: &str = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 /// An extra header's value, as the OpenAPI document states it (with the length).
 pub const HEADER_VALUE_PATTERN: &str = "^[\\t -~]*$";
 
-fn validate_event_types(field: &str, types: &[String]) -> Result<(), FieldError> {
+fn event_type_problems(field: &str, types: &[String], out: &mut Vec<FieldError>) {
     if types.len() > MAX_EVENT_TYPES {
-        return Err(FieldError::new(
+        out.push(FieldError::new(
             field,
             format!("at most {MAX_EVENT_TYPES} event types"),
         ));
+        return;
     }
     for (i, t) in types.iter().enumerate() {
         let ok = !t.is_empty()
@@ -179,13 +198,12 @@ fn validate_event_types(field: &str, types: &[String]) -> Result<(), FieldError>
             && t.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"._:-*".contains(&b));
         if !ok {
-            return Err(FieldError::new(
+            out.push(FieldError::new(
                 format!("{field}[{i}]"),
                 "must be 1-128 characters of letters, digits and . _ : - *",
             ));
         }
     }
-    Ok(())
 }
 
 /// Where events come in.
@@ -201,14 +219,16 @@ pub struct EndpointSpec {
 }
 
 impl Spec for EndpointSpec {
-    fn validate(&self) -> Result<(), FieldError> {
+    fn problems(&self) -> Vec<FieldError> {
+        let mut out = Vec::new();
         if self.description.chars().count() > DESCRIPTION_MAX_CHARS {
-            return Err(FieldError::new(
+            out.push(FieldError::new(
                 "spec.description",
                 "must be at most 1024 characters",
             ));
         }
-        validate_event_types("spec.event_types", &self.event_types)
+        event_type_problems("spec.event_types", &self.event_types, &mut out);
+        out
     }
 }
 
@@ -254,57 +274,72 @@ pub const RESERVED_HEADERS: [&str; 5] = [
 ];
 
 impl Spec for TargetSpec {
-    fn validate(&self) -> Result<(), FieldError> {
-        let url = url::Url::parse(&self.url)
-            .map_err(|e| FieldError::new("spec.url", format!("is not a valid URL: {e}")))?;
-        if url.scheme() != "http" && url.scheme() != "https" {
-            return Err(FieldError::new("spec.url", "must use http or https"));
-        }
-        if url.host_str().is_none_or(str::is_empty) {
-            return Err(FieldError::new("spec.url", "must name a host"));
+    fn problems(&self) -> Vec<FieldError> {
+        let mut out = Vec::new();
+        if let Err(e) = url_problem(&self.url) {
+            out.push(e);
         }
         if !TIMEOUT_MS_RANGE.contains(&self.timeout_ms) {
-            return Err(FieldError::new(
+            out.push(FieldError::new(
                 "spec.timeout_ms",
                 "must be between 1 and 120000",
             ));
         }
         if self.headers.len() > MAX_TARGET_HEADERS {
-            return Err(FieldError::new("spec.headers", "at most 32 headers"));
+            out.push(FieldError::new("spec.headers", "at most 32 headers"));
         }
-        for (name, value) in &self.headers {
-            let field = format!("spec.headers.{name}");
-            let token = !name.is_empty()
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-            if !token {
-                return Err(FieldError::new(field, "is not a valid header name"));
-            }
-            let lower = name.to_ascii_lowercase();
-            if RESERVED_HEADERS.contains(&lower.as_str())
-                || RESERVED_HEADER_PREFIXES
-                    .iter()
-                    .any(|p| lower.starts_with(p))
-            {
-                return Err(FieldError::new(
-                    field,
-                    "is set by Switchyard and cannot be overridden",
-                ));
-            }
-            if value.len() > HEADER_VALUE_MAX_BYTES
-                || !value
-                    .bytes()
-                    .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
-            {
-                return Err(FieldError::new(
-                    field,
-                    "value must be printable ASCII, at most 4096 bytes",
-                ));
-            }
-        }
-        Ok(())
+        out.extend(
+            self.headers
+                .iter()
+                .filter_map(|(name, value)| header_problem(name, value)),
+        );
+        out
     }
+}
+
+fn url_problem(url: &str) -> Result<(), FieldError> {
+    let url = url::Url::parse(url)
+        .map_err(|e| FieldError::new("spec.url", format!("is not a valid URL: {e}")))?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(FieldError::new("spec.url", "must use http or https"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(FieldError::new("spec.url", "must name a host"));
+    }
+    Ok(())
+}
+
+fn header_problem(name: &str, value: &str) -> Option<FieldError> {
+    let field = format!("spec.headers.{name}");
+    let token = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !token {
+        return Some(FieldError::new(field, "is not a valid header name"));
+    }
+    let lower = name.to_ascii_lowercase();
+    if RESERVED_HEADERS.contains(&lower.as_str())
+        || RESERVED_HEADER_PREFIXES
+            .iter()
+            .any(|p| lower.starts_with(p))
+    {
+        return Some(FieldError::new(
+            field,
+            "is set by Switchyard and cannot be overridden",
+        ));
+    }
+    if value.len() > HEADER_VALUE_MAX_BYTES
+        || !value
+            .bytes()
+            .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+    {
+        return Some(FieldError::new(
+            field,
+            "value must be printable ASCII, at most 4096 bytes",
+        ));
+    }
+    None
 }
 
 /// Signing secret metadata; the value itself is shown once, in `signing_secret` of the
@@ -393,26 +428,29 @@ fn default_mode() -> FlowMode {
 }
 
 impl Spec for FlowSpec {
-    fn validate(&self) -> Result<(), FieldError> {
-        crate::validate_name(&self.endpoint)
-            .map_err(|e| FieldError::new("spec.endpoint", e.to_string()))?;
-        crate::validate_name(&self.target)
-            .map_err(|e| FieldError::new("spec.target", e.to_string()))?;
-        validate_event_types("spec.event_types", &self.event_types)?;
+    fn problems(&self) -> Vec<FieldError> {
+        let mut out = Vec::new();
+        let name = |field: &str, value: &str| {
+            crate::validate_name(value)
+                .err()
+                .map(|e| FieldError::new(field, e.to_string()))
+        };
+        out.extend(name("spec.endpoint", &self.endpoint));
+        out.extend(name("spec.target", &self.target));
+        event_type_problems("spec.event_types", &self.event_types, &mut out);
         match (self.mode, &self.edge) {
-            (FlowMode::AsyncRelay, None) => Err(FieldError::new(
+            (FlowMode::AsyncRelay, None) => out.push(FieldError::new(
                 "spec.edge",
                 "is required when mode is async_relay",
             )),
-            (FlowMode::AsyncRelay, Some(edge)) => {
-                crate::validate_name(edge).map_err(|e| FieldError::new("spec.edge", e.to_string()))
-            }
-            (_, Some(_)) => Err(FieldError::new(
+            (FlowMode::AsyncRelay, Some(edge)) => out.extend(name("spec.edge", edge)),
+            (_, Some(_)) => out.push(FieldError::new(
                 "spec.edge",
                 "is only allowed when mode is async_relay",
             )),
-            (_, None) => Ok(()),
+            (_, None) => {}
         }
+        out
     }
 }
 

@@ -2,6 +2,7 @@ import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { WriteError } from "../ipc/bindings";
 import { mockCommands, outboxEntry, renderUi, resource } from "../test/render";
+import { rotation } from "../test/rotation";
 import { retryWouldRepeat } from "./AttentionActions";
 import { ResourceDrawer } from "./ResourceDrawer";
 
@@ -158,6 +159,49 @@ describe("ResourceDrawer", () => {
       "via GitOps: 0123456789ab endpoints/orders.yaml",
     );
     expect(within(screen.getByTestId("history-9")).queryByTestId("origin-note")).toBeNull();
+  });
+
+  it("shows a target's open rotation and resumes it from there", async () => {
+    const open = rotation({
+      step: "staged",
+      acknowledged: true,
+      new_secret_id: "sec_new",
+      pending_keys: [],
+      actions: {
+        resume: false,
+        verify: true,
+        promote: false,
+        promote_skipping_verify: false,
+        roll_back: true,
+      },
+    });
+    mockCommands({
+      get_resource: () => resource({ kind: "target", name: "billing", status: {} }),
+      resource_history: () => [],
+      dependants: () => [],
+      list_rotations: () => [rotation({ id: "rot_0", step: "done" }), open],
+      resume_rotation: () => ({ rotation: open, value: null }),
+    });
+    renderUi(<ResourceDrawer kind="target" name="billing" onClose={() => {}} />);
+    const notice = await screen.findByTestId("drawer-rotation");
+    expect(notice).toHaveTextContent("Rotation of the signing secret open: Staged (overlap open)");
+    expect(notice).toHaveTextContent("rot_1: the new secret is staged; test it next.");
+    expect(notice).not.toHaveTextContent("rot_0");
+    expect(screen.getByTestId("rotate")).toHaveTextContent("Resume rotation…");
+    fireEvent.click(screen.getByTestId("drawer-rotation-resume"));
+    expect(await screen.findByTestId("rotation-verify")).toBeInTheDocument();
+  });
+
+  it("shows no rotation notice for a target whose rotations are finished", async () => {
+    mockCommands({
+      get_resource: () => resource({ kind: "target", name: "billing", status: {} }),
+      resource_history: () => [],
+      dependants: () => [],
+      list_rotations: () => [rotation({ step: "rolled_back" })],
+    });
+    renderUi(<ResourceDrawer kind="target" name="billing" onClose={() => {}} />);
+    expect(await screen.findByTestId("rotate")).toHaveTextContent("Rotate credentials…");
+    expect(screen.queryByTestId("drawer-rotation")).toBeNull();
   });
 });
 

@@ -26,6 +26,7 @@ import { PendingBadge, StateBadge } from "./PendingBadge";
 import { ResourceForm } from "./ResourceForm";
 import { RetireDialog } from "./recovery/RetireDialog";
 import { RetirementNotice, RetiringBadge } from "./recovery/RetiringBadge";
+import { OpenRotationNotice, useOpenRotation } from "./rotation/OpenRotationNotice";
 import { RotationWizard } from "./rotation/RotationWizard";
 import { StatusTable } from "./StatusTable";
 
@@ -116,6 +117,7 @@ function Details({
   const [retiring, setRetiring] = useState(false);
   const [rotating, setRotating] = useState(false);
   const history = useHistory(resource.kind, resource.name);
+  const openRotation = useOpenRotation(resource.name, resource.kind === "target");
   const on = enabled(resource);
   const write = (operation: "enable" | "disable") =>
     queue.mutate({
@@ -177,7 +179,7 @@ function Details({
             onClick={() => setRotating(true)}
             data-testid="rotate"
           >
-            Rotate credentials…
+            {openRotation ? "Resume rotation…" : "Rotate credentials…"}
           </Button>
         )}
         {resource.version > 0 && (
@@ -193,6 +195,9 @@ function Details({
         )}
       </Group>
       <RetirementNotice resource={resource} />
+      {resource.kind === "target" && (
+        <OpenRotationNotice target={resource.name} onResume={() => setRotating(true)} />
+      )}
       <Text size="sm" c="dimmed">
         Version {resource.version || "— (not yet on the control plane)"} · updated{" "}
         {shortTime(resource.updated_at)}

@@ -53,9 +53,12 @@ export const commandInvalidates = {
   activate_profile: (): KeySet => everyProfile,
   gitops_add_source: (profile: string): KeySet => [gitopsKeys(profile).sources],
   gitops_remove_source: (profile: string): KeySet => [gitopsKeys(profile).all],
-  /** A plan refreshes the cache from its listing and records the source. */
+  /** A plan refreshes the cache from its listing and records the source; it read the ref's
+   * head, so the source's status (the head it shows, behind or not) is asked again: otherwise
+   * the header kept the old commit beside a plan of the new one. */
   gitops_plan: (profile: string): KeySet => [
     gitopsKeys(profile).sources,
+    gitopsKeys(profile).statuses,
     scope(profile).allResources,
   ],
   gitops_apply: (profile: string): KeySet => [

@@ -83,6 +83,8 @@ export const gitopsKeys = (profile: string | null) => {
   return {
     all: base,
     sources: [...base, "sources"] as const,
+    /** Every source's status (the prefix of `status`). */
+    statuses: [...base, "status"] as const,
     status: (source: string | null) => [...base, "status", source] as const,
     progress: (source: string | null, commit: string | null) =>
       [...base, "progress", source, commit] as const,

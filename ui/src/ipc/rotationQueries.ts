@@ -8,8 +8,9 @@ import { call } from "./client";
 import { rotationKeys } from "./keys";
 import { scoped, useActiveProfile } from "./queries";
 
-/** The profile's rotations, newest first; polled while one is unfinished. */
-export function useRotations() {
+/** The profile's rotations, newest first; polled while one is unfinished. `enabled: false`
+ * (a drawer of something that is not a target) asks nothing. */
+export function useRotations(enabled = true) {
   const profile = useActiveProfile();
   return useQuery({
     ...scoped(
@@ -17,6 +18,7 @@ export function useRotations() {
       (_s, p) => rotationKeys(p).all,
       (p) => call("list_rotations", { profile: p }),
     ),
+    enabled,
     refetchInterval: (q) => ((q.state.data ?? []).some((r) => !isFinished(r.step)) ? 5_000 : false),
   });
 }

@@ -22,6 +22,9 @@ describe("activity wording", () => {
     );
     expect(actionLabel(entry({ action: "op.done" }))).toBe("Confirmed by the control plane");
     expect(actionLabel(entry({ action: "something.new" }))).toBe("something.new");
+    // Every action the core writes has words (the walkthrough met a raw "secret.rotate").
+    expect(actionLabel(entry({ action: "secret.rotate" }))).toBe("Signing secret added");
+    expect(actionLabel(entry({ action: "secret.expire" }))).toBe("Signing secret expired");
     for (const ok of ["ok", "done", "drained"]) expect(outcomeColor(ok)).toBe("green");
     expect(outcomeColor("needs_attention")).toBe("red");
     expect(outcomeColor("incomplete")).toBe("gray");

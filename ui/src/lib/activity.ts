@@ -32,6 +32,10 @@ const actions: Record<string, string> = {
   "gitops.source_remove": "GitOps source removed",
   "op.adopt": "Change taken over",
   "op.release_lease": "Change released",
+  "secret.rotate": "Signing secret added",
+  "secret.expire": "Signing secret expired",
+  "secret.lost": "First signing secret no longer retrievable",
+  "mcp.call": "Agent call (MCP)",
 };
 
 /** What happened to a control plane, with its name (the row's profile). */

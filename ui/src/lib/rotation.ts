@@ -34,6 +34,14 @@ export function wizardStep(r: RotationView): WizardStep {
   }
 }
 
+/** The rotation ended (or is ending) by a roll back: its promote never happened, and its
+ * verify only if a test passed before. The wizard's stepper then shows the path taken. */
+export function endedByRollback(r: RotationView | null): boolean {
+  if (!r) return false;
+  const at = r.step === "needs_attention" ? r.stopped_step : r.step;
+  return at === "rolling_back" || at === "rolled_back";
+}
+
 export const stepWords: Record<RotationStep, { label: string; color: string }> = {
   staging: { label: "Staging", color: "blue" },
   staged: { label: "Staged (overlap open)", color: "yellow" },

@@ -1,4 +1,4 @@
-import { fireEvent, screen, waitFor } from "@testing-library/react";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { DlqEntryView, DlqFilterInput } from "../ipc/bindings";
 import { type CallLog, mockCommands } from "../test/render";
@@ -47,6 +47,10 @@ describe("DlqPage", () => {
         timeout: 8000,
       },
     );
+    // It sits over the tab row, out of the flow: its coming moves neither the tabs nor the
+    // rows under the pointer (in the button row it wrapped the row and pushed them down).
+    expect(within(screen.getByTestId("dlq-tabs-row")).getByTestId("dlq-new")).toBeVisible();
+    expect(screen.getByTestId("dlq-notices")).toHaveStyle({ position: "absolute" });
     fireEvent.click(screen.getByTestId("dlq-new"));
     await waitFor(() => expect(screen.getByTestId("dlq-loaded")).toHaveTextContent("3 shown"));
     await waitFor(() => expect(screen.queryByTestId("dlq-new")).toBeNull(), { timeout: 8000 });
@@ -199,6 +203,9 @@ describe("DlqPage dates, live count and charts", () => {
       list_resources: () => [],
     });
     await renderAt("/dlq");
+    // Flow and the dates are in the second row, closed until asked for (or set).
+    expect(screen.queryByLabelText("Dead since")).toBeNull();
+    fireEvent.click(screen.getByTestId("filter-more"));
     const since = screen.getByLabelText("Dead since");
     const until = screen.getByLabelText("Dead until");
     expect(since).toHaveValue("");
@@ -217,6 +224,31 @@ describe("DlqPage dates, live count and charts", () => {
     // The field shows the same moment, to the minute, in local time.
     expect(Date.parse((since as HTMLInputElement).value)).toBe(Math.floor(sent / 60_000) * 60_000);
     expect(until).toHaveValue("");
+    expect(screen.getByTestId("filter-more")).toHaveTextContent("Fewer filters (1 set)");
+  });
+
+  it("keeps the filters in one row, and opens the second by itself when one of it is set", async () => {
+    localStorage.clear();
+    mockCommands({
+      dlq_stats: () => ({ total: 0, groups: [] }),
+      dlq_page: () => ({ items: [], next_cursor: null }),
+      list_resources: () => [],
+    });
+    await renderAt("/dlq?flow=to-crm");
+    const more = await screen.findByTestId("filter-more", {}, { timeout: 10_000 });
+    expect(more).toHaveTextContent("Fewer filters (1 set)");
+    expect(screen.getByTestId("filter-flow")).toHaveValue("to-crm");
+    // Closed, the set filter still counts (it still applies).
+    fireEvent.click(more);
+    expect(screen.queryByTestId("dlq-filters-more")).toBeNull();
+    expect(more).toHaveTextContent("More filters (1 set)");
+    // The first row holds the four most used filters and the button, nothing else.
+    const first = screen.getByTestId("dlq-filters").firstElementChild as HTMLElement;
+    expect(
+      within(first)
+        .getAllByRole("textbox")
+        .map((e) => e.getAttribute("aria-label")),
+    ).toEqual(["endpoint", "target", "error class", "text"]);
   });
 
   it("says when the live count differs from the loaded list, and reloads on a click", async () => {

@@ -3,7 +3,7 @@
 // charts, entry detail, event lookup, and replay.
 import { Alert, Badge, Button, Group, Stack, Table, Tabs, Text, Title } from "@mantine/core";
 import { useNavigate, useSearch } from "@tanstack/react-router";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type CSSProperties, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { DlqCharts } from "../components/dlq/Charts";
 import { DeliveryDetail } from "../components/dlq/DeliveryDetail";
 import { DlqTable } from "../components/dlq/DlqTable";
@@ -119,6 +119,15 @@ function useLocalSelection(): DlqSelection {
   const [selected, set] = useState<Set<string>>(new Set());
   return { selected, setSelected: set };
 }
+
+/** Where the "N new" and "changed" notices sit: over the right end of the tab row. */
+const notices: CSSProperties = {
+  position: "absolute",
+  right: 0,
+  top: 0,
+  bottom: 0,
+  alignItems: "center",
+};
 
 export function DlqPage({
   onReplayStarted,
@@ -250,29 +259,6 @@ export function DlqPage({
               : `${loadedTotal} shown${pages.hasNextPage ? ` of ${loadedTotal}+ loaded (more as you scroll)` : ""}`}
           {matchCount !== undefined && filtered ? ` · ${matchCount} match the filter` : ""}
         </Text>
-        {newCount > 0 && (
-          <Button
-            size="xs"
-            variant="light"
-            color="orange"
-            onClick={() => pages.reload()}
-            loading={pages.isRefetching}
-            data-testid="dlq-new"
-          >
-            {newCount} new — show them
-          </Button>
-        )}
-        {changed && newCount === 0 && (
-          <Button
-            size="xs"
-            variant="light"
-            color="orange"
-            onClick={() => pages.reload()}
-            data-testid="dlq-changed"
-          >
-            The DLQ changed: {matchCount} now {filtered ? "match" : "in it"} — load them
-          </Button>
-        )}
       </Group>
       {waits && (
         <Text size="sm" c="dimmed" data-testid="replay-waits">
@@ -284,15 +270,45 @@ export function DlqPage({
         onChange={setTab}
         style={{ flex: 1, minHeight: 0, display: "flex", flexDirection: "column" }}
       >
-        <Tabs.List>
-          <Tabs.Tab value="entries">Entries</Tabs.Tab>
-          <Tabs.Tab value="causes" data-testid="tab-causes">
-            By cause
-          </Tabs.Tab>
-          <Tabs.Tab value="charts" data-testid="tab-charts">
-            Charts
-          </Tabs.Tab>
-        </Tabs.List>
+        {/* "N new" sits over the free end of the tab row, out of the flow: its coming and
+            going moves nothing under the pointer (in the button row it wrapped the row and
+            pushed the tabs and the table down). */}
+        <div style={{ position: "relative" }} data-testid="dlq-tabs-row">
+          <Tabs.List>
+            <Tabs.Tab value="entries">Entries</Tabs.Tab>
+            <Tabs.Tab value="causes" data-testid="tab-causes">
+              By cause
+            </Tabs.Tab>
+            <Tabs.Tab value="charts" data-testid="tab-charts">
+              Charts
+            </Tabs.Tab>
+          </Tabs.List>
+          <Group gap="xs" wrap="nowrap" style={notices} data-testid="dlq-notices">
+            {newCount > 0 && (
+              <Button
+                size="xs"
+                variant="light"
+                color="orange"
+                onClick={() => pages.reload()}
+                loading={pages.isRefetching}
+                data-testid="dlq-new"
+              >
+                {newCount} new — show them
+              </Button>
+            )}
+            {changed && newCount === 0 && (
+              <Button
+                size="xs"
+                variant="light"
+                color="orange"
+                onClick={() => pages.reload()}
+                data-testid="dlq-changed"
+              >
+                The DLQ changed: {matchCount} now {filtered ? "match" : "in it"} — load them
+              </Button>
+            )}
+          </Group>
+        </div>
         <Tabs.Panel
           value="entries"
           style={{ flex: 1, minHeight: 0, display: "flex", flexDirection: "column" }}
@@ -362,7 +378,12 @@ export function DlqPage({
           onClose={() => setReplay(null)}
           selection={replay}
           trialCandidates={replay.by === "filter" ? oldestFirst : []}
-          onStarted={(id) => onReplayStarted?.(id)}
+          onStarted={(id) => {
+            // The ticked deliveries are being replayed: ticks left on them counted them again in
+            // the next "Replay selected (N)" although they had left the list.
+            if (replay.by === "ids") setSelected(() => new Set());
+            onReplayStarted?.(id);
+          }}
         />
       )}
     </Stack>

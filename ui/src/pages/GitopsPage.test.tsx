@@ -1,4 +1,4 @@
-import { fireEvent, screen, within } from "@testing-library/react";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type {
   ApplyProgress,
@@ -157,6 +157,60 @@ describe("GitopsPage", () => {
     expect(calls.find(([cmd]) => cmd === "gitops_apply")?.[1]).toEqual({ plan });
   });
 
+  it("asks the source's status again after a plan: the header shows the head it planned", async () => {
+    const head = { commit: "a".repeat(40) };
+    const calls = mockCommands({
+      gitops_sources: () => [source],
+      gitops_status: () => ({
+        ...status,
+        head_commit: head.commit,
+        behind: head.commit !== source.applied_commit,
+        drifted: 0,
+        resources: [],
+      }),
+      gitops_plan: () => {
+        // A commit landed on the ref since the status was read; the plan reads it.
+        head.commit = "c".repeat(40);
+        return { ...plan, commit: head.commit };
+      },
+      list_resources: () => [],
+    });
+    renderUi(<GitopsPage />);
+    expect(await screen.findByTestId("in-sync")).toBeInTheDocument();
+    fireEvent.click(screen.getByTestId("plan-button"));
+    await screen.findByTestId("plan-view");
+    const st = screen.getByTestId("source-status");
+    await waitFor(() => expect(st).toHaveTextContent("is now at cccccccccccc"));
+    expect(within(st).getByTestId("not-in-sync")).toHaveTextContent("Behind the ref");
+    expect(calls.filter(([c]) => c === "gitops_status")).toHaveLength(2);
+  });
+
+  it("lists every problem of a refused plan, one a line", async () => {
+    mockCommands({
+      gitops_sources: () => [source],
+      gitops_status: () => status,
+      gitops_plan: () => {
+        throw {
+          code: "invalid_input",
+          message:
+            "2 problem(s) in the manifests; nothing was planned:\n  deploy/a.yaml, document 2: spec.url: must use http or https\n  deploy/a.yaml, document 2: spec.timeout_ms: must be between 1 and 120000",
+          problem: null,
+        };
+      },
+    });
+    renderUi(<GitopsPage />);
+    fireEvent.click(await screen.findByTestId("plan-button"));
+    const lines = await screen.findByTestId("error-lines");
+    expect(
+      within(lines)
+        .getAllByRole("listitem")
+        .map((l) => l.textContent),
+    ).toEqual([
+      "deploy/a.yaml, document 2: spec.url: must use http or https",
+      "deploy/a.yaml, document 2: spec.timeout_ms: must be between 1 and 120000",
+    ]);
+  });
+
   it("names the file, document and field of a bad manifest", async () => {
     mockCommands({
       gitops_sources: () => [source],
@@ -165,7 +219,7 @@ describe("GitopsPage", () => {
         throw {
           code: "invalid_input",
           message:
-            "1 invalid manifest document(s); nothing was planned:\n  deploy/a.yaml, document 2: spec.url: must use http or https",
+            "1 problem(s) in the manifests; nothing was planned:\n  deploy/a.yaml, document 2: spec.url: must use http or https",
           problem: null,
         };
       },

@@ -227,13 +227,15 @@ export function GitopsPage() {
   );
   const source = sources.data?.find((s) => s.id === selected) ?? sources.data?.[0] ?? null;
   return (
-    <Stack gap="sm" h="100%" style={{ minHeight: 0, overflow: "auto" }}>
+    <Stack gap="sm" h="100%" style={{ minHeight: 0, overflow: "auto" }} data-testid="gitops-page">
       <Group gap="xs">
         <IconBrandGit size={22} />
         <Title order={3}>GitOps</Title>
       </Group>
       {sources.isError && <ErrorAlert error={sources.error as unknown as IpcError} />}
-      <Grid>
+      {/* The grid's inner row is a gutter wider than the page (its negative margins): hidden,
+          or the page scrolls sideways by those few pixels. */}
+      <Grid overflow="hidden">
         <Grid.Col span={{ base: 12, md: 4 }}>
           <Stack gap="sm">
             <Paper withBorder p="sm">

@@ -316,7 +316,8 @@ export function ReplaysPage({
                 style={{ cursor: "pointer" }}
                 data-testid="replay-row"
               >
-                <Table.Td>{s.id}</Table.Td>
+                {/* The id may wrap anywhere: whole, it took the room the status needs. */}
+                <Table.Td style={{ overflowWrap: "anywhere" }}>{s.id}</Table.Td>
                 <Table.Td>{new Date(s.created_at).toLocaleString()}</Table.Td>
                 <Table.Td>{selectionWords(s, trialPlan(profile, s.id), filterWords)}</Table.Td>
                 <Table.Td>

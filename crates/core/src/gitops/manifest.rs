@@ -25,7 +25,7 @@ pub fn parse_all(files: &[(String, Vec<u8>)]) -> Result<Vec<Manifest>, CoreError
                 for (document, value) in docs {
                     match manifest(path, document, value) {
                         Ok(m) => manifests.push(m),
-                        Err(p) => problems.push(p),
+                        Err(p) => problems.extend(p),
                     }
                 }
             }
@@ -87,7 +87,10 @@ fn documents(path: &str, content: &[u8]) -> Result<Vec<(usize, Value)>, Manifest
     Ok(out)
 }
 
-fn manifest(path: &str, document: usize, value: Value) -> Result<Manifest, ManifestProblem> {
+/// One document as a manifest, or every problem it has: its kind, name, extra fields and each
+/// field of its spec the rules refuse are named together, so one plan shows all there is to fix
+/// in it (a document that is not a mapping, or whose kind is unknown, is one problem).
+fn manifest(path: &str, document: usize, value: Value) -> Result<Manifest, Vec<ManifestProblem>> {
     let problem = |field: &str, message: String| ManifestProblem {
         path: path.to_owned(),
         document,
@@ -95,48 +98,77 @@ fn manifest(path: &str, document: usize, value: Value) -> Result<Manifest, Manif
         message,
     };
     let Value::Object(mut fields) = value else {
-        return Err(problem(
+        return Err(vec![problem(
             "",
             "must be a mapping with kind, name and spec".into(),
-        ));
+        )]);
     };
-    let kind_text = match fields.remove("kind") {
-        Some(Value::String(k)) => k,
-        Some(_) => return Err(problem("kind", "must be a string".into())),
-        None => return Err(problem("kind", "is missing".into())),
+    let mut problems = Vec::new();
+    let kind = match fields.remove("kind") {
+        Some(Value::String(k)) => ResourceKind::parse(&k).or_else(|| {
+            problems.push(problem(
+                "kind",
+                format!("{k:?} is not one of endpoint, target, flow"),
+            ));
+            None
+        }),
+        Some(_) => {
+            problems.push(problem("kind", "must be a string".into()));
+            None
+        }
+        None => {
+            problems.push(problem("kind", "is missing".into()));
+            None
+        }
     };
-    let kind = ResourceKind::parse(&kind_text).ok_or_else(|| {
-        problem(
-            "kind",
-            format!("{kind_text:?} is not one of endpoint, target, flow"),
-        )
-    })?;
     let name = match fields.remove("name") {
-        Some(Value::String(n)) => n,
-        Some(_) => return Err(problem("name", "must be a string".into())),
-        None => return Err(problem("name", "is missing".into())),
+        Some(Value::String(n)) => match switchyard_protocol::validate_name(&n) {
+            Ok(()) => Some(n),
+            Err(e) => {
+                problems.push(problem("name", format!("{n:?} {e}")));
+                None
+            }
+        },
+        Some(_) => {
+            problems.push(problem("name", "must be a string".into()));
+            None
+        }
+        None => {
+            problems.push(problem("name", "is missing".into()));
+            None
+        }
     };
-    switchyard_protocol::validate_name(&name)
-        .map_err(|e| problem("name", format!("{name:?} {e}")))?;
-    let spec = fields
-        .remove("spec")
-        .ok_or_else(|| problem("spec", "is missing".into()))?;
-    if let Some(unknown) = fields.keys().next() {
-        return Err(problem(
+    let spec = fields.remove("spec");
+    if spec.is_none() {
+        problems.push(problem("spec", "is missing".into()));
+    }
+    problems.extend(fields.keys().map(|unknown| {
+        problem(
             unknown,
             "is not a manifest field (expected kind, name, spec)".into(),
-        ));
+        )
+    }));
+    // The spec's rules depend on the kind: without one it cannot be checked.
+    let spec = match (kind, spec) {
+        (Some(kind), Some(spec)) => match kind.spec_problems(&spec) {
+            Ok(spec) => Some(spec),
+            Err(refused) => {
+                problems.extend(refused.into_iter().map(|e| problem(&e.field, e.message)));
+                None
+            }
+        },
+        _ => None,
+    };
+    match (kind, name, spec) {
+        (Some(kind), Some(name), Some(spec)) if problems.is_empty() => Ok(Manifest {
+            kind,
+            name,
+            spec,
+            path: path.to_owned(),
+            document,
+        }),
+        _ => Err(problems),
     }
-    let spec = kind
-        .validate_spec(&spec)
-        .map_err(|e| problem(&e.field, e.message))?;
-    Ok(Manifest {
-        kind,
-        name,
-        spec,
-        path: path.to_owned(),
-        document,
-    })
 }
 
 #[cfg(test)]
@@ -215,6 +247,40 @@ mod tests {
             ]
         );
         assert!(p[4].message.contains("descriptin"), "{}", p[4].message);
+    }
+
+    #[test]
+    fn a_document_with_several_problems_names_each_of_them() {
+        let files = [file(
+            "deploy/t.yaml",
+            "kind: target\nname: Bad_Name\nspec:\n  url: ftp://x\n  timeout_ms: 0\n  headers: {Webhook-Id: x, X-Ok: fine}\nlabels: {}\n",
+        )];
+        let p = problems(&files);
+        let fields: Vec<&str> = p.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "name",
+                "labels",
+                "spec.url",
+                "spec.timeout_ms",
+                "spec.headers.Webhook-Id"
+            ]
+        );
+        assert!(
+            p.iter()
+                .all(|p| p.path == "deploy/t.yaml" && p.document == 1)
+        );
+        // The plan's message lists them all, with the count of documents refused.
+        let message = parse_all(&files).unwrap_err().to_string();
+        assert!(
+            message.contains("spec.timeout_ms: must be between 1 and 120000"),
+            "{message}"
+        );
+        assert!(
+            message.contains("spec.url: must use http or https"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -107,7 +107,7 @@ export function EventLookup({ onDelivery }: { onDelivery: (id: string) => void }
     <>
       <Group gap="xs" wrap="nowrap">
         <TextInput
-          w={240}
+          w={200}
           placeholder="Event id (evt_…) or event key"
           aria-label="event id or key"
           value={text}
@@ -116,7 +116,7 @@ export function EventLookup({ onDelivery }: { onDelivery: (id: string) => void }
           data-testid="event-lookup"
         />
         <TextInput
-          w={120}
+          w={110}
           placeholder="endpoint"
           aria-label="lookup endpoint"
           value={endpoint}

@@ -1,8 +1,8 @@
 // The DLQ explorer's filters. Endpoint, target and flow offer the names the local copy knows
 // (the server matches exact names); the dates are labelled, look empty when unset, and have
-// quick ranges.
-import { Autocomplete, Button, Group, Select, TextInput } from "@mantine/core";
-import { useState } from "react";
+// quick ranges. Flow and the dates sit in a second row that opens on request.
+import { Autocomplete, Button, Group, Select, Stack, TextInput } from "@mantine/core";
+import { useEffect, useState } from "react";
 import type { DlqFilterInput, ErrorClass, ResourceKind } from "../../ipc/bindings";
 import { useResources } from "../../ipc/queries";
 import { type DlqView, failureClasses } from "../../lib/dlq";
@@ -57,9 +57,23 @@ const ranges: { label: string; ms: number }[] = [
   { label: "24 h", ms: 24 * 3_600_000 },
 ];
 
+/** How many of the second row's filters (flow, dates) are set. */
+const moreSet = (f: DlqFilterInput) =>
+  [f.flow, f.since, f.until].filter((v) => v !== null && v !== undefined && v !== "").length;
+
+/** The filters in one row (endpoint, target, error class, text), the rest (flow, the dates and
+ * their quick ranges) in a second row behind *More filters*: all in view took three rows at
+ * 1024 px and left about four rows of the table at 1024×700. The second row opens by itself
+ * when one of its filters is set (a link, a reopened view), and its button counts them. */
 export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: DlqView) => void }) {
   const set = (patch: Partial<DlqFilterInput>) =>
     onChange({ ...view, filter: { ...view.filter, ...patch } });
+  const hidden = moreSet(view.filter);
+  const [more, setMore] = useState(hidden > 0);
+  // One of them set from elsewhere (a chart, a link): the row opens to show it.
+  useEffect(() => {
+    if (hidden > 0) setMore(true);
+  }, [hidden]);
   const names: Record<"endpoint" | "target" | "flow", string[]> = {
     endpoint: useKnownNames("endpoint"),
     target: useKnownNames("target"),
@@ -67,7 +81,7 @@ export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: Dlq
   };
   const text = (key: "endpoint" | "target" | "flow") => (
     <Autocomplete
-      w={150}
+      w={140}
       size="xs"
       label={key[0].toUpperCase() + key.slice(1)}
       placeholder="any"
@@ -81,58 +95,74 @@ export function FilterBar({ view, onChange }: { view: DlqView; onChange: (v: Dlq
     />
   );
   return (
-    <Group gap="xs" wrap="wrap" align="end">
-      {text("endpoint")}
-      {text("target")}
-      {text("flow")}
-      <Select
-        w={130}
-        size="xs"
-        label="Error class"
-        placeholder="any"
-        aria-label="error class"
-        clearable
-        data={failureClasses}
-        value={view.filter.error_class}
-        onChange={(v) => set({ error_class: (v as ErrorClass) ?? null })}
-        data-testid="filter-error-class"
-      />
-      <DateField
-        label="Dead since"
-        value={view.filter.since}
-        onChange={(since) => set({ since })}
-        testid="filter-since"
-      />
-      <DateField
-        label="Dead until"
-        value={view.filter.until}
-        onChange={(until) => set({ until })}
-        testid="filter-until"
-      />
-      <Group gap={4} wrap="nowrap">
-        {ranges.map((r) => (
-          <Button
-            key={r.label}
-            size="xs"
-            variant="default"
-            onClick={() => set({ since: Date.now() - r.ms, until: null })}
-            data-testid={`range-${r.label.replace(" ", "")}`}
-          >
-            {r.label}
-          </Button>
-        ))}
+    <Stack gap={6} data-testid="dlq-filters">
+      <Group gap="xs" wrap="wrap" align="end">
+        {text("endpoint")}
+        {text("target")}
+        <Select
+          w={130}
+          size="xs"
+          label="Error class"
+          placeholder="any"
+          aria-label="error class"
+          clearable
+          data={failureClasses}
+          value={view.filter.error_class}
+          onChange={(v) => set({ error_class: (v as ErrorClass) ?? null })}
+          data-testid="filter-error-class"
+        />
+        <TextInput
+          w={170}
+          size="xs"
+          label="Event type or id"
+          placeholder="in the loaded rows"
+          aria-label="text"
+          value={view.text}
+          onChange={(e) => onChange({ ...view, text: e.currentTarget.value })}
+          data-testid="filter-text"
+        />
+        <Button
+          size="xs"
+          variant="subtle"
+          aria-expanded={more}
+          onClick={() => setMore((m) => !m)}
+          data-testid="filter-more"
+        >
+          {more ? "Fewer filters" : "More filters"}
+          {hidden > 0 ? ` (${hidden} set)` : ""}
+        </Button>
       </Group>
-      <TextInput
-        w={190}
-        size="xs"
-        label="Event type or id"
-        placeholder="in the loaded rows"
-        aria-label="text"
-        value={view.text}
-        onChange={(e) => onChange({ ...view, text: e.currentTarget.value })}
-        data-testid="filter-text"
-      />
-    </Group>
+      {more && (
+        <Group gap="xs" wrap="wrap" align="end" data-testid="dlq-filters-more">
+          {text("flow")}
+          <DateField
+            label="Dead since"
+            value={view.filter.since}
+            onChange={(since) => set({ since })}
+            testid="filter-since"
+          />
+          <DateField
+            label="Dead until"
+            value={view.filter.until}
+            onChange={(until) => set({ until })}
+            testid="filter-until"
+          />
+          <Group gap={4} wrap="nowrap">
+            {ranges.map((r) => (
+              <Button
+                key={r.label}
+                size="xs"
+                variant="default"
+                onClick={() => set({ since: Date.now() - r.ms, until: null })}
+                data-testid={`range-${r.label.replace(" ", "")}`}
+              >
+                {r.label}
+              </Button>
+            ))}
+          </Group>
+        </Group>
+      )}
+    </Stack>
   );
 }
 

@@ -109,11 +109,55 @@ describe("RotationWizard", () => {
     renderUi(<RotationWizard target="billing" onClose={() => {}} />);
     await userEvent.click(await screen.findByTestId("rotation-skip"));
     expect(screen.getByText("Promote without a successful verify?")).toBeInTheDocument();
+    // Each question can be answered "no": the wizard is then as it was.
+    await userEvent.click(screen.getByTestId("rotation-skip-keep"));
+    expect(screen.queryByTestId("rotation-skip-ask")).toBeNull();
+    expect(screen.getByTestId("rotation-skip")).toBeInTheDocument();
     await userEvent.click(screen.getByTestId("rotation-rollback"));
+    expect(screen.getByTestId("rotation-rollback-ask")).toHaveTextContent("old one keeps signing");
+    await userEvent.click(screen.getByTestId("rotation-rollback-keep"));
+    expect(screen.queryByTestId("rotation-rollback-ask")).toBeNull();
+    expect(screen.queryByTestId("rotation-rollback-confirm")).toBeNull();
     expect(rolled).toBe(false);
+    await userEvent.click(screen.getByTestId("rotation-rollback"));
     await userEvent.click(screen.getByTestId("rotation-rollback-confirm"));
     expect(await screen.findByTestId("rotation-final-step")).toHaveTextContent("Rolled back");
     expect(rolled).toBe(true);
+  });
+
+  it("after a roll back, marks done only the steps that happened", async () => {
+    const open = staged({ acknowledged: true });
+    mockCommands({
+      list_rotations: () => [open],
+      resume_rotation: () => ({ rotation: open, value: null }),
+      rollback_rotation: () => ({ ...open, step: "rolled_back", actions: actions() }),
+    });
+    renderUi(<RotationWizard target="billing" onClose={() => {}} />);
+    await userEvent.click(await screen.findByTestId("rotation-rollback"));
+    await userEvent.click(screen.getByTestId("rotation-rollback-confirm"));
+    await screen.findByTestId("rotation-final-step");
+    const stepper = screen.getByTestId("rotation-stepper");
+    const done = [...stepper.querySelectorAll("button[data-completed]")].map((e) => e.textContent);
+    // Never verified, never promoted: neither is shown as done.
+    expect(done).toEqual(["Choose", "Stage", "Roll back"].map((l) => expect.stringContaining(l)));
+    expect(stepper).not.toHaveTextContent("Promote");
+    expect(stepper).not.toHaveTextContent("Verify");
+  });
+
+  it("goes back from the stage step to the choice, before anything is saved", async () => {
+    const calls = mockCommands({ list_rotations: () => [] });
+    renderUi(<RotationWizard target="billing" onClose={() => {}} />);
+    await userEvent.click(await screen.findByTestId("rotation-choose-certificate"));
+    await userEvent.click(screen.getByTestId("rotation-next"));
+    expect(screen.getByTestId("rotation-stage")).toHaveTextContent("Upload new certificate");
+    await userEvent.click(screen.getByTestId("rotation-back"));
+    // The choice is as it was left, and can be changed.
+    expect(screen.getByTestId("rotation-next")).toBeInTheDocument();
+    expect(screen.getByTestId("rotation-choose-certificate")).toBeChecked();
+    await userEvent.click(screen.getByTestId("rotation-choose-secret"));
+    await userEvent.click(screen.getByTestId("rotation-next"));
+    expect(screen.getByTestId("rotation-stage")).toHaveTextContent("Stage new secret");
+    expect(calls.some(([c]) => c.startsWith("start_"))).toBe(false);
   });
 
   it("keeps a refused step visible with the control plane's problem", async () => {

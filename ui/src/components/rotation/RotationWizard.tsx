@@ -19,6 +19,7 @@ import {
   type CertificateField,
   certificateField,
   defaultCertificateId,
+  endedByRollback,
   inFlight,
   isFinished,
   overlaps,
@@ -170,6 +171,20 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
     setForm(next);
   };
   const rid = rotation?.id ?? "";
+  // After a roll back the stepper shows the path taken (choose, stage, the verify only if a
+  // test passed, roll back), never a promote that did not happen as done.
+  const rollback = endedByRollback(rotation);
+  const verified = rotation?.verify_result?.ok === true;
+  const rollbackAt = verified ? 3 : 2;
+  const shownStep = !rollback
+    ? active
+    : rotation?.step === "rolled_back"
+      ? rollbackAt + 1
+      : rollbackAt;
+  const ending =
+    rotation &&
+    (cert ? <CertificateDoneBody rotation={rotation} /> : <DoneBody rotation={rotation} />);
+  const keepWords = cert ? "Keep the new certificate" : "Keep the new secret";
 
   return (
     <Modal
@@ -180,7 +195,7 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
       closeOnClickOutside={false}
       data-testid="rotation-wizard"
     >
-      <Stepper active={active} size="sm">
+      <Stepper active={shownStep} size="sm" data-testid="rotation-stepper">
         <Stepper.Step label="Choose">
           <ChooseBody credential={credential} onCredential={setCredential} />
         </Stepper.Step>
@@ -198,26 +213,31 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
             />
           )}
         </Stepper.Step>
-        <Stepper.Step label={cert ? "Test handshake" : "Verify"}>
-          {rotation &&
-            (cert ? (
-              <CertificateVerifyBody rotation={rotation} />
-            ) : (
-              <VerifyBody rotation={rotation} />
-            ))}
-        </Stepper.Step>
-        <Stepper.Step label={cert ? "Activate" : "Promote"}>
-          {rotation &&
-            (cert ? (
-              <CertificatePromoteBody rotation={rotation} />
-            ) : (
-              <PromoteBody rotation={rotation} />
-            ))}
-        </Stepper.Step>
-        <Stepper.Completed>
-          {rotation &&
-            (cert ? <CertificateDoneBody rotation={rotation} /> : <DoneBody rotation={rotation} />)}
-        </Stepper.Completed>
+        {(!rollback || verified) && (
+          <Stepper.Step label={cert ? "Test handshake" : "Verify"}>
+            {rotation &&
+              (cert ? (
+                <CertificateVerifyBody rotation={rotation} />
+              ) : (
+                <VerifyBody rotation={rotation} />
+              ))}
+          </Stepper.Step>
+        )}
+        {rollback ? (
+          <Stepper.Step label="Roll back" color="orange">
+            {ending}
+          </Stepper.Step>
+        ) : (
+          <Stepper.Step label={cert ? "Activate" : "Promote"}>
+            {rotation &&
+              (cert ? (
+                <CertificatePromoteBody rotation={rotation} />
+              ) : (
+                <PromoteBody rotation={rotation} />
+              ))}
+          </Stepper.Step>
+        )}
+        <Stepper.Completed>{ending}</Stepper.Completed>
       </Stepper>
       <Stack gap="xs" mt="md">
         {rotation?.step === "needs_attention" &&
@@ -249,77 +269,115 @@ export function RotationWizard({ target, onClose }: { target: string; onClose: (
             <Code>switchyard rotation resume {rotation.id}</Code>
           </Text>
         )}
-        {confirm === "rollback" && (
-          <Alert color="orange" title="Roll back?">
-            {cert && rotation
-              ? certificateRollbackWords(rotation)
-              : "The new secret is expired now and the old one keeps signing without an expiry. A receiver that already dropped the old secret fails."}
+        {confirm === "rollback" && actions?.roll_back && (
+          <Alert color="orange" title="Roll back?" data-testid="rotation-rollback-ask">
+            <Stack gap="xs">
+              <Text size="sm">
+                {cert && rotation
+                  ? certificateRollbackWords(rotation)
+                  : "The new secret is expired now and the old one keeps signing without an expiry. A receiver that already dropped the old secret fails."}
+              </Text>
+              <Group justify="flex-end" gap="xs">
+                <Button
+                  size="xs"
+                  variant="default"
+                  onClick={() => setConfirm(null)}
+                  data-testid="rotation-rollback-keep"
+                >
+                  {keepWords}
+                </Button>
+                <Button
+                  size="xs"
+                  color="orange"
+                  loading={busy === "rollback"}
+                  onClick={() => run("rollback", () => call("rollback_rotation", { id: rid }))}
+                  data-testid="rotation-rollback-confirm"
+                >
+                  Roll back now
+                </Button>
+              </Group>
+            </Stack>
           </Alert>
         )}
-        {active === 2 && actions?.promote_skipping_verify && (
+        {active === 2 && actions?.promote_skipping_verify && confirm !== "skip" && (
           <Group justify="flex-end">
-            {confirm === "skip" ? (
-              <Button
-                size="xs"
-                color="orange"
-                variant="light"
-                loading={busy === "promote"}
-                onClick={() =>
-                  run("promote", () => call("promote_rotation", { id: rid, skipVerify: true }))
-                }
-                data-testid="rotation-skip-confirm"
-              >
-                {cert ? "Activate anyway" : "Promote anyway"}
-              </Button>
-            ) : (
-              <Button
-                size="xs"
-                variant="subtle"
-                onClick={() => setConfirm("skip")}
-                data-testid="rotation-skip"
-              >
-                {cert ? "Activate without a successful test…" : "Promote without verifying…"}
-              </Button>
-            )}
+            <Button
+              size="xs"
+              variant="subtle"
+              onClick={() => setConfirm("skip")}
+              data-testid="rotation-skip"
+            >
+              {cert ? "Activate without a successful test…" : "Promote without verifying…"}
+            </Button>
           </Group>
         )}
-        {confirm === "skip" && (
+        {active === 2 && actions?.promote_skipping_verify && confirm === "skip" && (
           <Alert
             color="orange"
             title={
               cert ? "Activate without a successful test?" : "Promote without a successful verify?"
             }
+            data-testid="rotation-skip-ask"
           >
-            {cert
-              ? `Deliveries present the new certificate now. If the receiver does not trust it, every delivery to ${target} fails the TLS handshake until it does.`
-              : `The older secrets stop signing now. If the receiver does not accept the new secret, every delivery to ${target} fails until it does.`}
+            <Stack gap="xs">
+              <Text size="sm">
+                {cert
+                  ? `Deliveries present the new certificate now. If the receiver does not trust it, every delivery to ${target} fails the TLS handshake until it does.`
+                  : `The older secrets stop signing now. If the receiver does not accept the new secret, every delivery to ${target} fails until it does.`}
+              </Text>
+              <Group justify="flex-end" gap="xs">
+                <Button
+                  size="xs"
+                  variant="default"
+                  onClick={() => setConfirm(null)}
+                  data-testid="rotation-skip-keep"
+                >
+                  {cert ? "Test first" : "Verify first"}
+                </Button>
+                <Button
+                  size="xs"
+                  color="orange"
+                  loading={busy === "promote"}
+                  onClick={() =>
+                    run("promote", () => call("promote_rotation", { id: rid, skipVerify: true }))
+                  }
+                  data-testid="rotation-skip-confirm"
+                >
+                  {cert ? "Activate anyway" : "Promote anyway"}
+                </Button>
+              </Group>
+            </Stack>
           </Alert>
         )}
       </Stack>
-      <Group justify="space-between" mt="md" wrap="nowrap">
+      {/* The row wraps: at any width every button stays inside the modal (a long verify
+          label beside Close used to push Close out of it). */}
+      <Group justify="space-between" mt="md" gap="xs" data-testid="rotation-buttons">
         <Group gap="xs">
-          {actions?.roll_back &&
-            (confirm === "rollback" ? (
-              <Button
-                color="orange"
-                loading={busy === "rollback"}
-                onClick={() => run("rollback", () => call("rollback_rotation", { id: rid }))}
-                data-testid="rotation-rollback-confirm"
-              >
-                Roll back now
-              </Button>
-            ) : (
-              <Button
-                variant="subtle"
-                color="orange"
-                onClick={() => setConfirm("rollback")}
-                data-testid="rotation-rollback"
-              >
-                Roll back…
-              </Button>
-            ))}
+          {active === 1 && !rotation && (
+            <Button
+              variant="default"
+              onClick={() => {
+                setChosen(false);
+                setError(null);
+              }}
+              data-testid="rotation-back"
+            >
+              Back
+            </Button>
+          )}
+          {actions?.roll_back && confirm !== "rollback" && (
+            <Button
+              variant="subtle"
+              color="orange"
+              onClick={() => setConfirm("rollback")}
+              data-testid="rotation-rollback"
+            >
+              Roll back…
+            </Button>
+          )}
         </Group>
-        <Group gap="xs" wrap="nowrap">
+        <Group gap="xs" justify="flex-end" ml="auto">
           {error && rotation && (
             <Button
               variant="light"

@@ -135,16 +135,21 @@ impl KeyStore for Backend {
         now: i64,
         locked_until: i64,
     ) -> Result<ClaimOutcome, StoreError> {
-        // One autocommit statement claims: atomic on its own, no BEGIN/COMMIT round trips.
-        claim(
-            &mut *self.writes().acquire().await?,
-            &self.sealer,
-            scope,
-            fingerprint,
-            now,
-            locked_until,
-        )
-        .await
+        loop {
+            // One autocommit statement claims: atomic on its own, no BEGIN/COMMIT round trips.
+            let mut writer = self.writes().acquire().await?;
+            if let Some(attempt) =
+                insert_claim(&mut writer, scope, fingerprint, now, locked_until).await?
+            {
+                return Ok(ClaimOutcome::Claimed { attempt });
+            }
+            // The holder's row is read on a reader: SQLite's single writer is not held for
+            // it. Released or swept between the insert and this read: claim again.
+            drop(writer);
+            if let Some(record) = self.get_key(scope).await? {
+                return Ok(ClaimOutcome::Existing(record));
+            }
+        }
     }
 
     async fn take_over_key(

@@ -31,9 +31,10 @@ macro_rules! claim {
 /// The claim: only a pending delivery moves to in flight, whoever else tries at once.
 pub(super) const CLAIM: &str = claim!(" AND state = 'pending'");
 
-/// The negative control's claim: [`CLAIM`] without its guard.
+/// The negative control's claim: [`CLAIM`] without its guard. The condition left in its
+/// place always holds; it gives `scripts/check-release-binaries.sh` a text to look for.
 #[cfg(feature = "fault-injection")]
-pub(super) const CLAIM_UNGUARDED: &str = claim!("");
+pub(super) const CLAIM_UNGUARDED: &str = claim!(" AND CAST($6 AS TEXT) IS NOT NULL");
 
 /// Whether [`CLAIM`] also inserts the attempt row.
 pub(super) const CLAIM_RECORDS_ATTEMPT: bool = false;

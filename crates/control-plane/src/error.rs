@@ -24,6 +24,13 @@ pub enum ApiError {
     KeyInProgress { retry_after_s: u64 },
     #[error("missing or unknown bearer token")]
     Unauthorized,
+    #[error("this token's role is {role}; {method} {route} needs a token of role {needed}")]
+    ForbiddenRole {
+        role: switchyard_protocol::Role,
+        needed: switchyard_protocol::Role,
+        method: String,
+        route: String,
+    },
     #[error("{kind} {name:?} does not exist")]
     NotFound { kind: &'static str, name: String },
     #[error("{kind} {name:?} already exists")]
@@ -143,6 +150,7 @@ impl ApiError {
             Self::CertificateReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::ReplaySessionReused { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::ForbiddenRole { .. } => StatusCode::FORBIDDEN,
             Self::NotFound { .. } | Self::RouteNotFound => StatusCode::NOT_FOUND,
             Self::VersionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -164,6 +172,7 @@ impl ApiError {
             Self::KeyReused => ErrorCode::IdempotencyKeyReused,
             Self::KeyInProgress { .. } => ErrorCode::IdempotencyKeyInProgress,
             Self::Unauthorized => ErrorCode::Unauthorized,
+            Self::ForbiddenRole { .. } => ErrorCode::ForbiddenRole,
             Self::NotFound { .. } | Self::RouteNotFound => ErrorCode::NotFound,
             Self::NameTaken { .. } => ErrorCode::NameTaken,
             Self::InUse { .. } => ErrorCode::InUse,
@@ -195,7 +204,7 @@ impl ApiError {
     /// client mistakes caught before it (400, 401, 413, 415, 429) are not, so a corrected
     /// retry with the same key executes.
     pub fn is_stored(&self) -> bool {
-        !matches!(self.status().as_u16(), 400 | 401 | 413 | 415 | 429)
+        !matches!(self.status().as_u16(), 400 | 401 | 403 | 413 | 415 | 429)
     }
 
     fn title(&self) -> &'static str {
@@ -207,6 +216,7 @@ impl ApiError {
             Self::KeyReused => "Idempotency-Key reused with a different request",
             Self::KeyInProgress { .. } => "Request with this Idempotency-Key in progress",
             Self::Unauthorized => "Unauthorized",
+            Self::ForbiddenRole { .. } => "Forbidden for this token's role",
             Self::NotFound { .. } | Self::RouteNotFound => "Not found",
             Self::NameTaken { .. } => "Name already taken",
             Self::InUse { .. } => "Resource in use",

@@ -87,19 +87,36 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
-/// The tenant whose bearer token authenticated this request.
+/// The tenant whose bearer token authenticated this request, once its role was found to
+/// allow the route ([`crate::auth::roles::needed`]): 401 without a known token, 403
+/// `forbidden_role` when the role falls short. Every authenticated handler takes it, so no
+/// handler can forget the role check.
 pub struct Tenant(pub String);
 
 impl FromRequestParts<AppState> for Tenant {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = bearer_token(&parts.headers).ok_or(ApiError::Unauthorized)?;
-        state
-            .tenants
-            .lookup(token)
-            .map(|t| Tenant(t.to_owned()))
-            .ok_or(ApiError::Unauthorized)
+    async fn from_request_parts(parts: &mut Parts, _state: &AppState) -> Result<Self, ApiError> {
+        let caller = parts
+            .extensions
+            .get::<crate::auth::Caller>()
+            .ok_or(ApiError::Unauthorized)?;
+        // A handler outside the router (none today) has no matched path: it needs admin.
+        let template = parts
+            .extensions
+            .get::<axum::extract::MatchedPath>()
+            .map_or("", |p| p.as_str());
+        let needed = crate::auth::roles::needed(&parts.method, template)
+            .unwrap_or(switchyard_protocol::Role::Viewer);
+        if !caller.role.allows(needed) {
+            return Err(ApiError::ForbiddenRole {
+                role: caller.role,
+                needed,
+                method: parts.method.to_string(),
+                route: template.to_owned(),
+            });
+        }
+        Ok(Tenant(caller.tenant.clone()))
     }
 }
 

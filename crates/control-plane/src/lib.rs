@@ -3,6 +3,7 @@
 //! [`Server::start`] runs it in-process (tests, the desktop app's sandbox, benchmarks);
 //! the `switchyard-control-plane` binary wraps the same thing in a CLI.
 
+pub mod auth;
 pub mod canonical_json;
 pub mod client_certs;
 pub mod clock;
@@ -55,6 +56,8 @@ pub struct AppStateInner {
     /// Body, header, time and replay-selection caps (docs/control-plane.md, "Limits").
     pub limits: limits::Limits,
     pub rate_limiter: limits::RateLimiter,
+    /// Unknown tokens per client address (`limits.failed_auth`).
+    pub failed_auth: auth::FailedAuth,
     /// This server's Prometheus registry (`GET /metrics`); the same one as `delivery`'s.
     pub telemetry: Arc<telemetry::Telemetry>,
     /// When states become findings in `GET /v1/diagnostics` (docs/recovery.md).

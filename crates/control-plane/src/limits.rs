@@ -102,6 +102,8 @@ pub struct Limits {
     pub writes: Rate,
     /// `POST /v1/events` per tenant.
     pub events: Rate,
+    /// Requests presenting an unknown bearer token, per client address (`crate::auth`).
+    pub failed_auth: Rate,
     /// Most dead deliveries one filter replay session selects (oldest death first).
     pub max_replay_selection: u32,
 }
@@ -115,6 +117,12 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(30),
             writes: Rate::per_second(100.0),
             events: Rate::per_second(1000.0),
+            // 20 wrong tokens at once, then one a second: no help to a guesser, no trouble
+            // for an operator who mistyped a few.
+            failed_auth: Rate {
+                per_s: 1.0,
+                burst: 20,
+            },
             max_replay_selection: crate::replays::MAX_FILTER_SELECTION,
         }
     }
@@ -235,9 +243,10 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         return refuse_before_body(request, limits.max_body_bytes, refusal).await;
     }
     if let Some(class) = Class::of(request.method(), request.uri().path())
-        && let Some(tenant) = crate::extract::bearer_token(request.headers())
-            .and_then(|token| state.tenants.lookup(token))
-        && let Err(retry_after_s) = state.rate_limiter.check(tenant, class, Instant::now())
+        && let Some(caller) = request.extensions().get::<crate::auth::Caller>()
+        && let Err(retry_after_s) = state
+            .rate_limiter
+            .check(&caller.tenant, class, Instant::now())
     {
         let refusal = ApiError::RateLimited {
             class: class.name(),

@@ -204,6 +204,10 @@ struct ServeArgs {
     /// Events a tenant may send at once (default: two seconds' worth of the rate).
     #[arg(long, value_name = "N")]
     rate_limit_events_burst: Option<u32>,
+    /// Requests with an unknown bearer token per client address, after a burst of 20:
+    /// N/s, N/m or N; 0 turns the limit off.
+    #[arg(long, value_name = "RATE", default_value = "1/s", value_parser = Rate::parse_per_s)]
+    rate_limit_failed_auth: f64,
     /// Most dead deliveries one filter replay session selects (oldest death first).
     #[arg(long, value_name = "N", default_value_t = MAX_FILTER_SELECTION,
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -271,6 +275,7 @@ fn limits(args: &ServeArgs) -> anyhow::Result<Limits> {
         request_timeout: args.request_timeout,
         writes: rate(args.rate_limit_writes, args.rate_limit_writes_burst),
         events: rate(args.rate_limit_events, args.rate_limit_events_burst),
+        failed_auth: rate(args.rate_limit_failed_auth, Some(20)),
         max_replay_selection: args.max_replay_selection,
     })
 }

@@ -31,6 +31,7 @@ pub mod resources;
 pub mod retirements;
 pub mod secrets;
 pub mod system;
+pub mod tokens;
 
 const IDEMPOTENCY_DOC: &str = "Required on every mutating request: 1-255 printable ASCII characters, \
 as an RFC 8941 string (\"abc\") or a bare token. Scoped to the tenant. The same key with the same \
@@ -128,11 +129,15 @@ fn operation(op: Op<'_>) -> utoipa::openapi::path::Operation {
     } else {
         "validation_failed, idempotency_key_missing or idempotency_key_invalid"
     };
-    for (status, description) in op
-        .errors
-        .iter()
-        .chain(&[("400", bad_request), ("401", "unauthorized")])
-    {
+    for (status, description) in op.errors.iter().chain(&[
+        ("400", bad_request),
+        ("401", "unauthorized"),
+        (
+            "403",
+            "forbidden_role: the token's role may not make this call (x-switchyard-role \
+                 names the role it needs)",
+        ),
+    ]) {
         responses = responses.response(*status, problem_response(description));
     }
     if op.keyed {
@@ -200,7 +205,41 @@ pub fn document(paths: Paths) -> serde_json::Value {
     let mut doc =
         serde_json::to_value(with_components(paths)).expect("the OpenAPI document serializes");
     constraints::apply(&mut doc);
+    mark_roles(&mut doc);
     doc
+}
+
+/// Each operation says the role it needs (`x-switchyard-role`, from the one table in
+/// src/auth/roles.rs); a public one has no 403.
+fn mark_roles(doc: &mut serde_json::Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) else {
+        return;
+    };
+    for (template, item) in paths {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item {
+            let Ok(method) = axum::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+            else {
+                continue;
+            };
+            let Some(op) = op.as_object_mut() else {
+                continue;
+            };
+            match crate::auth::roles::needed(&method, template) {
+                Some(role) => {
+                    op.insert("x-switchyard-role".into(), role.as_str().into());
+                }
+                None => {
+                    if let Some(responses) = op.get_mut("responses").and_then(|r| r.as_object_mut())
+                    {
+                        responses.remove("403");
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn with_components(paths: Paths) -> OpenApi {
@@ -230,6 +269,7 @@ fn with_components(paths: Paths) -> OpenApi {
     components = delivery::components(components);
     components = secrets::components(components);
     components = client_certs::components(components);
+    components = tokens::components(components);
     components = diagnostics::components(components);
     components =
         retirements::components(components).schema(ResourceKind::name(), ResourceKind::schema());

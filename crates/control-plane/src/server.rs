@@ -92,6 +92,7 @@ impl ServerConfig {
         self.delivery.allow_private_targets = true;
         self.limits.writes = crate::limits::Rate::OFF;
         self.limits.events = crate::limits::Rate::OFF;
+        self.limits.failed_auth = crate::limits::Rate::OFF;
         self
     }
 }
@@ -180,9 +181,9 @@ async fn serve(
     // Every connection task holds a receiver; `closed()` resolves when the last one ends.
     let (open_tx, open_rx) = watch::channel(());
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Per-connection failures are the peer's; others (out of file
                     // descriptors) clear up with time, as axum::serve also assumes.
@@ -202,7 +203,17 @@ async fn serve(
         };
         // A head hyper cannot parse is answered with problem+json, not hyper's bare 400.
         let io = TokioIo::new(ProblemHeads::new(stream, max_header_bytes));
-        let conn = http.serve_connection(io, TowerToHyperService::new(app.clone()));
+        // The client's address, for the failed-authentication limit (src/auth/mod.rs).
+        let app = tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                request
+            },
+        );
+        let conn = http.serve_connection(io, TowerToHyperService::new(app));
         let mut stop = stop_rx.clone();
         let open = open_rx.clone();
         tokio::spawn(async move {
@@ -285,6 +296,7 @@ fn api_routes(metrics_here: bool) -> OpenApiRouter<AppState> {
         .merge(crate::metrics::routes())
         .merge(crate::edge::routes())
         .merge(crate::diagnostics::routes())
+        .merge(crate::auth::tokens::routes())
 }
 
 /// The API's router, and `/openapi.json` documenting exactly its routes.
@@ -299,6 +311,11 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::guard,
+        ))
+        // Outside the rate limits: they count per tenant, which the token names.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::authenticate,
         ))
         // Outside run_to_completion: a request cut off by the timeout still finishes.
         .layer(axum::middleware::from_fn_with_state(
@@ -376,6 +393,7 @@ impl Server {
             retry_schedule: crate::delivery::schedule::format_schedule(&delivery.config.schedule),
             delivery: delivery.clone(),
             rate_limiter: RateLimiter::new(config.limits.writes, config.limits.events),
+            failed_auth: crate::auth::FailedAuth::new(config.limits.failed_auth),
             limits: config.limits,
             telemetry,
             diagnostics: config.diagnostics,

@@ -22,6 +22,7 @@ pub mod resource;
 pub mod retirement;
 pub mod secrets;
 pub mod target_test;
+pub mod tokens;
 
 pub use client_certs::{
     ActivateCertificateResponse, CertificateExpiry, CertificateState, ClientCertificateInfo,
@@ -64,3 +65,4 @@ pub use secrets::{
     RotationStatus, SigningSecretList,
 };
 pub use target_test::{TargetTestRequest, TargetTestResult};
+pub use tokens::{Caller, CreateTokenRequest, CreatedToken, Role, TokenInfo, TokenList};

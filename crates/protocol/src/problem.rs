@@ -13,6 +13,9 @@ pub enum ErrorCode {
     IdempotencyKeyReused,
     IdempotencyKeyInProgress,
     Unauthorized,
+    /// The token authenticated, but its role may not make this call (`detail` names the
+    /// role it needs); nothing changed.
+    ForbiddenRole,
     NotFound,
     NameTaken,
     InUse,
@@ -70,6 +73,7 @@ impl ErrorCode {
             Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::IdempotencyKeyInProgress => "idempotency_key_in_progress",
             Self::Unauthorized => "unauthorized",
+            Self::ForbiddenRole => "forbidden_role",
             Self::NotFound => "not_found",
             Self::NameTaken => "name_taken",
             Self::InUse => "in_use",

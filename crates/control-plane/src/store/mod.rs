@@ -3,7 +3,8 @@
 //! One trait per aggregate (one file each): resources, signing secrets, client certificates,
 //! idempotency keys, events, deliveries and their attempts, the DLQ, replay sessions, retirement sessions, the
 //! edge protocol, diagnostics and their fixes (requeue, DLQ recount),
-//! delivery health (`GET /v1/metrics/deliveries`) and the gauges `GET /metrics` reads.
+//! delivery health (`GET /v1/metrics/deliveries`), the gauges `GET /metrics` reads, and
+//! API tokens.
 //! [`Store`] and [`StoreTx`] gather them; a backend implements each in its own folder
 //! (`sqlite/`, `postgres/`), with its own migrations (`migrations/<backend>/`), and [`open`]
 //! picks the backend from the `--db` URL's scheme.
@@ -39,6 +40,7 @@ mod rows;
 pub mod sealed;
 pub mod secrets;
 mod sqlite;
+pub mod tokens;
 
 use std::sync::Arc;
 
@@ -74,6 +76,7 @@ pub use secrets::{
     overlap_ends_at,
 };
 pub use sqlite::SqliteStore;
+pub use tokens::{NewToken, TokenInsert, TokenRow, TokenStore, TokenTx};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -127,6 +130,7 @@ pub trait Store:
     + MetricsStore
     + GaugeStore
     + HistoryStore
+    + TokenStore
     + Send
     + Sync
     + 'static
@@ -152,7 +156,7 @@ pub trait Store:
 /// One unit of work: what an idempotent operation may do inside it.
 #[async_trait]
 pub trait StoreTx:
-    ResourceTx + SecretTx + ClientCertTx + KeyTx + ReplayTx + RecoveryTx + RetirementTx + Send
+    ResourceTx + SecretTx + ClientCertTx + KeyTx + ReplayTx + RecoveryTx + RetirementTx + TokenTx + Send
 {
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
 }

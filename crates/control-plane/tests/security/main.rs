@@ -12,6 +12,7 @@ use switchyard_control_plane::sealing::Sealer;
 use switchyard_test_support::receiver::Receiver;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+mod roles;
 mod startup;
 
 const TOKEN: &str = "acme-token-123";

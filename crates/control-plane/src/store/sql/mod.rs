@@ -32,6 +32,7 @@ pub(super) mod resources;
 pub(super) mod retirements;
 pub(super) mod sealed;
 pub(super) mod secrets;
+pub(super) mod tokens;
 
 /// Runs one of the dialect's optional statements (`None`: this backend needs none), with
 /// `args` bound as `$1`, `$2`, …

@@ -72,7 +72,7 @@ trap 'exit 130' INT TERM
 # Rate limits off: schemathesis sends as fast as it can, and a run of 429s (documented, so
 # not a failure) would leave the handlers behind them untested.
 "$SWITCHYARD_CONTROL_PLANE_BIN" serve --listen 127.0.0.1:0 --db "sqlite://$work/cp.db" --demo \
-  --rate-limit-writes 0 --rate-limit-events 0 >"$work/server.out" 2>"$work/server.log" &
+  --rate-limit-writes 0 --rate-limit-events 0 --rate-limit-failed-auth 0 >"$work/server.out" 2>"$work/server.log" &
 server_pid=$!
 
 # The server prints its URL once it listens, and the demo tenant's token once the demo data

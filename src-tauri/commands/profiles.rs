@@ -121,10 +121,20 @@ pub async fn test_connection(state: State<'_, AppState>, input: ProfileInput) ->
         Ok(_) => client.info().await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
+    let role = match &info {
+        Ok(_) => client
+            .whoami()
+            .await
+            .ok()
+            .flatten()
+            .map(|c| c.role.to_string()),
+        Err(_) => None,
+    };
     Ok(Health {
         ok: info.is_ok(),
         latency_ms,
         server_version: info.as_ref().ok().map(|i| i.version.clone()),
+        role,
         error: info.err(),
     })
 }
@@ -140,6 +150,7 @@ fn health(report: switchyard_core::ConnectionReport) -> Health {
         ok: report.healthy && report.authenticated,
         latency_ms: report.latency_ms.map(|ms| ms as u32),
         server_version: report.server.map(|s| s.version),
+        role: report.caller.map(|c| c.role.to_string()),
         error: report.error,
     }
 }

@@ -39,6 +39,9 @@ pub struct Health {
     pub ok: bool,
     pub latency_ms: Option<u32>,
     pub server_version: Option<String>,
+    /// The token's role (`viewer`, `operator`, `admin`, `edge`); `None` when the control
+    /// plane predates roles or did not answer.
+    pub role: Option<String>,
     /// Why it failed, in words a person can act on.
     pub error: Option<String>,
 }

@@ -12,7 +12,13 @@ const overview = overviewOf({ endpoints: 10_004, targets: 5, flows: 5, disabled_
 const shell = {
   sync_status: () => status,
   overview: () => overview,
-  check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+  check_health: () => ({
+    ok: true,
+    latency_ms: 1,
+    server_version: "0.1.0",
+    role: null,
+    error: null,
+  }),
   ui_ready: () => 1,
 };
 

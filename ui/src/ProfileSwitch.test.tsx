@@ -101,6 +101,7 @@ function twoPlanes() {
       ok: who(args) === "sandbox",
       latency_ms: 1,
       server_version: "0.1.0",
+      role: null,
       error: who(args) === "sandbox" ? null : "connection refused",
     }),
     overview: (args) => overviewOf(who(args), who(args) === "sandbox" ? 3 : 0),

@@ -73,7 +73,13 @@ const overview = overviewOf();
 const app = () => ({
   sync_status: () => status,
   overview: () => overview,
-  check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+  check_health: () => ({
+    ok: true,
+    latency_ms: 1,
+    server_version: "0.1.0",
+    role: null,
+    error: null,
+  }),
   ui_ready: () => 1,
   list_replay_writes: () => [],
   ...dlq(),

@@ -130,6 +130,12 @@ impl ApiClient {
             .ok_or_else(|| CoreError::not_found("/v1/info"))
     }
 
+    /// Who this profile's token is (`GET /v1/whoami`): its tenant and role. `None` from a
+    /// control plane that predates roles (every token there may do everything).
+    pub async fn whoami(&self) -> Result<Option<switchyard_protocol::Caller>> {
+        self.get_json("/v1/whoami").await
+    }
+
     pub async fn get(&self, kind: ResourceKind, name: &str) -> Result<Option<Resource>> {
         self.get_json(&format!("/v1/{}/{name}", kind.plural()))
             .await

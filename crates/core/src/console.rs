@@ -443,6 +443,7 @@ impl Console {
             authenticated: false,
             latency_ms: None,
             server: None,
+            caller: None,
             error: None,
         };
         match client.health().await {
@@ -458,6 +459,12 @@ impl Console {
                     report.authenticated = true;
                     report.server = Some(info);
                 }
+                Err(e) => report.error = Some(e.to_string()),
+            }
+        }
+        if report.authenticated {
+            match client.whoami().await {
+                Ok(caller) => report.caller = caller,
                 Err(e) => report.error = Some(e.to_string()),
             }
         }

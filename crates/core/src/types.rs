@@ -65,6 +65,10 @@ pub struct ConnectionReport {
     /// Round-trip time of `GET /healthz`, when it answered.
     pub latency_ms: Option<u64>,
     pub server: Option<ServerInfo>,
+    /// The token's tenant and role (`GET /v1/whoami`); `None` when the control plane
+    /// predates roles, or the test failed before asking.
+    #[serde(default)]
+    pub caller: Option<switchyard_protocol::Caller>,
     /// Why the test failed, in words (never contains the token).
     pub error: Option<String>,
 }

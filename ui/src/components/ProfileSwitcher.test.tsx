@@ -12,12 +12,48 @@ const profiles = () => [
 describe("ProfileSwitcher", () => {
   it("shows each control plane's unsent writes next to it", async () => {
     mockCommands({
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      check_health: () => ({
+        ok: true,
+        latency_ms: 1,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
     });
     renderUi(<ProfileSwitcher />, profiles());
     fireEvent.click(screen.getByTestId("profile-switcher"));
     expect(await screen.findByTestId("pending-offline-cp")).toHaveTextContent("2 pending");
     expect(screen.queryByTestId("pending-sandbox")).toBeNull();
+  });
+
+  it("says the token's role beside the health once the control plane answered", async () => {
+    mockCommands({
+      check_health: () => ({
+        ok: true,
+        latency_ms: 4,
+        server_version: "0.1.0",
+        role: "viewer",
+        error: null,
+      }),
+    });
+    renderUi(<ProfileSwitcher />, profiles());
+    await waitFor(() =>
+      expect(screen.getByTestId("health")).toHaveTextContent("healthy · 4 ms · viewer"),
+    );
+  });
+
+  it("names no role for a control plane that has none", async () => {
+    mockCommands({
+      check_health: () => ({
+        ok: true,
+        latency_ms: 4,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
+    });
+    renderUi(<ProfileSwitcher />, profiles());
+    await waitFor(() => expect(screen.getByTestId("health")).toHaveTextContent(/^healthy · 4 ms$/));
   });
 
   it("removing a control plane names every kind of queued work lost, with the menu closed", async () => {
@@ -29,7 +65,13 @@ describe("ProfileSwitcher", () => {
       ]),
     );
     const calls = mockCommands({
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      check_health: () => ({
+        ok: true,
+        latency_ms: 1,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
       list_outbox: () => [
         outboxEntry({ id: 1, profile: "offline-cp", name: "offline-ep", operation: "create" }),
         outboxEntry({ id: 2, profile: "offline-cp", name: "offline-ep", operation: "disable" }),
@@ -107,7 +149,13 @@ describe("ProfileSwitcher", () => {
 /** Opens the remove dialog of offline-cp, with no writes listed and these commands mocked. */
 async function openRemoveDialog(handlers: Parameters<typeof mockCommands>[0]) {
   mockCommands({
-    check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+    check_health: () => ({
+      ok: true,
+      latency_ms: 1,
+      server_version: "0.1.0",
+      role: null,
+      error: null,
+    }),
     list_outbox: () => [],
     ...handlers,
   });

@@ -147,7 +147,11 @@ export function ProfileSwitcher({ onOutbox }: { onOutbox?: () => void }) {
         data-testid="health"
         title={h?.error ?? h?.server_version ?? ""}
       >
-        {h ? (h.ok ? `healthy · ${h.latency_ms ?? "?"} ms` : "unreachable") : "checking…"}
+        {h
+          ? h.ok
+            ? `healthy · ${h.latency_ms ?? "?"} ms${h.role ? ` · ${h.role}` : ""}`
+            : "unreachable"
+          : "checking…"}
       </Badge>
       <AgentsSettings opened={agents} onClose={() => setAgents(false)} />
       <Modal
@@ -240,7 +244,7 @@ export function ProfileForm({
       {test.data && (
         <Text size="sm" c={test.data.ok ? "green" : "red"} data-testid="test-result">
           {test.data.ok
-            ? `Connected · ${test.data.latency_ms ?? "?"} ms · server ${test.data.server_version ?? "?"}`
+            ? `Connected · ${test.data.latency_ms ?? "?"} ms · server ${test.data.server_version ?? "?"}${test.data.role ? ` · token role ${test.data.role}` : ""}`
             : `Failed: ${test.data.error}`}
         </Text>
       )}

@@ -28,7 +28,13 @@ describe("StatusBar", () => {
   it("follows the core's events: offline with queued writes, then syncing with progress", async () => {
     mockCommands({
       sync_status: () => status,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      check_health: () => ({
+        ok: true,
+        latency_ms: 1,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
       overview: () => null as never,
       list_profiles: () => [sandboxProfile({ name: "prod", sandbox: false })],
     });
@@ -68,7 +74,13 @@ describe("StatusBar", () => {
         reads += 1;
         return { ...status, last_sync_at: reads === 1 ? null : Date.now() - 4_000 };
       },
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      check_health: () => ({
+        ok: true,
+        latency_ms: 1,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
       list_profiles: () => [sandboxProfile({ name: "prod", sandbox: false })],
     });
     renderUi(<Live />, [sandboxProfile({ name: "prod", sandbox: false })]);

@@ -390,6 +390,11 @@ resources: Array<ManagedResource>, progress: ApplyProgress | null, };
 
 export type Health = { ok: boolean, latency_ms: number | null, server_version: string | null, 
 /**
+ * The token's role (`viewer`, `operator`, `admin`, `edge`); `None` when the control
+ * plane predates roles or did not answer.
+ */
+role: string | null, 
+/**
  * Why it failed, in words a person can act on.
  */
 error: string | null, };

@@ -300,7 +300,13 @@ describe("Overview in the app", () => {
     const calls = mockCommands({
       sync_status: () => status,
       overview: () => overview,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      check_health: () => ({
+        ok: true,
+        latency_ms: 1,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
       ui_ready: () => 1,
       dlq_stats: () => ({ total: 24, groups: [] }),
       delivery_metrics: ({ window }) => metrics(window, ranked),
@@ -323,7 +329,13 @@ describe("Overview in the app", () => {
     const calls = mockCommands({
       sync_status: () => status,
       overview: () => overview,
-      check_health: () => ({ ok: true, latency_ms: 1, server_version: "0.1.0", error: null }),
+      check_health: () => ({
+        ok: true,
+        latency_ms: 1,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
       ui_ready: () => 1,
       dlq_stats: () => ({ total: 24, groups: [] }),
       delivery_metrics: ({ window }) => metrics(window, ranked),

@@ -204,8 +204,12 @@ async fn test(console: &Console, json: bool, name: &Option<String>) -> anyhow::R
                 .as_ref()
                 .map(|s| s.version.clone())
                 .unwrap_or_default();
+            let role = match &r.caller {
+                Some(c) => format!(", role {} (tenant {})", c.role, c.tenant),
+                None => ", no roles on this server (the token may do everything)".to_owned(),
+            };
             outln!(
-                "{}: healthy, token accepted, {} ms, server {v}",
+                "{}: healthy, token accepted, {} ms, server {v}{role}",
                 r.profile,
                 r.latency_ms.unwrap_or(0)
             );

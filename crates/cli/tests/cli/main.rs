@@ -11,6 +11,7 @@ mod gitops;
 mod mcp;
 mod profile_remove;
 mod retire;
+mod roles;
 mod rotation;
 mod secrets;
 mod status;

@@ -44,6 +44,49 @@ describe("ResourceDrawer", () => {
     expect(confirm).toBeDisabled();
   });
 
+  it("disables what the token's role may not do, saying why", async () => {
+    const health = (role: string) => () => ({
+      ok: true,
+      latency_ms: 1,
+      server_version: "0.1.0",
+      role,
+      error: null,
+    });
+    mockCommands({
+      get_resource: () => resource({ name: "audit-ep", status: { enabled: true } }),
+      resource_history: () => [],
+      check_health: health("operator"),
+    });
+    renderUi(<ResourceDrawer kind="endpoint" name="audit-ep" onClose={() => {}} />);
+    await waitFor(() =>
+      expect(screen.getByTestId("role-note")).toHaveTextContent(
+        "This token's role is operator: changing or deleting endpoint audit-ep needs an admin token.",
+      ),
+    );
+    for (const id of ["edit", "apply", "delete"]) {
+      expect(screen.getByTestId(id)).toBeDisabled();
+    }
+    expect(screen.getByTestId("toggle-enabled")).toBeEnabled();
+  });
+
+  it("keeps every action enabled while the token's role is not known", async () => {
+    mockCommands({
+      get_resource: () => resource({ name: "audit-ep", status: { enabled: true } }),
+      resource_history: () => [],
+      check_health: () => ({
+        ok: true,
+        latency_ms: 1,
+        server_version: "0.1.0",
+        role: null,
+        error: null,
+      }),
+    });
+    renderUi(<ResourceDrawer kind="endpoint" name="audit-ep" onClose={() => {}} />);
+    expect(await screen.findByTestId("edit")).toBeEnabled();
+    expect(screen.getByTestId("toggle-enabled")).toBeEnabled();
+    expect(screen.queryByTestId("role-note")).toBeNull();
+  });
+
   it("asks before disabling an endpoint, and shows its state and status in words", async () => {
     const calls = mockCommands({
       get_resource: () =>

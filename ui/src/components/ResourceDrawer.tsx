@@ -16,6 +16,7 @@ import type { ResourceKind, ResourceView } from "../ipc/bindings";
 import { useDependants, useHistory, useQueueWrite, useResource } from "../ipc/queries";
 import { kindLabels, operationLabels, shortTime } from "../lib/format";
 import { enabled } from "../lib/kinds";
+import { useRoleRefusal } from "../lib/roles";
 import { ApplyEditor } from "./ApplyEditor";
 import { AttentionActions } from "./AttentionActions";
 import { ErrorAlert } from "./ErrorAlert";
@@ -128,6 +129,14 @@ function Details({
       base_version: null,
     });
   const pending = resource.pending;
+  const changeRefused = useRoleRefusal(
+    "admin",
+    `changing or deleting ${resource.kind} ${resource.name}`,
+  );
+  const trafficRefused = useRoleRefusal(
+    "operator",
+    resource.kind === "target" ? "rotating its credentials" : "enabling or disabling it",
+  );
   return (
     <Stack gap="md">
       {pending && pending.state === "needs_attention" && (
@@ -144,11 +153,27 @@ function Details({
           </Stack>
         </Alert>
       )}
+      {(changeRefused ?? trafficRefused) && (
+        <Text size="sm" c="dimmed" data-testid="role-note">
+          {changeRefused ?? trafficRefused}
+        </Text>
+      )}
       <Group gap="xs">
-        <Button size="xs" onClick={() => onMode("edit")} data-testid="edit">
+        <Button
+          size="xs"
+          onClick={() => onMode("edit")}
+          disabled={changeRefused !== null}
+          data-testid="edit"
+        >
           Edit
         </Button>
-        <Button size="xs" variant="light" onClick={() => onMode("apply")} data-testid="apply">
+        <Button
+          size="xs"
+          variant="light"
+          onClick={() => onMode("apply")}
+          disabled={changeRefused !== null}
+          data-testid="apply"
+        >
           Apply JSON
         </Button>
         {on !== null && (
@@ -157,6 +182,7 @@ function Details({
             variant="outline"
             color={on ? "orange" : "green"}
             onClick={() => (on ? setConfirmDisable(true) : write("enable"))}
+            disabled={trafficRefused !== null}
             data-testid="toggle-enabled"
           >
             {on ? "Disable…" : "Enable"}
@@ -167,6 +193,7 @@ function Details({
           variant="light"
           color="red"
           onClick={() => setConfirmDelete(true)}
+          disabled={changeRefused !== null}
           data-testid="delete"
         >
           Delete
@@ -177,6 +204,7 @@ function Details({
             variant="light"
             color="yellow"
             onClick={() => setRotating(true)}
+            disabled={trafficRefused !== null}
             data-testid="rotate"
           >
             {openRotation ? "Resume rotation…" : "Rotate credentials…"}
@@ -188,6 +216,7 @@ function Details({
             variant="subtle"
             color="red"
             onClick={() => setRetiring(true)}
+            disabled={changeRefused !== null}
             data-testid="retire"
           >
             Retire…

@@ -1,4 +1,4 @@
-import { Button, Group, Modal, Stack, Title } from "@mantine/core";
+import { Button, Group, Modal, Stack, Text, Title } from "@mantine/core";
 import { IconPlus, IconRefresh } from "@tabler/icons-react";
 import { forwardRef, useImperativeHandle, useMemo, useRef, useState } from "react";
 import { ErrorAlert } from "../components/ErrorAlert";
@@ -14,6 +14,7 @@ import { kindLabels } from "../lib/format";
 import { groupsByName } from "../lib/health";
 import { useHealthWindow } from "../lib/healthWindow";
 import { openRetirements } from "../lib/recovery";
+import { useRoleRefusal } from "../lib/roles";
 import { useSendNotice } from "../lib/sendNotice";
 
 /** What an empty list means: nothing on the control plane, or never fetched from it. */
@@ -71,6 +72,7 @@ export const ResourcesPage = forwardRef<
   const retirements = useRetirements();
   const retiring = useMemo(() => openRetirements(retirements.data, kind), [retirements.data, kind]);
   const label = kindLabels[kind];
+  const refused = useRoleRefusal("admin", `creating ${kind === "endpoint" ? "an" : "a"} ${kind}`);
   return (
     <Stack h="100%" gap="sm" style={{ minHeight: 0 }}>
       <Group justify="space-between">
@@ -91,12 +93,19 @@ export const ResourcesPage = forwardRef<
           <Button
             leftSection={<IconPlus size={16} />}
             onClick={() => setCreating(true)}
+            disabled={refused !== null}
+            title={refused ?? undefined}
             data-testid="new-resource"
           >
             New {label.one.toLowerCase()}
           </Button>
         </Group>
       </Group>
+      {refused && (
+        <Text size="sm" c="dimmed" data-testid="role-note">
+          {refused}
+        </Text>
+      )}
       {resources.isError && <ErrorAlert error={resources.error as unknown as IpcError} />}
       <ResourceTable
         kind={kind}

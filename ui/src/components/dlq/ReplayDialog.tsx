@@ -34,6 +34,7 @@ import {
   stillFailing,
   trialPlan,
 } from "../../lib/replay";
+import { useRoleRefusal } from "../../lib/roles";
 
 export const stateWords: Record<ReplayWriteState, { label: string; color: string }> = {
   saved_locally: { label: "Saved locally", color: "gray" },
@@ -202,7 +203,8 @@ export function ReplayDialog({
         : whole
           ? `Every dead delivery in the DLQ would be replayed, oldest first: ${count}.`
           : `${count} dead ${count === 1 ? "delivery matches" : "deliveries match"} ${filterWords(selection.filter)}; ${count === 1 ? "it" : "they"} would be replayed, oldest first.`;
-  const blocked = !sessionId || count === 0 || (whole && !wholeConfirmed);
+  const refused = useRoleRefusal("operator", "a replay");
+  const blocked = !sessionId || count === 0 || (whole && !wholeConfirmed) || refused !== null;
 
   return (
     <Modal opened={opened} onClose={onClose} title={title} size="lg">
@@ -258,6 +260,11 @@ export function ReplayDialog({
         {trialId && selection.by === "filter" && (
           <TrialProgress trialId={trialId} onRest={startAll} starting={start.isPending} />
         )}
+        {refused && (
+          <Text size="sm" c="dimmed" data-testid="role-note">
+            {refused}
+          </Text>
+        )}
         {start.isError && (
           <Alert color="red" data-testid="replay-error">
             {start.error.message}
@@ -279,7 +286,9 @@ export function ReplayDialog({
             {trial && canTrial && !trialId && (
               <Button
                 onClick={startTrial}
-                disabled={!sessionId || start.isPending || trialIds.length === 0}
+                disabled={
+                  !sessionId || start.isPending || trialIds.length === 0 || refused !== null
+                }
                 data-testid="replay-start-trial"
               >
                 Replay first {trialIds.length}

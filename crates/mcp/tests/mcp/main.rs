@@ -3,6 +3,7 @@
 //! console data dir.
 
 mod http;
+mod jsonrpc;
 mod modes;
 mod outbox;
 mod reads;
@@ -132,11 +133,9 @@ pub async fn connect(console: &Console, mode: Mode) -> Client {
 pub async fn connect_with(console: &Console, config: McpConfig) -> Client {
     let server = McpServer::new(console.clone(), config).await.unwrap();
     let (server_end, client_end) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
+    // The server end speaks through the stdio transport (`serve_stdio`'s, on a pipe).
+    let (read, write) = tokio::io::split(server_end);
+    tokio::spawn(switchyard_mcp::serve_lines(server, read, write));
     Agent::default().serve(client_end).await.unwrap()
 }
 

@@ -112,6 +112,7 @@ pub async fn serve_http(server: McpServer, opts: HttpOptions) -> std::io::Result
     let app = Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(opts.max_body_bytes, guard))
+        .layer(middleware::from_fn(forbidden_as_json))
         .layer(middleware::from_fn_with_state(token, bearer));
     let listener = tokio::net::TcpListener::bind(opts.listen).await?;
     let addr = listener.local_addr()?;
@@ -173,6 +174,21 @@ async fn guard(State(max_body): State<usize>, req: Request, next: Next) -> Respo
                 .await
         }
     }
+}
+
+/// rmcp's `403` (a foreign `Origin`, a `Host` that is not loopback) is plain text; it gets
+/// the JSON body the `401` has, with rmcp's sentence as the message.
+async fn forbidden_as_json(req: Request, next: Next) -> Response {
+    let resp = next.run(req).await;
+    if resp.status() != StatusCode::FORBIDDEN {
+        return resp;
+    }
+    let text = axum::body::to_bytes(resp.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let body = serde_json::json!({"error": {"code": "forbidden", "message": text}});
+    (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
 }
 
 fn refuse(status: StatusCode, refusal: &Refusal) -> Response {

@@ -9,6 +9,7 @@
 //! answer is queued whole (never half-written by a cancelled future) and in order.
 
 use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -174,6 +175,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
                 }
             };
             if !self.initialized {
+                // rmcp ends the whole session on anything but a request before `initialize`;
+                // a notification cannot be answered, so it is dropped instead.
+                if !matches!(message, ClientJsonRpcMessage::Request(_)) {
+                    continue;
+                }
                 if let Some(r) = jsonrpc::before_initialize(&message) {
                     if !self.refuse(&r) {
                         return None;
@@ -182,8 +188,8 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for LineTransp
                 }
                 self.initialized = matches!(
                     &message,
-                    rmcp::model::ClientJsonRpcMessage::Request(req)
-                        if matches!(req.request, rmcp::model::ClientRequest::InitializeRequest(_))
+                    ClientJsonRpcMessage::Request(req)
+                        if matches!(req.request, ClientRequest::InitializeRequest(_))
                 );
             }
             return Some(message);

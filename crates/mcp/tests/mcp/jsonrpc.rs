@@ -74,7 +74,10 @@ async fn stdio_answers_every_bad_line_with_its_json_rpc_error() {
     let c = console_with_profile(dir.path(), "http://127.0.0.1:9").await;
     let mut pipe = Pipe::start(&c, 64 * 1024).await;
 
-    // Before initialize: a request is told what to do first.
+    // Before initialize: a notification is dropped (rmcp would end the session on it), a
+    // request is told what to do first.
+    pipe.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
     pipe.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
         .await;
     let msg = error_of(&pipe.next().await, json!(1), -32600);

@@ -10,12 +10,13 @@ export PATH := $(CURDIR)/.tools/node/node_modules/node/bin:$(PATH)
 # which needs the built UI). scripts/api-fuzz.sh reads it from the environment.
 export WORKSPACE_TEST := --workspace --features switchyard-desktop/custom-protocol
 
-.PHONY: coverage help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package test-package-update
+.PHONY: coverage help setup run run-control-plane test lint check-release test-scripts test-rust test-keychain test-api-fuzz test-mcp-python bench-postgres bench bench-delivery bench-diagnostics test-ui test-e2e ui bench-desktop bench-dlq bench-dlq-scroll bench-gitops package test-package test-package-update
 
 help:
 	@echo "make run    - set up and start Switchyard on its embedded sandbox (demo data)"
 	@echo "make test   - set up a fresh Debian 12 machine and run every check and test"
 	@echo "make bench  - run the benchmarks and print their figures"
+	@echo "make test-mcp-python - switchyard mcp driven by the official MCP Python SDK (stdio and HTTP)"
 	@echo "make coverage - line and region coverage of the core and the control plane (needs cargo llvm-cov)"
 	@echo "make package - the .deb (and AppImage where its tools exist), CLI and control-plane archives, SHA256SUMS in dist/"
 	@echo "make test-package - install the .deb into a clean Debian 12 root and launch it, then a signed update over it (root; see docs/install.md)"
@@ -88,6 +89,14 @@ test-scripts:
 # API_FUZZ_SEED=N repeats a run, API_FUZZ_MAX_EXAMPLES=N sets the cases per operation.
 test-api-fuzz:
 	./scripts/api-fuzz.sh
+
+# `switchyard mcp` driven by the official MCP Python SDK (`mcp` from PyPI, in .tools/mcp-python,
+# installed by scripts/setup.sh) over stdio and streamable HTTP (docs/mcp.md, "Tests"). A few
+# seconds once the binary is built; not part of `make test`.
+test-mcp-python:
+	@test -x .tools/mcp-python/bin/python || { echo "test-mcp-python: .tools/mcp-python is missing; run make setup" >&2; exit 1; }
+	cargo build -p switchyard-cli
+	.tools/mcp-python/bin/python scripts/mcp-python.py target/debug/switchyard
 
 # UI: type check, lint (biome) and component tests (Vitest + mockIPC).
 test-ui:

@@ -73,6 +73,17 @@ if [ "$("$st_venv/bin/schemathesis" --version 2>/dev/null)" != "schemathesis, ve
   "$st_venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 
+# The official MCP Python SDK for `make test-mcp-python` (scripts/mcp-python.py): pinned, in
+# its own virtualenv, like schemathesis.
+MCP_PYTHON_VERSION=2.3.0
+mcp_venv=.tools/mcp-python
+if [ "$("$mcp_venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null)" != "$MCP_PYTHON_VERSION" ]; then
+  echo "setup: installing the MCP Python SDK $MCP_PYTHON_VERSION into $mcp_venv"
+  rm -rf "$mcp_venv"
+  python3 -m venv "$mcp_venv"
+  "$mcp_venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$MCP_PYTHON_VERSION"
+fi
+
 # PostgreSQL on 127.0.0.1:5432 for the store's conformance and multi-replica tests.
 # shellcheck source=lib/postgres.sh
 . scripts/lib/postgres.sh

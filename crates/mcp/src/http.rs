@@ -6,16 +6,19 @@
 use std::net::SocketAddr;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
+use crate::jsonrpc::{self, Checked, Refusal};
 
 /// The request body cap by default: 1 MiB (a tool call's arguments are small).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -105,8 +108,11 @@ pub async fn serve_http(server: McpServer, opts: HttpOptions) -> std::io::Result
         config,
     );
     let token = std::sync::Arc::new(opts.token.trim().to_owned());
+    // Layers run outside in: the token first, then the JSON-RPC guard, then rmcp.
     let app = Router::new()
         .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(opts.max_body_bytes, guard))
+        .layer(middleware::from_fn(forbidden_as_json))
         .layer(middleware::from_fn_with_state(token, bearer));
     let listener = tokio::net::TcpListener::bind(opts.listen).await?;
     let addr = listener.local_addr()?;
@@ -121,6 +127,72 @@ pub async fn serve_http(server: McpServer, opts: HttpOptions) -> std::io::Result
         shutdown,
         task,
     })
+}
+
+/// What rmcp's streamable HTTP answers differently from JSON-RPC 2.0 and the MCP spec: a
+/// body that is not JSON (415 from rmcp) is 400 with -32700; a known method with params of
+/// the wrong shape is -32602 (not -32601); a request other than `initialize` without a
+/// session says "initialize first"; a `DELETE` that ended the session is 204 (rmcp's 202
+/// makes the Python SDK log "Session termination failed"). The body is read here (capped)
+/// and handed on as it came.
+async fn guard(State(max_body): State<usize>, req: Request, next: Next) -> Response {
+    if req.method() == Method::DELETE {
+        let mut resp = next.run(req).await;
+        if resp.status() == StatusCode::ACCEPTED {
+            *resp.status_mut() = StatusCode::NO_CONTENT;
+            *resp.body_mut() = Body::empty();
+        }
+        return resp;
+    }
+    let json_body = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if req.method() != Method::POST || !json_body {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, max_body).await {
+        Ok(b) => b,
+        Err(_) => {
+            return refuse(StatusCode::PAYLOAD_TOO_LARGE, &Refusal::too_long(max_body));
+        }
+    };
+    match jsonrpc::check(&bytes) {
+        Checked::Refuse(r) if r.code == ErrorCode::INVALID_PARAMS => refuse(StatusCode::OK, &r),
+        Checked::Refuse(r) => refuse(StatusCode::BAD_REQUEST, &r),
+        Checked::Ignore => StatusCode::ACCEPTED.into_response(),
+        Checked::Message(message) => {
+            if !parts.headers.contains_key("mcp-session-id")
+                && let Some(r) = jsonrpc::before_initialize(&message)
+            {
+                return refuse(StatusCode::BAD_REQUEST, &r);
+            }
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+    }
+}
+
+/// rmcp's `403` (a foreign `Origin`, a `Host` that is not loopback) is plain text; it gets
+/// the JSON body the `401` has, with rmcp's sentence as the message.
+async fn forbidden_as_json(req: Request, next: Next) -> Response {
+    let resp = next.run(req).await;
+    if resp.status() != StatusCode::FORBIDDEN {
+        return resp;
+    }
+    let text = axum::body::to_bytes(resp.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let body = serde_json::json!({"error": {"code": "forbidden", "message": text}});
+    (StatusCode::FORBIDDEN, axum::Json(body)).into_response()
+}
+
+fn refuse(status: StatusCode, refusal: &Refusal) -> Response {
+    (status, axum::Json(refusal.to_json())).into_response()
 }
 
 async fn bearer(State(token): State<std::sync::Arc<String>>, req: Request, next: Next) -> Response {

@@ -17,10 +17,12 @@ pub mod args;
 mod background;
 pub mod error;
 pub mod http;
+pub mod jsonrpc;
 pub mod keys;
 mod reads;
 mod schemas;
 mod server;
+pub mod stdio;
 pub mod tools;
 pub mod views;
 mod writes;
@@ -33,8 +35,29 @@ pub use tools::Mode;
 /// Serves MCP over this process's stdin/stdout until the client closes stdin. Nothing else
 /// may write to stdout meanwhile.
 pub async fn serve_stdio(server: McpServer) -> std::io::Result<()> {
+    serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves MCP as one JSON-RPC message per line over `read`/`write` (what [`serve_stdio`]
+/// does on stdin/stdout) until `read` ends.
+pub async fn serve_lines<R, W>(server: McpServer, read: R, write: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    serve_transport(server, stdio::LineTransport::new(read, write)).await
+}
+
+/// Serves MCP over a [`stdio::LineTransport`] (tests lower its line cap).
+pub async fn serve_transport<R>(
+    server: McpServer,
+    transport: stdio::LineTransport<R>,
+) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;

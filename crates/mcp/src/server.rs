@@ -2,13 +2,15 @@
 //! `tools/call`, which refuses a tool outside the mode before anything is read, queued or
 //! sent, then records the call in the console's audit log (`mcp.call`).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::Value;
@@ -47,7 +49,15 @@ pub(crate) struct Inner {
     pub sync_lock: tokio::sync::Mutex<()>,
     /// Wakes the background sender (`crate::background`): a write was queued.
     pub kick: Arc<tokio::sync::Notify>,
+    /// The operator's read-only mark as last read (`initialize` answers from it: `get_info`
+    /// cannot read the console).
+    pub marked: AtomicBool,
 }
+
+/// How often each session looks at the operator's read-only mark (set from another
+/// process, e.g. `switchyard profile agents NAME --read-only`): a change sends
+/// `notifications/tools/list_changed`.
+const WATCH_MARK_EVERY: Duration = Duration::from_secs(1);
 
 /// The server. Cheap to clone: the streamable HTTP transport makes one per session.
 #[derive(Clone)]
@@ -62,12 +72,13 @@ impl McpServer {
         console: Console,
         config: McpConfig,
     ) -> Result<Self, switchyard_core::CoreError> {
-        console.profile(&config.profile).await?;
+        let marked = console.profile(&config.profile).await?.agents_read_only;
         let inner = Arc::new(Inner {
             console,
             config,
             sync_lock: tokio::sync::Mutex::new(()),
             kick: Arc::new(tokio::sync::Notify::new()),
+            marked: AtomicBool::new(marked),
         });
         tokio::spawn(crate::background::run(Arc::downgrade(&inner)));
         Ok(Self { inner })
@@ -80,13 +91,11 @@ impl McpServer {
     /// The mode in force now: the server's flags, lowered to read-only while an operator
     /// has marked the profile read-only for agents.
     pub async fn effective_mode(&self) -> Mode {
-        let marked = self
-            .inner
-            .console
-            .profile(&self.inner.config.profile)
-            .await
-            .map(|p| p.agents_read_only)
-            .unwrap_or(true);
+        let marked = read_mark(&self.inner).await;
+        self.mode_for(marked)
+    }
+
+    fn mode_for(&self, marked: bool) -> Mode {
         if marked {
             Mode::ReadOnly
         } else {
@@ -96,6 +105,17 @@ impl McpServer {
 
     fn instructions(&self) -> String {
         let c = &self.inner.config;
+        let marked = self.inner.marked.load(Ordering::Relaxed);
+        let mode = if marked {
+            format!(
+                "read-only: an operator marked the profile read-only for agents; this server \
+was started in {} mode and its tools come back when the mark is lifted (the server then sends \
+notifications/tools/list_changed)",
+                c.mode.as_str()
+            )
+        } else {
+            c.mode.as_str().to_owned()
+        };
         format!(
             "Switchyard console for the control plane of profile {profile:?} (mode: {mode}). \
 Reads answer from the console's local cache (list_resources, get_resource, outbox_status) or \
@@ -115,7 +135,6 @@ confirmed, pending (poll outbox_status with your request_key; waiting_for lists 
 writes it waits for; problem says why the last attempt failed) or needs_attention (problem \
 has the control plane's code; an operator decides).",
             profile = c.profile,
-            mode = c.mode.as_str(),
             limit = c.replay_limit,
         )
     }
@@ -240,6 +259,46 @@ pub(crate) trait Summary {
     }
 }
 
+/// The operator's mark, read now (and remembered for `initialize`); a profile that cannot be
+/// read counts as marked.
+async fn read_mark(inner: &Inner) -> bool {
+    let marked = inner
+        .console
+        .profile(&inner.config.profile)
+        .await
+        .map(|p| p.agents_read_only)
+        .unwrap_or(true);
+    inner.marked.store(marked, Ordering::Relaxed);
+    marked
+}
+
+/// One session's watch on the read-only mark: when the tools the session may list change,
+/// it says so. Ends with the session (or the server).
+async fn watch_mark(inner: Weak<Inner>, started: Mode, peer: Peer<RoleServer>) {
+    // Nothing changes for a read-only server: it lists the read tools either way.
+    if started == Mode::ReadOnly {
+        return;
+    }
+    let Some(first) = inner.upgrade() else { return };
+    let mut seen = read_mark(&first).await;
+    drop(first);
+    loop {
+        tokio::time::sleep(WATCH_MARK_EVERY).await;
+        if peer.is_transport_closed() {
+            return;
+        }
+        let Some(srv) = inner.upgrade() else { return };
+        let marked = read_mark(&srv).await;
+        drop(srv);
+        if marked != seen {
+            seen = marked;
+            if peer.notify_tool_list_changed().await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
 fn client_name(context: &RequestContext<RoleServer>) -> String {
     match context.client_info() {
         Some(info) => format!("{} {}", info.name, info.version)
@@ -255,9 +314,19 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let mut server = Implementation::new("switchyard", env!("CARGO_PKG_VERSION"));
         server.title = Some("Switchyard console".into());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(server)
             .with_instructions(self.instructions())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let server = Arc::downgrade(&self.inner);
+        let mode = self.inner.config.mode;
+        tokio::spawn(watch_mark(server, mode, context.peer));
     }
 
     async fn list_tools(

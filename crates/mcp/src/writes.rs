@@ -71,10 +71,11 @@ fn write_of(tool: &str, args: Args<'_>) -> Result<(Write, String, Option<u32>), 
     Ok(match tool {
         "create_resource" => {
             let a: CreateArgs = parse_args(args)?;
+            let kind = a.kind.into();
             let write = Write::Create {
-                kind: a.kind.into(),
+                kind,
                 name: a.name,
-                spec: Value::Object(a.spec),
+                spec: with_defaults(kind, a.spec),
             };
             (write, a.request_key, a.wait_seconds)
         }
@@ -89,10 +90,11 @@ fn write_of(tool: &str, args: Args<'_>) -> Result<(Write, String, Option<u32>), 
         }
         "apply_resource" => {
             let a: ApplyArgs = parse_args(args)?;
+            let kind = a.kind.into();
             let write = Write::Apply {
-                kind: a.kind.into(),
+                kind,
                 name: a.name,
-                spec: Value::Object(a.spec),
+                spec: with_defaults(kind, a.spec),
             };
             (write, a.request_key, a.wait_seconds)
         }
@@ -122,6 +124,35 @@ fn write_of(tool: &str, args: Args<'_>) -> Result<(Write, String, Option<u32>), 
     })
 }
 
+/// A whole spec (create, apply) with every default written out, as the control plane
+/// would store it: `"event_types": []` and leaving it out are the same write, so the same
+/// request key. A spec the protocol does not accept is left as it came (the control plane's
+/// validation names the field).
+fn with_defaults(kind: ResourceKind, spec: Map<String, Value>) -> Value {
+    fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(spec: &Value) -> Option<Value> {
+        serde_json::from_value::<T>(spec.clone())
+            .ok()
+            .and_then(|t| serde_json::to_value(t).ok())
+    }
+    let spec = Value::Object(spec);
+    let full = match kind {
+        ResourceKind::Endpoint => typed::<switchyard_protocol::EndpointSpec>(&spec),
+        ResourceKind::Target => typed::<switchyard_protocol::TargetSpec>(&spec),
+        ResourceKind::Flow => typed::<switchyard_protocol::FlowSpec>(&spec),
+    };
+    full.unwrap_or(spec)
+}
+
+/// The arguments the fingerprint is taken of: as given, with a whole spec's defaults
+/// written out (see [`with_defaults`]).
+fn fingerprinted(args: Args<'_>, write: &Write) -> Map<String, Value> {
+    let mut args = args.cloned().unwrap_or_default();
+    if let Write::Create { spec, .. } | Write::Apply { spec, .. } = write {
+        args.insert("spec".into(), spec.clone());
+    }
+    args
+}
+
 pub async fn resource_write(
     srv: &McpServer,
     tool: &str,
@@ -130,6 +161,7 @@ pub async fn resource_write(
 ) -> Result<WriteResult, ToolError> {
     let (write, request_key, wait) = write_of(tool, args)?;
     check_request_key(&request_key)?;
+    let fingerprint = fingerprint(tool, &fingerprinted(args, &write));
     let wait = wait_seconds(wait)?;
     let (console, profile) = (&srv.inner.console, &srv.inner.config.profile);
     let opts = EnqueueOptions {
@@ -138,7 +170,7 @@ pub async fn resource_write(
         origin: Origin::Mcp {
             client: client.to_owned(),
         },
-        fingerprint: Some(fingerprint(tool, &args.cloned().unwrap_or_default())),
+        fingerprint: Some(fingerprint),
     };
     let queued = console
         .enqueue_with(profile, write, opts)
@@ -174,7 +206,9 @@ fn first_secret_note(srv: &McpServer, op: &OutboxOp) -> Option<String> {
     }
     forget_first_secrets(srv);
     Some(format!(
-        "signing secret withheld from agents: a target created here has a first signing secret          nobody sees. Tell the operator to run `switchyard rotation start {}` (or use the          desktop's rotation wizard), which shows them a new secret once, before a receiver          verifies signatures",
+        "signing secret withheld from agents: a target created here has a first signing secret \
+nobody sees. Tell the operator to run `switchyard rotation start {}` (or use the desktop's \
+rotation wizard), which shows them a new secret once, before a receiver verifies signatures",
         op.name
     ))
 }

@@ -10,6 +10,7 @@ mod first_secrets;
 mod gitops;
 mod mcp;
 mod profile_remove;
+mod references;
 mod retire;
 mod roles;
 mod rotation;

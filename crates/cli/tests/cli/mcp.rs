@@ -22,13 +22,17 @@ struct Mcp {
 
 impl Mcp {
     fn spawn(data: &Path) -> Self {
+        Self::spawn_with(data, Stdio::null())
+    }
+
+    fn spawn_with(data: &Path, stderr: Stdio) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_switchyard"))
             .arg("--data-dir")
             .arg(data)
             .args(["mcp", "--allow-writes"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .unwrap();
@@ -42,9 +46,23 @@ impl Mcp {
     }
 
     async fn send(&mut self, message: Value) {
-        let line = format!("{message}\n");
-        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.send_raw(message.to_string().as_bytes()).await;
+    }
+
+    async fn send_raw(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
         self.stdin.flush().await.unwrap();
+    }
+
+    /// The next message, whatever its id.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+            .await
+            .expect("answered in time, not silence")
+            .unwrap()
+            .expect("a message");
+        serde_json::from_str(&line).unwrap()
     }
 
     /// The response to request `id` (skipping notifications).
@@ -170,4 +188,65 @@ async fn mcp_over_stdio_survives_kill_9_after_a_keyed_write_was_sent() {
         .unwrap();
     assert!(status.success());
     server.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_stdio_answers_bad_lines_instead_of_dropping_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("console");
+    let out = run(
+        &data,
+        &[
+            "profile",
+            "add",
+            "prod",
+            "--url",
+            "http://127.0.0.1:9",
+            "--token-stdin",
+        ],
+        Some(TOKEN),
+    );
+    assert!(out.status.success());
+    let mut mcp = Mcp::spawn_with(&data, Stdio::piped());
+    let error = |msg: &Value, id: Value, code: i64| {
+        assert_eq!(
+            (&msg["id"], &msg["error"]["code"]),
+            (&id, &json!(code)),
+            "{msg}"
+        );
+        msg["error"]["message"].as_str().unwrap().to_owned()
+    };
+
+    mcp.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    assert!(error(&mcp.next().await, json!(1), -32600).contains("initialize first"));
+    mcp.send_raw(b"{\"jsonrpc\": nope").await;
+    error(&mcp.next().await, Value::Null, -32700);
+    mcp.send_raw(b"\xc3\x28 not utf-8").await;
+    error(&mcp.next().await, Value::Null, -32700);
+    // A line over 16 MiB: an answer (not silence until the client's timeout), a log line.
+    let mut long = br#"{"jsonrpc":"2.0","id":2,"method":"ping","pad":""#.to_vec();
+    long.resize(17 * 1024 * 1024, b'x');
+    long.extend_from_slice(br#""}"#);
+    mcp.send_raw(&long).await;
+    assert!(error(&mcp.next().await, Value::Null, -32600).contains("16 MiB"));
+
+    let init = mcp.handshake().await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "switchyard");
+    mcp.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "list_resources", "arguments": ["endpoint"]}}))
+        .await;
+    error(&mcp.response(3).await, json!(3), -32602);
+
+    drop(mcp.stdin);
+    let out = tokio::time::timeout(Duration::from_secs(10), mcp.child.wait_with_output())
+        .await
+        .expect("exits when stdin closes")
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("longer than 16777216 bytes: not read"),
+        "{stderr}"
+    );
 }

@@ -60,6 +60,18 @@ async fn http_needs_the_token_an_allowed_origin_and_a_small_body() {
         .await
         .unwrap();
     assert_eq!(foreign.status(), 403);
+    let why: serde_json::Value = foreign.json().await.expect("a JSON body, like the 401's");
+    assert_eq!(why["error"]["code"], "forbidden", "{why}");
+    assert!(why["error"]["message"].as_str().unwrap().len() > 5, "{why}");
+    let rebound = post(body.clone())
+        .bearer_auth(HTTP_TOKEN)
+        .header("host", "attacker.example:80")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
+    let why: serde_json::Value = rebound.json().await.unwrap();
+    assert_eq!(why["error"]["code"], "forbidden", "{why}");
 
     let huge = post(format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"pad\":\"{}\"}}",

@@ -3,6 +3,7 @@
 //! console data dir.
 
 mod http;
+mod jsonrpc;
 mod modes;
 mod outbox;
 mod reads;
@@ -11,6 +12,7 @@ mod writes;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -99,10 +101,12 @@ pub async fn console_with_profile(data: &Path, url: &str) -> Console {
     c
 }
 
-/// An agent: records the progress notifications it receives.
+/// An agent: records the progress notifications it receives, and counts
+/// `notifications/tools/list_changed`.
 #[derive(Clone, Default)]
 pub struct Agent {
     pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    pub tools_changed: Arc<AtomicUsize>,
 }
 
 impl ClientHandler for Agent {
@@ -120,6 +124,10 @@ impl ClientHandler for Agent {
     ) {
         self.progress.lock().unwrap().push(params);
     }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 pub type Client = RunningService<RoleClient, Agent>;
@@ -130,14 +138,16 @@ pub async fn connect(console: &Console, mode: Mode) -> Client {
 }
 
 pub async fn connect_with(console: &Console, config: McpConfig) -> Client {
+    connect_agent(console, config, Agent::default()).await
+}
+
+pub async fn connect_agent(console: &Console, config: McpConfig, agent: Agent) -> Client {
     let server = McpServer::new(console.clone(), config).await.unwrap();
     let (server_end, client_end) = tokio::io::duplex(256 * 1024);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    Agent::default().serve(client_end).await.unwrap()
+    // The server end speaks through the stdio transport (`serve_stdio`'s, on a pipe).
+    let (read, write) = tokio::io::split(server_end);
+    tokio::spawn(switchyard_mcp::serve_lines(server, read, write));
+    agent.serve(client_end).await.unwrap()
 }
 
 pub fn call_params(tool: &str, args: Value) -> CallToolRequestParams {

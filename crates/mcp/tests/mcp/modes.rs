@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
-use switchyard_mcp::Mode;
+use switchyard_mcp::{McpConfig, Mode};
 
 use crate::*;
 
@@ -198,4 +198,69 @@ async fn a_call_outside_the_mode_is_refused_before_anything_is_queued_or_sent() 
     assert_eq!(calls.len(), 5);
     assert!(calls.iter().all(|e| e.actor == "mcp (test-agent 1.0)"));
     assert_eq!(calls[0].outcome, "profile_read_only");
+}
+
+/// The tools a session lists now.
+async fn names(client: &Client) -> Vec<String> {
+    let tools = client.list_all_tools().await.unwrap();
+    tools.into_iter().map(|t| t.name.to_string()).collect()
+}
+
+/// Waits until the agent has been told `n` times that the tool list changed.
+async fn told(agent: &Agent, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while agent.tools_changed.load(Ordering::SeqCst) < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no notifications/tools/list_changed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn marking_the_profile_read_only_mid_session_is_announced_and_so_is_lifting_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, hits) = tripwire().await;
+    let c = console_with_profile(dir.path(), &url).await;
+    let agent = Agent::default();
+    let config = McpConfig::new("p", Mode::Destructive);
+    let client = connect_agent(&c, config.clone(), agent.clone()).await;
+    let info = client.peer_info().unwrap();
+    let tools = info.capabilities.tools.as_ref().unwrap();
+    assert_eq!(tools.list_changed, Some(true), "listChanged is advertised");
+    let instructions = info.instructions.clone().unwrap();
+    assert!(
+        instructions.contains("(mode: destructive)"),
+        "{instructions}"
+    );
+    let all = names(&client).await;
+    assert!(all.iter().any(|n| n == "delete_resource"), "{all:?}");
+
+    // The operator marks the profile (as from another process: the console's data dir).
+    c.set_agents_read_only("p", true).await.unwrap();
+    told(&agent, 1).await;
+    let reads = names(&client).await;
+    assert!(reads.len() < all.len());
+    assert!(!reads.iter().any(|n| n == "create_resource"), "{reads:?}");
+    // A host that connects now reads the mode in force.
+    let later = connect_with(&c, config).await;
+    let instructions = later.peer_info().unwrap().instructions.clone().unwrap();
+    assert!(
+        instructions.contains("mode: read-only: an operator marked the profile"),
+        "{instructions}"
+    );
+    assert!(instructions.contains("started in destructive mode"));
+
+    // Lifted: the writes come back, and the host is told.
+    c.set_agents_read_only("p", false).await.unwrap();
+    told(&agent, 2).await;
+    assert_eq!(names(&client).await, all);
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(
+        agent.tools_changed.load(Ordering::SeqCst),
+        2,
+        "once per change"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
 }

@@ -156,8 +156,18 @@ async fn a_reused_key_or_bad_arguments_are_refused_naming_the_field_and_queue_no
         endpoint("k-1", "orders", "Orders"),
     )
     .await;
+    // Defaults written out are the same write: a retry that spells them is a replay.
+    let spelled = json!({"request_key": "k-1", "kind": "endpoint", "name": "orders",
+                         "spec": {"description": "Orders", "event_types": []}});
+    let again = ok(&agent, "create_resource", spelled).await;
+    assert_eq!(again["replayed"], true, "{again}");
 
     for (tool, args) in [
+        (
+            "create_resource",
+            json!({"request_key": "k-1", "kind": "endpoint", "name": "orders",
+                   "spec": {"description": "Orders", "event_types": ["order.paid"]}}),
+        ),
         ("create_resource", endpoint("k-1", "orders", "Other")),
         ("create_resource", endpoint("k-1", "billing", "Orders")),
         (

@@ -95,7 +95,8 @@ test-api-fuzz:
 # seconds once the binary is built; not part of `make test`.
 test-mcp-python:
 	@test -x .tools/mcp-python/bin/python || { echo "test-mcp-python: .tools/mcp-python is missing; run make setup" >&2; exit 1; }
-	cargo build -p switchyard-cli
+	# The CLI binary `cargo test $(WORKSPACE_TEST)` builds (asking again builds nothing).
+	cargo test $(WORKSPACE_TEST) --no-run --quiet
 	.tools/mcp-python/bin/python scripts/mcp-python.py target/debug/switchyard
 
 # UI: type check, lint (biome) and component tests (Vitest + mockIPC).
@@ -108,7 +109,7 @@ test-ui:
 test-e2e: ui
 	xvfb-run -a -s "-screen 0 1280x800x24" cargo test $(WORKSPACE_TEST) --test e2e -- --ignored --test-threads=1
 
-test: setup lint test-scripts test-rust test-keychain test-api-fuzz check-release test-ui test-e2e
+test: setup lint test-scripts test-rust test-keychain test-api-fuzz test-mcp-python check-release test-ui test-e2e
 	@echo "make test: all checks passed"
 
 # Line and region coverage of the core and the control plane (cargo llvm-cov; see the script).

@@ -137,3 +137,126 @@ async fn plan_exit_codes_apply_wait_and_status() {
     assert!(text.contains("+ create    endpoint/refunds"), "{text}");
     assert!(text.contains("1 to create"), "{text}");
 }
+
+/// A repository with [`MANIFESTS`] committed and a profile `prod` on `server`.
+fn setup(dir: &Path, server: &Server) -> (std::path::PathBuf, String) {
+    let data = dir.join("console");
+    let repo = dir.join("config");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    commit(&repo, "delivery.yaml", MANIFESTS);
+    let out = run(
+        &data,
+        &[
+            "profile",
+            "add",
+            "prod",
+            "--url",
+            &server.url(),
+            "--token-stdin",
+        ],
+        Some(TOKEN),
+    );
+    assert!(out.status.success());
+    (data, repo.display().to_string())
+}
+
+async fn version(server: &Server, path: &str) -> i64 {
+    let body: serde_json::Value = reqwest::Client::new()
+        .get(format!("{}/v1/{path}", server.url()))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["version"].as_i64().unwrap()
+}
+
+/// D2 of issue 45: an apply reports only the writes it queued itself. Re-applying an applied
+/// commit sends nothing and says so (no stale waves of the earlier apply); a self-heal apply
+/// of one drifted resource reports that one write, not the commit's resources.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_reports_only_its_own_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = plane::config(&dir.path().join("cp.db"), &[("acme", TOKEN)]);
+    let server = Server::start(config).await.unwrap();
+    let (data, repo) = setup(dir.path(), &server);
+    let apply = |extra: &[&str]| {
+        let mut args = vec!["gitops", "apply", "--repo", &repo, "--path", "deploy"];
+        args.extend_from_slice(extra);
+        run(&data, &args, None)
+    };
+
+    let out = apply(&["--wait"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("wave 1 (targets and endpoints): 2/2 confirmed"),
+        "{text}"
+    );
+    assert!(text.contains("wave 2 (flows): 1/1 confirmed"), "{text}");
+
+    // Again, same commit: nothing queued, nothing sent, no wave lines.
+    for _ in 0..2 {
+        let out = apply(&["--wait"]);
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("wave "), "stale waves: {text}");
+        assert!(
+            text.contains("nothing to apply: the control plane already matches"),
+            "{text}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("wave "),
+            "stale progress"
+        );
+    }
+    let out = run(
+        &data,
+        &[
+            "--json", "gitops", "apply", "--repo", &repo, "--path", "deploy",
+        ],
+        None,
+    );
+    let report = json(&out);
+    assert_eq!(report["queued"], 0);
+    assert_eq!(report["op_ids"], serde_json::json!([]));
+    let totals: Vec<u64> = report["progress"]["waves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["total"].as_u64().unwrap())
+        .collect();
+    assert_eq!(totals, [0, 0, 0, 0]);
+    assert_eq!(version(&server, "endpoints/orders").await, 1);
+    assert_eq!(version(&server, "targets/billing").await, 1);
+
+    // Drift one resource outside Git; --self-heal writes that one back and counts one write.
+    let status = reqwest::Client::new()
+        .patch(format!("{}/v1/endpoints/orders", server.url()))
+        .bearer_auth(TOKEN)
+        .header("idempotency-key", "hand-edit-1")
+        .json(&serde_json::json!({"spec": {"description": "hand edit"}}))
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 200);
+    let out = apply(&["--self-heal", "--wait"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("wave 1 (targets and endpoints): 1/1 confirmed"),
+        "{text}"
+    );
+    assert!(!text.contains("wave 2"), "{text}");
+    assert_eq!(version(&server, "endpoints/orders").await, 3);
+    assert_eq!(version(&server, "targets/billing").await, 1);
+}

@@ -120,7 +120,7 @@ impl Console {
         self.gitops_fold(&plan.profile).await?;
         self.emit_counts(&plan.profile).await;
         let progress = self
-            .gitops_progress(&plan.profile, &plan.source, &plan.commit)
+            .gitops_apply_progress(&plan.profile, &plan.source, &plan.commit, &op_ids)
             .await?;
         Ok(ApplyReport {
             profile: plan.profile.clone(),

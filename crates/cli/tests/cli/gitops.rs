@@ -260,3 +260,122 @@ async fn apply_reports_only_its_own_writes() {
     assert_eq!(version(&server, "endpoints/orders").await, 3);
     assert_eq!(version(&server, "targets/billing").await, 1);
 }
+
+/// D3 and D10 of issue 45: the plan judges target URLs by the address policy the server
+/// advertises (`/v1/info`), and names every problem of a commit in one pass — address,
+/// reference, field and syntax problems together — so nothing the server would refuse is
+/// planned, and CI sees all there is to fix at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_refuses_what_the_server_refuses_and_names_every_problem_at_once() {
+    use switchyard_control_plane::delivery::addresses::Cidr;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = plane::config(&dir.path().join("cp.db"), &[("acme", TOKEN)]);
+    config.delivery.allow_private_targets = false;
+    config.delivery.forbid_cidrs = vec![Cidr::parse("203.0.113.0/24").unwrap()];
+    let server = Server::start(config).await.unwrap();
+    let (data, repo) = setup(dir.path(), &server);
+    let repo_path = Path::new(&repo);
+    commit(
+        repo_path,
+        "targets.yaml",
+        "kind: target\nname: meta\nspec:\n  url: http://169.254.169.254/latest\n---\nkind: target\nname: lab\nspec:\n  url: https://203.0.113.7/hook\n---\nkind: target\nname: fine\nspec:\n  url: https://hooks.example/h\n",
+    );
+    commit(
+        repo_path,
+        "flows.yaml",
+        "kind: flow\nname: f1\nspec:\n  endpoint: nope\n  target: fine\n",
+    );
+    commit(
+        repo_path,
+        "broken.yaml",
+        "kind: endpoint\nname: Bad_Name\nspec: {}\n",
+    );
+    commit(
+        repo_path,
+        "syntax.yaml",
+        "kind: endpoint\n  name: [unclosed\n",
+    );
+    let plan = |data: &Path| {
+        run(
+            data,
+            &[
+                "--json", "gitops", "plan", "--repo", &repo, "--path", "deploy",
+            ],
+            None,
+        )
+    };
+    let out = plan(&data);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let error = &json(&out)["error"];
+    assert_eq!(error["code"], "invalid_manifest");
+    let message = error["message"].as_str().unwrap();
+    for expected in [
+        "5 problem(s)",
+        "deploy/targets.yaml, document 1: spec.url: host 169.254.169.254 is link-local",
+        "deploy/targets.yaml, document 2: spec.url: host 203.0.113.7 is in 203.0.113.0/24",
+        "target_address_forbidden",
+        "deploy/flows.yaml, document 1: spec.endpoint: endpoint \"nope\" is neither declared",
+        "deploy/broken.yaml, document 1: name:",
+        "deploy/syntax.yaml, document 1: is not valid YAML",
+    ] {
+        assert!(message.contains(expected), "{expected:?} in {message}");
+    }
+    assert!(
+        !message.contains("deploy/targets.yaml, document 3"),
+        "{message}"
+    );
+    // `apply` plans first: nothing is queued, nothing reaches the server.
+    let out = run(
+        &data,
+        &[
+            "gitops", "apply", "--repo", &repo, "--path", "deploy", "--wait",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let targets: serde_json::Value = reqwest::Client::new()
+        .get(format!("{}/v1/targets", server.url()))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(targets["items"], serde_json::json!([]));
+
+    // The control: a server that allows private targets plans the same link-local URL (the
+    // policy comes from the server, not from the client).
+    let other = tempfile::tempdir().unwrap();
+    let open = Server::start(plane::config(
+        &other.path().join("cp.db"),
+        &[("acme", TOKEN)],
+    ))
+    .await
+    .unwrap();
+    let (open_data, open_repo) = setup(other.path(), &open);
+    commit(
+        Path::new(&open_repo),
+        "targets.yaml",
+        "kind: target\nname: meta\nspec:\n  url: http://169.254.169.254/latest\n",
+    );
+    let out = run(
+        &open_data,
+        &[
+            "--json", "gitops", "plan", "--repo", &open_repo, "--path", "deploy",
+        ],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

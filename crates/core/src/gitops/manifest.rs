@@ -104,7 +104,8 @@ impl Parsed {
 
 /// Parses and validates every document of every file, without the control plane. Either all
 /// manifests, or every problem found (nothing is planned from a commit with a bad manifest).
-#[cfg(test)]
+/// The plan itself uses [`parse`] and [`Parsed::finish`], which add the checks against the
+/// control plane.
 pub fn parse_all(files: &[(String, Vec<u8>)]) -> Result<Vec<Manifest>, CoreError> {
     parse(files).into_result()
 }

@@ -79,6 +79,10 @@ pub enum ApiError {
     },
     #[error("the request line and headers exceed {limit} bytes")]
     HeadersTooLarge { limit: usize },
+    /// More header fields than the connection parses (`crate::head_errors::MAX_HEADERS`),
+    /// however few bytes they take: the same 431 `headers_too_large`, saying why.
+    #[error("the request has more than {limit} header fields")]
+    TooManyHeaders { limit: usize },
     /// The whole-request timeout passed. The handler's task keeps running (see
     /// `run_to_completion` in src/server.rs), so a keyed write still completes and is stored.
     #[error(
@@ -155,7 +159,9 @@ impl ApiError {
             Self::VersionMismatch { .. } => StatusCode::PRECONDITION_FAILED,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::HeadersTooLarge { .. } => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::HeadersTooLarge { .. } | Self::TooManyHeaders { .. } => {
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+            }
             Self::TimedOut { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -192,7 +198,9 @@ impl ApiError {
             Self::VersionMismatch { .. } => ErrorCode::VersionMismatch,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
-            Self::HeadersTooLarge { .. } => ErrorCode::HeadersTooLarge,
+            Self::HeadersTooLarge { .. } | Self::TooManyHeaders { .. } => {
+                ErrorCode::HeadersTooLarge
+            }
             Self::TimedOut { .. } => ErrorCode::Unavailable,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
@@ -236,7 +244,9 @@ impl ApiError {
             Self::VersionMismatch { .. } => "Version mismatch",
             Self::PayloadTooLarge { .. } => "Payload too large",
             Self::RateLimited { .. } => "Rate limit exceeded",
-            Self::HeadersTooLarge { .. } => "Request headers too large",
+            Self::HeadersTooLarge { .. } | Self::TooManyHeaders { .. } => {
+                "Request headers too large"
+            }
             Self::TimedOut { .. } => "Request timed out",
             Self::UnsupportedMediaType => "Unsupported media type",
             Self::MethodNotAllowed => "Method not allowed",

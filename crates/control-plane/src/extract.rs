@@ -8,6 +8,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderMap, header, request::Parts};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use switchyard_protocol::strict_json::StrictJsonError;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -123,7 +124,8 @@ impl FromRequestParts<AppState> for Tenant {
 /// Largest accepted request body by default (`--max-body-bytes`, [`crate::limits::Limits`]).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// A JSON request body. Wrong media type: 415; too large: 413; not JSON: 400.
+/// A JSON request body. Wrong media type: 415; too large: 413; not JSON, or an object
+/// repeating a key: 400.
 pub struct JsonBody(pub Value);
 
 impl FromRequest<AppState> for JsonBody {
@@ -151,8 +153,14 @@ impl FromRequest<AppState> for JsonBody {
                 ApiError::validation("body", rejection.body_text())
             }
         })?;
-        let value = serde_json::from_slice(&bytes)
-            .map_err(|e| ApiError::validation("body", format!("is not valid JSON: {e}")))?;
+        // Strict: a repeated key is refused, naming it, rather than the last one winning.
+        let value = switchyard_protocol::strict_json::from_slice(&bytes).map_err(|e| match &e {
+            StrictJsonError::Syntax(_) => ApiError::validation("body", e.to_string()),
+            StrictJsonError::DuplicateKey { path } => ApiError::validation(
+                path.clone(),
+                "appears more than once in its object; duplicate keys are refused",
+            ),
+        })?;
         Ok(JsonBody(value))
     }
 }

@@ -58,8 +58,15 @@ impl<S> ProblemHeads<S> {
             return None;
         }
         let error = if status_line.starts_with(b"HTTP/1.1 431") {
-            ApiError::HeadersTooLarge {
-                limit: self.max_header_bytes,
+            // hyper answers the same bare 431 for a head over its buffer and for one with
+            // more header fields than it parses; a head that fit in what was kept and has
+            // more fields than that was refused for their number, not its size.
+            if self.head.len() < self.keep && header_lines(&self.head) > MAX_HEADERS {
+                ApiError::TooManyHeaders { limit: MAX_HEADERS }
+            } else {
+                ApiError::HeadersTooLarge {
+                    limit: self.max_header_bytes,
+                }
             }
         } else {
             match bad_header(&self.head) {
@@ -89,6 +96,19 @@ impl<S> ProblemHeads<S> {
         out.extend_from_slice(&stored.body);
         Some(out)
     }
+}
+
+/// The most header fields hyper's HTTP/1 parser reads in one request head (its default,
+/// which src/server.rs does not change); one more is answered with a bare 431.
+pub const MAX_HEADERS: usize = 100;
+
+/// The header lines of `head` (after the request line, up to the blank line or the end).
+fn header_lines(head: &[u8]) -> usize {
+    head.split(|&b| b == b'\n')
+        .skip(1)
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+        .take_while(|line| !line.is_empty())
+        .count()
 }
 
 /// The name of the first header line of `head` that hyper refuses: a value with a control

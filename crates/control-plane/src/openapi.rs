@@ -4,6 +4,7 @@
 
 use axum::handler::Handler;
 use axum::routing::{MethodFilter, on};
+use switchyard_protocol::addresses::TargetAddresses;
 use switchyard_protocol::{
     ApplyRequest, CreateRequest, EndpointSpec, EndpointStatus, ErrorCode, FlowMode, FlowSpec,
     FlowStatus, Problem, ResourceKind, ServerInfo, SigningSecretInfo, TargetSpec, TargetStatus,
@@ -251,6 +252,7 @@ fn with_components(paths: Paths) -> OpenApi {
         .schema(Problem::name(), Problem::schema())
         .schema(ErrorCode::name(), ErrorCode::schema())
         .schema(ServerInfo::name(), ServerInfo::schema())
+        .schema(TargetAddresses::name(), TargetAddresses::schema())
         .schema(CreateRequest::name(), CreateRequest::schema())
         .schema(UpdateRequest::name(), UpdateRequest::schema())
         .schema(ApplyRequest::name(), ApplyRequest::schema())

@@ -86,14 +86,20 @@ pub const FEATURES: &[&str] = &[
 ];
 
 async fn info(State(state): State<AppState>, _tenant: Tenant) -> Json<ServerInfo> {
-    Json(ServerInfo {
+    let mut info = ServerInfo {
         version: switchyard_build_info::VERSION.to_owned(),
         commit: switchyard_build_info::commit().map(str::to_owned),
         build_date: Some(switchyard_build_info::BUILD_DATE.to_owned()),
         idempotency_retention_seconds: state.idempotency.retention.as_secs(),
         retry_schedule: state.retry_schedule.clone(),
         features: FEATURES.iter().map(|f| (*f).to_owned()).collect(),
-    })
+        target_addresses: None,
+        forbidden_target_cidrs: Vec::new(),
+    };
+    // The policy target writes are judged by, so a client (`gitops plan`) refuses what this
+    // server would refuse before queuing it.
+    state.delivery.http.policy().advertise(&mut info);
+    Json(info)
 }
 
 pub async fn not_found() -> ApiError {

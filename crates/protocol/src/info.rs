@@ -19,4 +19,13 @@ pub struct ServerInfo {
     pub retry_schedule: Vec<String>,
     /// Features this server supports, e.g. `idempotency-key`, `merge-patch`, `if-match`.
     pub features: Vec<String>,
+    /// Where target URLs may point: `public_only` (loopback, private, link-local and the
+    /// other reserved ranges are refused with `target_address_forbidden`) or `any`
+    /// (`--allow-private-targets`). Absent from servers older than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_addresses: Option<crate::addresses::TargetAddresses>,
+    /// Address ranges the operator forbids whatever `target_addresses` says
+    /// (`--forbid-cidr`), e.g. `["10.20.0.0/16"]`.
+    #[serde(default)]
+    pub forbidden_target_cidrs: Vec<String>,
 }

@@ -4,6 +4,7 @@
 //! the CLI and the desktop app agree on one shape. Validation that both sides need (resource
 //! names, specs) lives here too: the server is authoritative, clients use it to fail early.
 
+pub mod addresses;
 pub mod canonical_json;
 pub mod client_certs;
 pub mod diagnostics;
@@ -21,6 +22,7 @@ pub mod replay;
 pub mod resource;
 pub mod retirement;
 pub mod secrets;
+pub mod strict_json;
 pub mod target_test;
 pub mod tokens;
 

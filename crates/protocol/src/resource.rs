@@ -172,6 +172,9 @@ pub const MAX_EVENT_TYPES: usize = 64;
 pub const EVENT_TYPE_FILTER_PATTERN: &str = "^[A-Za-z0-9._:*-]{1,128}$";
 /// The longest endpoint description, in characters.
 pub const DESCRIPTION_MAX_CHARS: usize = 1024;
+/// An endpoint description: no control characters (C0, DEL, C1), as the OpenAPI document
+/// states it.
+pub const DESCRIPTION_PATTERN: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
 /// A target's timeout, in milliseconds.
 pub const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<u32> = 1..=120_000;
 /// Most extra headers a target sends.
@@ -183,6 +186,21 @@ pub const HEADER_VALUE_MAX_BYTES: usize = 4096;
 pub const HEADER_NAME_PATTERN: &str = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 /// An extra header's value, as the OpenAPI document states it (with the length).
 pub const HEADER_VALUE_PATTERN: &str = "^[\\t -~]*$";
+
+/// A free-text field may not hold control characters (C0 including NUL, tab and newline,
+/// DEL, C1): a description is printed in tables and terminals, where an ESC sequence would
+/// retitle or clear the reader's terminal or forge rows, and NUL truncates it in C tools.
+fn control_problem(field: &str, text: &str) -> Option<FieldError> {
+    let (at, c) = text.chars().enumerate().find(|(_, c)| c.is_control())?;
+    Some(FieldError::new(
+        field,
+        format!(
+            "must not contain control characters (U+{:04X} at character {})",
+            u32::from(c),
+            at + 1
+        ),
+    ))
+}
 
 fn event_type_problems(field: &str, types: &[String], out: &mut Vec<FieldError>) {
     if types.len() > MAX_EVENT_TYPES {
@@ -227,6 +245,7 @@ impl Spec for EndpointSpec {
                 "must be at most 1024 characters",
             ));
         }
+        out.extend(control_problem("spec.description", &self.description));
         event_type_problems("spec.event_types", &self.event_types, &mut out);
         out
     }
@@ -297,16 +316,41 @@ impl Spec for TargetSpec {
     }
 }
 
-fn url_problem(url: &str) -> Result<(), FieldError> {
-    let url = url::Url::parse(url)
+fn url_problem(raw: &str) -> Result<(), FieldError> {
+    let url = url::Url::parse(raw)
         .map_err(|e| FieldError::new("spec.url", format!("is not a valid URL: {e}")))?;
     if url.scheme() != "http" && url.scheme() != "https" {
         return Err(FieldError::new("spec.url", "must use http or https"));
     }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(FieldError::new("spec.url", "must name a host"));
+    if url.host_str().is_none_or(str::is_empty) || !names_authority(raw) {
+        return Err(FieldError::new(
+            "spec.url",
+            "must name a host after the scheme's `//` (https://hooks.example.com/path)",
+        ));
     }
     Ok(())
+}
+
+/// Whether the URL as written has a non-empty authority: `scheme://host…`. The WHATWG parser
+/// reads `http:///nohost`, `http:/nohost`, `http:nohost` and `http:\\nohost` all as host
+/// `nohost`, but other parsers (a receiver's proxy, an auditor's script) read an empty
+/// authority there; only the spelling every parser agrees on is stored.
+fn names_authority(raw: &str) -> bool {
+    // The parser ignores leading and trailing spaces and control characters, and so does
+    // this check (the scheme itself was read by the parser).
+    let raw = raw.trim_matches(|c: char| c <= ' ');
+    let Some((_, rest)) = raw.split_once(':') else {
+        return false;
+    };
+    let Some(after) = rest.strip_prefix("//") else {
+        return false;
+    };
+    let authority = after
+        .split(['/', '\\', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    !host.is_empty() && !host.starts_with(':')
 }
 
 fn header_problem(name: &str, value: &str) -> Option<FieldError> {

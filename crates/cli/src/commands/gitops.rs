@@ -154,6 +154,17 @@ async fn apply(
         print_plan(&plan);
     }
     let report = console.gitops_apply(&plan).await?;
+    if report.op_ids.is_empty() {
+        // Nothing of this apply to send or wait for: say so rather than echo the waves of an
+        // earlier apply of the same commit.
+        emit(json, &report, |r| {
+            outln!(
+                "nothing to apply: the control plane already matches {}; no write queued or sent",
+                short(Some(&r.commit))
+            );
+        });
+        return Ok(Exit::Ok);
+    }
     if !wait.wait {
         emit(json, &report, |r| {
             outln!(
@@ -165,11 +176,11 @@ async fn apply(
         return Ok(Exit::Ok);
     }
     let timeout = parse_duration(&wait.timeout)?;
-    let progress = spawn_wave_progress(console, &plan, json);
+    let progress = spawn_wave_progress(console, &plan, &report.op_ids, json);
     let synced = run_sync(console, profile, true, Some(timeout), false).await;
     progress.abort();
     let done = console
-        .gitops_progress(profile, &plan.source, &plan.commit)
+        .gitops_apply_progress(profile, &plan.source, &plan.commit, &report.op_ids)
         .await?;
     let report = ApplyReport {
         progress: done,
@@ -207,18 +218,20 @@ fn println_err(json: bool, line: &str) {
     }
 }
 
-/// Prints each wave's progress on stderr while the sync runs (when it changes).
+/// Prints each wave's progress of this apply's writes (`op_ids`) on stderr while the sync
+/// runs (when it changes).
 fn spawn_wave_progress(
     console: &Console,
     plan: &GitopsPlan,
+    op_ids: &[i64],
     json: bool,
 ) -> tokio::task::JoinHandle<()> {
-    let (console, plan) = (console.clone(), plan.clone());
+    let (console, plan, op_ids) = (console.clone(), plan.clone(), op_ids.to_vec());
     tokio::spawn(async move {
         let mut last = None;
         loop {
             if let Ok(p) = console
-                .gitops_progress(&plan.profile, &plan.source, &plan.commit)
+                .gitops_apply_progress(&plan.profile, &plan.source, &plan.commit, &op_ids)
                 .await
             {
                 if last.as_ref() != Some(&p.waves) && !json {

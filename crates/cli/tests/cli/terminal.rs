@@ -16,16 +16,33 @@ const HOSTILE: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[31mRED\r\nFAKE-LINE";
 async fn server_strings_are_escaped_in_human_output() {
     let dir = tempfile::tempdir().unwrap();
     let (server, data) = dying_plane_with_events(dir.path(), 0).await;
-    let status = reqwest::Client::new()
-        .post(format!("{}/v1/endpoints", server.url()))
-        .bearer_auth(TOKEN)
-        .header("idempotency-key", "hostile-1")
-        .json(&json!({"name": "hostile", "spec": {"description": HOSTILE}}))
-        .send()
+    let create = |key: &'static str, description: &'static str| {
+        reqwest::Client::new()
+            .post(format!("{}/v1/endpoints", server.url()))
+            .bearer_auth(TOKEN)
+            .header("idempotency-key", key)
+            .json(&json!({"name": "hostile", "spec": {"description": description}}))
+            .send()
+    };
+    // The control plane refuses control characters in a description (issue 45 D8)…
+    let refused = create("hostile-1", HOSTILE).await.unwrap();
+    assert_eq!(refused.status(), 400);
+    let problem: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(problem["field"], "spec.description", "{problem}");
+    // …but the console must not trust its server: one stored before that rule (written here
+    // straight into the control plane's database) is still printed escaped.
+    assert_eq!(create("hostile-2", "benign").await.unwrap().status(), 201);
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", dir.path().join("cp.db").display()))
         .await
-        .unwrap()
-        .status();
-    assert_eq!(status, 201);
+        .unwrap();
+    let spec = json!({"description": HOSTILE, "event_types": []}).to_string();
+    let updated =
+        sqlx::query("UPDATE resources SET spec = $1 WHERE kind = 'endpoint' AND name = 'hostile'")
+            .bind(spec)
+            .execute(&db)
+            .await
+            .unwrap();
+    assert_eq!(updated.rows_affected(), 1);
     assert!(run(&data, &["refresh"], None).status.success());
 
     let out = run(&data, &["endpoints", "list"], None);

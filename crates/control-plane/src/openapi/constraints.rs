@@ -17,9 +17,9 @@ use switchyard_protocol::replay::{
     MAX_DELIVERY_IDS, MAX_RATE_PER_S, MIN_RATE_PER_S, SESSION_ID_PATTERN,
 };
 use switchyard_protocol::resource::{
-    DESCRIPTION_MAX_CHARS, EVENT_TYPE_FILTER_PATTERN, HEADER_NAME_PATTERN, HEADER_VALUE_MAX_BYTES,
-    HEADER_VALUE_PATTERN, MAX_EVENT_TYPES, MAX_TARGET_HEADERS, RESERVED_HEADER_PREFIXES,
-    RESERVED_HEADERS, TIMEOUT_MS_RANGE,
+    DESCRIPTION_MAX_CHARS, DESCRIPTION_PATTERN, EVENT_TYPE_FILTER_PATTERN, HEADER_NAME_PATTERN,
+    HEADER_VALUE_MAX_BYTES, HEADER_VALUE_PATTERN, MAX_EVENT_TYPES, MAX_TARGET_HEADERS,
+    RESERVED_HEADER_PREFIXES, RESERVED_HEADERS, TIMEOUT_MS_RANGE,
 };
 use switchyard_protocol::{DlqGroupBy, MetricsGroupBy, MetricsWindow, ResourceKind};
 
@@ -90,7 +90,7 @@ fn spec_schemas(doc: &mut Value) {
     merge(
         doc,
         &format!("{s}/EndpointSpec/properties/description"),
-        json!({"maxLength": DESCRIPTION_MAX_CHARS}),
+        json!({"maxLength": DESCRIPTION_MAX_CHARS, "pattern": DESCRIPTION_PATTERN}),
     );
     merge(
         doc,

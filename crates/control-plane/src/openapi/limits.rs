@@ -25,7 +25,7 @@ pub(super) fn add_limit_responses(doc: &mut OpenApi) {
             };
             add(
                 "431",
-                "headers_too_large: the request line and headers exceed --max-header-bytes",
+                "headers_too_large: the request line and headers exceed --max-header-bytes, or the head has more than 100 header fields",
             );
             add(
                 "503",

@@ -111,21 +111,9 @@ fn check_target_url(state: &AppState, kind: ResourceKind, spec: &Value) -> Resul
     let Some(url) = spec.get("url").and_then(Value::as_str) else {
         return Ok(());
     };
-    match state.delivery.http.policy().url_refusal(url) {
+    match state.delivery.http.policy().url_problem(url) {
         None => Ok(()),
-        Some(refusal) => {
-            let unless = if refusal.by_operator {
-                "deliveries may not reach it"
-            } else {
-                "deliveries may not reach it unless the server runs with --allow-private-targets"
-            };
-            Err(ApiError::TargetAddressForbidden(
-                switchyard_protocol::FieldError::new(
-                    "spec.url",
-                    format!("{}; {unless}", refusal.why),
-                ),
-            ))
-        }
+        Some(problem) => Err(ApiError::TargetAddressForbidden(problem)),
     }
 }
 

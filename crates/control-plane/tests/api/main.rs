@@ -6,6 +6,7 @@ mod crash;
 mod external;
 mod idempotency;
 mod resources;
+mod strict;
 mod support;
 mod system;
 mod tenants;

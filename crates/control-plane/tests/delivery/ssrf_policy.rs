@@ -94,3 +94,30 @@ async fn operator_forbidden_ranges_hold_where_private_targets_are_allowed() {
     assert_eq!(receiver.count(), 1);
     server.stop().await.unwrap();
 }
+
+/// `GET /v1/info` says which target addresses this server accepts, so a client (`gitops
+/// plan`) can refuse what a write would be refused for (issue 45 D3).
+#[tokio::test]
+async fn info_advertises_the_target_address_policy() {
+    for (allow_private, forbid, addresses) in [
+        (false, vec![], "public_only"),
+        (true, vec!["10.20.0.0/16", "fd00:ec2::/32"], "any"),
+        (false, vec!["203.0.113.7"], "public_only"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = with_policy(&dir.path().join("cp.db"), allow_private);
+        config.delivery.forbid_cidrs = forbid.iter().map(|c| Cidr::parse(c).unwrap()).collect();
+        let server = Server::start(config).await.unwrap();
+        let (code, info) = Api::new(server.url())
+            .call("GET", "/v1/info", None, None)
+            .await;
+        assert_eq!(code, 200, "{info}");
+        assert_eq!(info["target_addresses"], addresses, "{info}");
+        let shown: Vec<String> = forbid
+            .iter()
+            .map(|c| Cidr::parse(c).unwrap().to_string())
+            .collect();
+        assert_eq!(info["forbidden_target_cidrs"], json!(shown), "{info}");
+        server.stop().await.unwrap();
+    }
+}

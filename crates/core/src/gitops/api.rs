@@ -8,6 +8,7 @@ use crate::gitops::plan::{PlanInput, plan};
 use crate::gitops::types::*;
 use crate::gitops::{listing, manifest, repo};
 use crate::types::{EnqueueOptions, Origin, Write};
+use switchyard_protocol::addresses::AddressPolicy;
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
@@ -49,15 +50,29 @@ impl Console {
     ) -> Result<GitopsPlan> {
         self.profile(profile).await?;
         let spec = spec.clone();
-        let (resolved, files, manifests) = blocking(move || {
+        let (resolved, files, parsed) = blocking(move || {
             let resolved = repo::resolve(&spec)?;
             let files = repo::read(&resolved.spec)?;
-            let manifests = manifest::parse_all(&files.files)?;
-            Ok((resolved, files, manifests))
+            let parsed = manifest::parse(&files.files);
+            Ok((resolved, files, parsed))
         })
         .await?;
         let client = self.client(profile).await?;
-        let live = listing::fetch(&client).await?;
+        let live = match listing::fetch(&client).await {
+            Ok(live) => live,
+            // Without the listing only the documents' own problems are known: those first.
+            Err(e) => return Err(parsed.into_result().err().unwrap_or(e)),
+        };
+        // The address policy the server judges target URLs by, so a URL it would refuse
+        // fails the plan instead of an apply's write; unknown (not checked) from a server too
+        // old to advertise it.
+        let policy = client
+            .info()
+            .await
+            .ok()
+            .and_then(|info| AddressPolicy::advertised(&info));
+        // Every problem at once: the documents' own and those against the control plane.
+        let manifests = parsed.finish(&live, policy.as_ref())?;
         self.store_listing(profile, &live).await?;
         self.gitops_fold(profile).await?;
         let inventory = self.gitops_inventory(profile).await?;
@@ -120,7 +135,7 @@ impl Console {
         self.gitops_fold(&plan.profile).await?;
         self.emit_counts(&plan.profile).await;
         let progress = self
-            .gitops_progress(&plan.profile, &plan.source, &plan.commit)
+            .gitops_apply_progress(&plan.profile, &plan.source, &plan.commit, &op_ids)
             .await?;
         Ok(ApplyReport {
             profile: plan.profile.clone(),

@@ -302,21 +302,48 @@ impl Console {
         Ok(())
     }
 
-    /// Per-wave progress of the writes an apply of `commit` queued.
+    /// Per-wave progress of every write applies of `commit` queued (the source's status).
     pub async fn gitops_progress(
         &self,
         profile: &str,
         source: &str,
         commit: &str,
     ) -> Result<ApplyProgress> {
+        self.progress_of(profile, source, commit, None).await
+    }
+
+    /// Per-wave progress of only the writes `op_ids` (what one apply queued or resumed): a
+    /// repeated or no-op apply of the same commit must not report an earlier apply's writes.
+    pub async fn gitops_apply_progress(
+        &self,
+        profile: &str,
+        source: &str,
+        commit: &str,
+        op_ids: &[i64],
+    ) -> Result<ApplyProgress> {
+        self.progress_of(profile, source, commit, Some(op_ids))
+            .await
+    }
+
+    async fn progress_of(
+        &self,
+        profile: &str,
+        source: &str,
+        commit: &str,
+        op_ids: Option<&[i64]>,
+    ) -> Result<ApplyProgress> {
+        // `?4` is NULL for every write of the commit, else a JSON array of the op ids.
+        let ids = op_ids.map(|ids| Value::from(ids.to_vec()).to_string());
         let rows: Vec<WaveRow> = sqlx::query_as(
             "SELECT g.kind, g.op, o.state, COUNT(*) AS n FROM gitops_ops g JOIN outbox o ON o.id = g.op_id \
-             WHERE g.profile = ? AND g.source = ? AND g.commit_id = ? AND o.state != 'superseded' \
+             WHERE g.profile = ?1 AND g.source = ?2 AND g.commit_id = ?3 AND o.state != 'superseded' \
+             AND (?4 IS NULL OR g.op_id IN (SELECT value FROM json_each(?4))) \
              GROUP BY g.kind, g.op, o.state",
         )
         .bind(profile)
         .bind(source)
         .bind(commit)
+        .bind(ids)
         .fetch_all(&self.inner.pool)
         .await?;
         let mut waves: Vec<WaveProgress> = (1..=4)

@@ -2,7 +2,7 @@
 //! with the server's own rules (name, spec) before anything is planned; every problem names
 //! its file, document and field. Pure.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -12,30 +12,129 @@ use crate::error::{CoreError, ManifestProblem};
 use crate::gitops::types::Manifest;
 
 /// At most this many problems are reported at once (the rest are counted).
-const MAX_PROBLEMS: usize = 50;
+pub(crate) const MAX_PROBLEMS: usize = 50;
 
-/// Parses and validates every document of every file. Either all manifests, or every
-/// problem found (nothing is planned from a commit with a bad manifest).
-pub fn parse_all(files: &[(String, Vec<u8>)]) -> Result<Vec<Manifest>, CoreError> {
-    let mut manifests = Vec::new();
-    let mut problems = Vec::new();
-    for (path, content) in files {
-        match documents(path, content) {
-            Ok(docs) => {
-                for (document, value) in docs {
-                    match manifest(path, document, value) {
-                        Ok(m) => manifests.push(m),
-                        Err(p) => problems.extend(p),
-                    }
+/// Every document of a commit read and checked on its own: the valid manifests, the problems
+/// found, and what the checks against the control plane need ([`Parsed::finish`]): every
+/// name declared (a document refused for its spec still declares its name, so a flow naming
+/// it is not also told it is missing), each flow's references and each target's URL.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub manifests: Vec<Manifest>,
+    pub problems: Vec<ManifestProblem>,
+    pub declared: HashSet<(ResourceKind, String)>,
+    /// A flow's `spec.endpoint` / `spec.target`: where, the field, and the name it gives.
+    pub references: Vec<(Place, &'static str, ResourceKind, String)>,
+    /// A target's `spec.url` (one its own rules did not already refuse).
+    pub target_urls: Vec<(Place, String)>,
+    /// Some file could not be read to its end: a name used may be declared in what was lost.
+    pub unreadable: bool,
+}
+
+/// A document: its file and its number in the file.
+#[derive(Debug, Clone)]
+pub struct Place {
+    pub path: String,
+    pub document: usize,
+}
+
+impl Place {
+    fn problem(&self, field: &str, message: String) -> ManifestProblem {
+        ManifestProblem {
+            path: self.path.clone(),
+            document: self.document,
+            field: field.to_owned(),
+            message,
+        }
+    }
+}
+
+impl Parsed {
+    /// Adds the problems only the control plane can tell — a flow naming an endpoint or
+    /// target neither declared nor `live`, a target URL `policy` (the address policy the
+    /// server advertises) refuses — to those of the documents themselves, so one plan names
+    /// every problem there is. Either the manifests, or every problem.
+    pub fn finish<R>(
+        mut self,
+        live: &HashMap<(ResourceKind, String), R>,
+        policy: Option<&switchyard_protocol::addresses::AddressPolicy>,
+    ) -> Result<Vec<Manifest>, CoreError> {
+        if let Some(policy) = policy {
+            for (place, url) in &self.target_urls {
+                if let Some(e) = policy.url_problem(url) {
+                    self.problems.push(place.problem(
+                        &e.field,
+                        format!(
+                            "{} (this control plane refuses it: target_address_forbidden)",
+                            e.message
+                        ),
+                    ));
                 }
             }
-            Err(p) => problems.push(p),
+        }
+        for (place, field, kind, name) in &self.references {
+            let key = (*kind, name.clone());
+            if !self.declared.contains(&key) && !live.contains_key(&key) {
+                let lost = if self.unreadable {
+                    " (or in a part of a manifest that could not be read)"
+                } else {
+                    ""
+                };
+                self.problems.push(place.problem(
+                    field,
+                    format!("{kind} {name:?} is neither declared in this commit nor on the control plane{lost}"),
+                ));
+            }
+        }
+        self.into_result()
+    }
+
+    /// The manifests, or the problems found so far.
+    pub fn into_result(self) -> Result<Vec<Manifest>, CoreError> {
+        if self.problems.is_empty() {
+            Ok(self.manifests)
+        } else {
+            let mut problems = self.problems;
+            let total = problems.len();
+            problems.truncate(MAX_PROBLEMS);
+            Err(CoreError::InvalidManifests { problems, total })
+        }
+    }
+}
+
+/// Parses and validates every document of every file, without the control plane. Either all
+/// manifests, or every problem found (nothing is planned from a commit with a bad manifest).
+/// The plan itself uses [`parse`] and [`Parsed::finish`], which add the checks against the
+/// control plane.
+pub fn parse_all(files: &[(String, Vec<u8>)]) -> Result<Vec<Manifest>, CoreError> {
+    parse(files).into_result()
+}
+
+/// Reads and checks every document of every file.
+pub fn parse(files: &[(String, Vec<u8>)]) -> Parsed {
+    let mut parsed = Parsed::default();
+    for (path, content) in files {
+        let (docs, problem) = documents(path, content);
+        if let Some(p) = problem {
+            parsed.problems.push(p);
+            parsed.unreadable = true;
+        }
+        for (document, value) in docs {
+            let place = Place {
+                path: path.clone(),
+                document,
+            };
+            note(&mut parsed, &place, &value);
+            match manifest(path, document, value) {
+                Ok(m) => parsed.manifests.push(m),
+                Err(p) => parsed.problems.extend(p),
+            }
         }
     }
     let mut seen: HashMap<(ResourceKind, &str), &Manifest> = HashMap::new();
-    for m in &manifests {
+    for m in &parsed.manifests {
         if let Some(first) = seen.insert((m.kind, m.name.as_str()), m) {
-            problems.push(ManifestProblem {
+            parsed.problems.push(ManifestProblem {
                 path: m.path.clone(),
                 document: m.document,
                 field: "name".into(),
@@ -46,17 +145,50 @@ pub fn parse_all(files: &[(String, Vec<u8>)]) -> Result<Vec<Manifest>, CoreError
             });
         }
     }
-    if problems.is_empty() {
-        Ok(manifests)
-    } else {
-        let total = problems.len();
-        problems.truncate(MAX_PROBLEMS);
-        Err(CoreError::InvalidManifests { problems, total })
+    parsed
+}
+
+/// Records what a document declares and references, valid or not, for [`Parsed::finish`].
+fn note(parsed: &mut Parsed, place: &Place, value: &Value) {
+    let text = |v: &Value, field: &str| v.get(field).and_then(Value::as_str).map(str::to_owned);
+    let Some(kind) = text(value, "kind").and_then(|k| ResourceKind::parse(&k)) else {
+        return;
+    };
+    if let Some(name) = text(value, "name") {
+        parsed.declared.insert((kind, name));
+    }
+    let Some(spec) = value.get("spec") else {
+        return;
+    };
+    match kind {
+        ResourceKind::Flow => {
+            for (field, of) in [
+                ("spec.endpoint", ResourceKind::Endpoint),
+                ("spec.target", ResourceKind::Target),
+            ] {
+                let name = text(spec, &field[5..]);
+                // A missing or malformed name is the spec's own problem, reported by its rules.
+                if let Some(name) = name.filter(|n| switchyard_protocol::validate_name(n).is_ok()) {
+                    parsed.references.push((place.clone(), field, of, name));
+                }
+            }
+        }
+        ResourceKind::Target => {
+            let refused = kind
+                .spec_problems(spec)
+                .err()
+                .is_some_and(|e| e.iter().any(|e| e.field == "spec.url"));
+            if let Some(url) = text(spec, "url").filter(|_| !refused) {
+                parsed.target_urls.push((place.clone(), url));
+            }
+        }
+        ResourceKind::Endpoint => {}
     }
 }
 
-/// The documents of one file, numbered from 1; empty YAML documents are skipped.
-fn documents(path: &str, content: &[u8]) -> Result<Vec<(usize, Value)>, ManifestProblem> {
+/// The documents of one file, numbered from 1 (empty YAML documents are skipped), and the
+/// problem that stopped the reading, if any: the documents before it are still checked.
+fn documents(path: &str, content: &[u8]) -> (Vec<(usize, Value)>, Option<ManifestProblem>) {
     let problem = |document: usize, message: String| ManifestProblem {
         path: path.to_owned(),
         document,
@@ -64,27 +196,32 @@ fn documents(path: &str, content: &[u8]) -> Result<Vec<(usize, Value)>, Manifest
         message,
     };
     if path.to_ascii_lowercase().ends_with(".json") {
-        let value: Value = serde_json::from_slice(content)
-            .map_err(|e| problem(1, format!("is not valid JSON: {e}")))?;
-        return Ok(match value {
+        return match serde_json::from_slice(content) {
             // A JSON file holds one document, or an array of them.
-            Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (i + 1, v))
-                .collect(),
-            other => vec![(1, other)],
-        });
+            Ok(Value::Array(items)) => (
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (i + 1, v))
+                    .collect(),
+                None,
+            ),
+            Ok(other) => (vec![(1, other)], None),
+            Err(e) => (
+                Vec::new(),
+                Some(problem(1, format!("is not valid JSON: {e}"))),
+            ),
+        };
     }
     let mut out = Vec::new();
     for (i, doc) in serde_norway::Deserializer::from_slice(content).enumerate() {
-        let value = Value::deserialize(doc)
-            .map_err(|e| problem(i + 1, format!("is not valid YAML: {e}")))?;
-        if !value.is_null() {
-            out.push((i + 1, value));
+        match Value::deserialize(doc) {
+            Ok(Value::Null) => {}
+            Ok(value) => out.push((i + 1, value)),
+            Err(e) => return (out, Some(problem(i + 1, format!("is not valid YAML: {e}")))),
         }
     }
-    Ok(out)
+    (out, None)
 }
 
 /// One document as a manifest, or every problem it has: its kind, name, extra fields and each

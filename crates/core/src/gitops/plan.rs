@@ -264,6 +264,9 @@ fn order(i: &PlanItem) -> (u8, u8, ResourceKind, String) {
 
 /// A flow must name an endpoint and a target that the commit declares or the control plane
 /// has (and that this plan does not delete); the server would refuse it otherwise.
+/// A flow naming what exists nowhere. The plan's caller has already reported these with
+/// every other problem of the commit (`manifest::Parsed::finish`); checked again here so
+/// that no plan is ever made from a dangling reference.
 fn check_references(
     input: &PlanInput<'_>,
     declared: &HashSet<(ResourceKind, &str)>,
@@ -297,7 +300,7 @@ fn check_references(
         Ok(())
     } else {
         let total = problems.len();
-        problems.truncate(50);
+        problems.truncate(crate::gitops::manifest::MAX_PROBLEMS);
         Err(CoreError::InvalidManifests { problems, total })
     }
 }

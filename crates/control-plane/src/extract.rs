@@ -102,7 +102,8 @@ impl FromRequestParts<AppState> for Tenant {
             .extensions
             .get::<crate::auth::Caller>()
             .ok_or(ApiError::Unauthorized)?;
-        // A handler outside the router (none today) has no matched path: it needs admin.
+        // A handler outside the router (none today) has no matched path: its reads need a
+        // viewer and its writes an admin (`roles::needed` of an unlisted route).
         let template = parts
             .extensions
             .get::<axum::extract::MatchedPath>()

@@ -42,9 +42,12 @@ impl Tenants {
     }
 
     pub fn lookup(&self, token: &str) -> Option<&str> {
-        self.by_token_hash
-            .get(&<[u8; 32]>::from(Sha256::digest(token.as_bytes())))
-            .map(String::as_str)
+        self.lookup_digest(&Sha256::digest(token.as_bytes()).into())
+    }
+
+    /// [`Self::lookup`] by the token's SHA-256.
+    pub fn lookup_digest(&self, digest: &[u8; 32]) -> Option<&str> {
+        self.by_token_hash.get(digest).map(String::as_str)
     }
 
     pub fn is_empty(&self) -> bool {

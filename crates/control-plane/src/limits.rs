@@ -39,6 +39,11 @@ impl Rate {
         }
     }
 
+    /// The burst as a bucket's capacity (at least one token).
+    fn burst_f64(&self) -> f64 {
+        f64::from(self.burst.max(1))
+    }
+
     pub fn is_off(&self) -> bool {
         self.per_s.is_nan() || self.per_s <= 0.0
     }
@@ -160,10 +165,49 @@ impl Class {
     }
 }
 
+/// A token bucket of some [`Rate`] (not kept in it: a limiter holds one rate for many
+/// buckets). Also the failed-authentication limit's (`crate::auth::FailedAuth`).
 #[derive(Debug, Clone, Copy)]
-struct Bucket {
+pub(crate) struct Bucket {
     tokens: f64,
     at: Instant,
+}
+
+impl Bucket {
+    /// A full bucket.
+    pub(crate) fn full(rate: Rate, now: Instant) -> Self {
+        Self {
+            tokens: rate.burst_f64(),
+            at: now,
+        }
+    }
+
+    /// Adds what `rate` refilled since the last look, up to the burst.
+    pub(crate) fn refill(&mut self, rate: Rate, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.at).as_secs_f64();
+        self.tokens = (self.tokens + elapsed * rate.per_s).min(rate.burst_f64());
+        self.at = self.at.max(now);
+    }
+
+    /// `Err(seconds)` until a whole token is there (after [`Self::refill`]).
+    pub(crate) fn has_one(&self, rate: Rate) -> Result<(), u64> {
+        if self.tokens >= 1.0 {
+            Ok(())
+        } else {
+            Err(((1.0 - self.tokens) / rate.per_s).ceil().max(1.0) as u64)
+        }
+    }
+
+    pub(crate) fn spend_one(&mut self) {
+        self.tokens = (self.tokens - 1.0).max(0.0);
+    }
+
+    /// Whether it would be full at `now`: nothing to remember about its client.
+    pub(crate) fn refilled_by(&self, rate: Rate, now: Instant) -> bool {
+        let mut later = *self;
+        later.refill(rate, now);
+        later.tokens >= rate.burst_f64()
+    }
 }
 
 /// In-memory token buckets per (tenant, class). Each replica counts only what it serves.
@@ -197,25 +241,16 @@ impl RateLimiter {
         if rate.is_off() {
             return Ok(());
         }
-        let burst = f64::from(rate.burst.max(1));
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         if !buckets.contains_key(tenant) {
             buckets.insert(tenant.to_owned(), [None, None]);
         }
         let slot = &mut buckets.get_mut(tenant).expect("inserted above")[class as usize];
-        let bucket = slot.get_or_insert(Bucket {
-            tokens: burst,
-            at: now,
-        });
-        let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed * rate.per_s).min(burst);
-        bucket.at = bucket.at.max(now);
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            Ok(())
-        } else {
-            Err(((1.0 - bucket.tokens) / rate.per_s).ceil().max(1.0) as u64)
-        }
+        let bucket = slot.get_or_insert(Bucket::full(rate, now));
+        bucket.refill(rate, now);
+        bucket.has_one(rate)?;
+        bucket.spend_one();
+        Ok(())
     }
 }
 

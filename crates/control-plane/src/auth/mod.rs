@@ -27,7 +27,7 @@ use switchyard_protocol::Role;
 
 use crate::AppState;
 use crate::error::ApiError;
-use crate::limits::Rate;
+use crate::limits::{Bucket, Rate};
 
 /// The authenticated caller of a request (a request extension once [`authenticate`] ran).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,26 +78,27 @@ pub async fn authenticate(
 }
 
 async fn resolve(state: &AppState, token: &str) -> Result<Option<Caller>, ApiError> {
-    if let Some(tenant) = state.tenants.lookup(token) {
+    // One digest for both lookups: the start-up tokens' and the store's.
+    let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    if let Some(tenant) = state.tenants.lookup_digest(&digest) {
         return Ok(Some(Caller {
             tenant: tenant.to_owned(),
             role: Role::Admin,
             token: None,
         }));
     }
-    let digest = Sha256::digest(token.as_bytes());
     let found = state
         .telemetry
         .store("token_by_hash", state.store.token_by_hash(&digest))
         .await?;
     let Some(row) = found else { return Ok(None) };
+    let now = state.clock.now_ms();
     if row
         .last_used_at
-        .is_none_or(|at| at <= state.clock.now_ms() - LAST_USED_EVERY_MS)
+        .is_none_or(|at| at <= now - LAST_USED_EVERY_MS)
     {
         // Off the request's path: the answer does not wait for this write.
-        let store = state.store.clone();
-        let (id, now) = (row.id.clone(), state.clock.now_ms());
+        let (store, id) = (state.store.clone(), row.id.clone());
         tokio::spawn(async move {
             if let Err(e) = store.touch_token(&id, now, LAST_USED_EVERY_MS).await {
                 tracing::warn!(error = %e, token = %id, "recording a token's last use failed");
@@ -121,12 +122,6 @@ pub fn digest(value: &str) -> Vec<u8> {
     Sha256::digest(value.as_bytes()).to_vec()
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    tokens: f64,
-    at: Instant,
-}
-
 /// Failed authentications per client address: a token bucket of `rate` each. A client that
 /// presents unknown tokens faster gets 429 `rate_limited` (class `failed_authentications`)
 /// until its bucket refills. Only failures take tokens; a client over the limit is refused
@@ -148,16 +143,6 @@ impl FailedAuth {
         }
     }
 
-    fn refill(&self, bucket: &mut Bucket, now: Instant) {
-        let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed * self.rate.per_s).min(self.burst());
-        bucket.at = bucket.at.max(now);
-    }
-
-    fn burst(&self) -> f64 {
-        f64::from(self.rate.burst.max(1))
-    }
-
     /// `Err(seconds)` while `peer` has no failure left to spend.
     pub fn admit(&self, peer: Option<IpAddr>, now: Instant) -> Result<(), u64> {
         if self.rate.is_off() {
@@ -167,12 +152,8 @@ impl FailedAuth {
         let Some(bucket) = buckets.get_mut(&peer) else {
             return Ok(());
         };
-        self.refill(bucket, now);
-        if bucket.tokens >= 1.0 {
-            Ok(())
-        } else {
-            Err(((1.0 - bucket.tokens) / self.rate.per_s).ceil().max(1.0) as u64)
-        }
+        bucket.refill(self.rate, now);
+        bucket.has_one(self.rate)
     }
 
     /// Spends one of `peer`'s failures.
@@ -180,20 +161,14 @@ impl FailedAuth {
         if self.rate.is_off() {
             return;
         }
-        let burst = self.burst();
+        let rate = self.rate;
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
         if buckets.len() >= MAX_TRACKED && !buckets.contains_key(&peer) {
-            let per_s = self.rate.per_s;
-            buckets.retain(|_, b| {
-                b.tokens + now.saturating_duration_since(b.at).as_secs_f64() * per_s < burst
-            });
+            buckets.retain(|_, b| !b.refilled_by(rate, now));
         }
-        let bucket = buckets.entry(peer).or_insert(Bucket {
-            tokens: burst,
-            at: now,
-        });
-        self.refill(bucket, now);
-        bucket.tokens = (bucket.tokens - 1.0).max(0.0);
+        let bucket = buckets.entry(peer).or_insert(Bucket::full(rate, now));
+        bucket.refill(rate, now);
+        bucket.spend_one();
     }
 }
 

@@ -149,7 +149,7 @@ impl Operation for Create {
             now: ctx.now,
         };
         match tx.insert_token(&new).await? {
-            TokenInsert::Created(row) => Ok(json_response(
+            TokenInsert::Created(row) => Ok(StoredResponse::json(
                 201,
                 &CreatedToken {
                     token: info(&row),
@@ -176,19 +176,11 @@ impl Operation for Revoke {
         ctx: &OpContext<'_>,
     ) -> Result<StoredResponse, ApiError> {
         match tx.revoke_token(ctx.tenant, &self.id, ctx.now).await? {
-            Some(row) => Ok(json_response(200, &info(&row))),
+            Some(row) => Ok(StoredResponse::json(200, &info(&row))),
             None => Err(ApiError::NotFound {
                 kind: "token",
                 name: self.id.clone(),
             }),
         }
-    }
-}
-
-fn json_response(status: u16, body: &impl serde::Serialize) -> StoredResponse {
-    StoredResponse {
-        status,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: serde_json::to_vec(body).expect("responses serialize"),
     }
 }

@@ -37,14 +37,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         ))
 }
 
-fn json_stored(status: u16, body: &impl serde::Serialize) -> StoredResponse {
-    StoredResponse {
-        status,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: serde_json::to_vec(body).expect("answers serialize"),
-    }
-}
-
 /// Validation runs before the key is looked at: a 400 is never stored.
 fn precheck_key(headers: &HeaderMap, state: &AppState) -> Result<(), ApiError> {
     match idempotency::key_from_headers(headers)? {
@@ -94,7 +86,7 @@ impl Operation for RequeueOp {
         match outcome {
             Requeue::Requeued { hop, state } => {
                 *self.recorded.lock().expect("requeue lock") = Some(hop);
-                Ok(json_stored(
+                Ok(StoredResponse::json(
                     200,
                     &Requeued {
                         delivery_id: self.id.clone(),
@@ -199,7 +191,7 @@ impl Operation for RecountOp {
         ctx: &OpContext<'_>,
     ) -> Result<StoredResponse, ApiError> {
         let recount = tx.recount_dlq(ctx.tenant).await?;
-        Ok(json_stored(200, &recount))
+        Ok(StoredResponse::json(200, &recount))
     }
 }
 

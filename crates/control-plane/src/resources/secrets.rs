@@ -158,7 +158,7 @@ impl Operation for Rotate {
                 })
                 .collect(),
         };
-        Ok(json_response(201, &body))
+        Ok(StoredResponse::json(201, &body))
     }
 }
 
@@ -178,7 +178,7 @@ impl Operation for Expire {
             .expire_signing_secret(ctx.tenant, &self.target, &self.id, ctx.now)
             .await?
         {
-            Expiry::Expired { secret, items } => Ok(json_response(
+            Expiry::Expired { secret, items } => Ok(StoredResponse::json(
                 200,
                 &ExpireSecretResponse {
                     secret: info(&secret),
@@ -198,14 +198,6 @@ impl Operation for Expire {
                 id: self.id.clone(),
             }),
         }
-    }
-}
-
-fn json_response(status: u16, body: &impl serde::Serialize) -> StoredResponse {
-    StoredResponse {
-        status,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: serde_json::to_vec(body).expect("responses serialize"),
     }
 }
 

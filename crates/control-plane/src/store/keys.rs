@@ -20,6 +20,17 @@ pub struct StoredResponse {
     pub body: Vec<u8>,
 }
 
+impl StoredResponse {
+    /// An `application/json` answer of `body`.
+    pub fn json(status: u16, body: &impl serde::Serialize) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: serde_json::to_vec(body).expect("answers serialize"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyState {
     InProgress,

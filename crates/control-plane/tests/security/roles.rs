@@ -209,24 +209,11 @@ async fn a_refused_write_changes_nothing_and_whoami_says_who_is_asking() {
     let operator = token(&base, "bob", "operator").await;
 
     let create = json!({"name": "orders", "spec": {}});
-    let (status, _) = call(
-        &base,
-        Some(&viewer),
-        "POST",
-        "/v1/endpoints",
-        Some(create.clone()),
-    )
-    .await;
-    assert_eq!(status, 403);
-    let (status, _) = call(
-        &base,
-        Some(&operator),
-        "POST",
-        "/v1/endpoints",
-        Some(create.clone()),
-    )
-    .await;
-    assert_eq!(status, 403);
+    for refused in [&viewer, &operator] {
+        let body = Some(create.clone());
+        let (status, _) = call(&base, Some(refused), "POST", "/v1/endpoints", body).await;
+        assert_eq!(status, 403);
+    }
     let (_, list) = call(&base, Some(&viewer), "GET", "/v1/endpoints", None).await;
     assert_eq!(list["items"], json!([]), "nothing was created");
     let (status, _) = call(&base, Some(ADMIN), "POST", "/v1/endpoints", Some(create)).await;

@@ -1,37 +1,13 @@
 //! Streamable HTTP: the bearer token, the Origin allowlist and the body cap, seen by a client.
 
-use serde_json::json;
-use switchyard_mcp::http::{HttpOptions, serve_http};
-use switchyard_mcp::{McpConfig, McpServer, Mode};
+use switchyard_mcp::http::HttpOptions;
 
 use crate::*;
-
-const HTTP_TOKEN: &str = "http-bearer-token-0123456789";
-
-fn initialize() -> serde_json::Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "curl", "version": "8"}}})
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_needs_the_token_an_allowed_origin_and_a_small_body() {
     let dir = tempfile::tempdir().unwrap();
-    let c = console_with_profile(dir.path(), "http://127.0.0.1:9").await;
-    let server = McpServer::new(c, McpConfig::new("p", Mode::ReadOnly))
-        .await
-        .unwrap();
-    let running = serve_http(
-        server,
-        HttpOptions {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            token: HTTP_TOKEN.into(),
-            allowed_origins: vec!["http://localhost:5173".into()],
-            max_body_bytes: 64 * 1024,
-        },
-    )
-    .await
-    .unwrap();
+    let running = read_only_http(dir.path(), vec!["http://localhost:5173".into()]).await;
     let url = running.url();
     let http = reqwest::Client::new();
     let post = |body: String| {
@@ -40,7 +16,7 @@ async fn http_needs_the_token_an_allowed_origin_and_a_small_body() {
             .header("content-type", "application/json")
             .body(body)
     };
-    let body = initialize().to_string();
+    let body = initialize_request(1, "curl").to_string();
 
     let missing = post(body.clone()).send().await.unwrap();
     assert_eq!(missing.status(), 401);

@@ -5,14 +5,11 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use switchyard_mcp::http::{HttpOptions, serve_http};
 use switchyard_mcp::stdio::LineTransport;
 use switchyard_mcp::{McpConfig, McpServer, Mode};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 
 use crate::*;
-
-const HTTP_TOKEN: &str = "http-bearer-token-0123456789";
 
 struct Pipe {
     to_server: DuplexStream,
@@ -56,9 +53,7 @@ impl Pipe {
 }
 
 fn initialize(id: i64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"}}})
+    initialize_request(id, "raw")
 }
 
 /// `answer` is an error with this id and code; its message.
@@ -143,21 +138,7 @@ async fn stdio_answers_every_bad_line_with_its_json_rpc_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_answers_bad_bodies_with_json_rpc_errors_and_delete_is_204() {
     let dir = tempfile::tempdir().unwrap();
-    let c = console_with_profile(dir.path(), "http://127.0.0.1:9").await;
-    let server = McpServer::new(c, McpConfig::new("p", Mode::ReadOnly))
-        .await
-        .unwrap();
-    let running = serve_http(
-        server,
-        HttpOptions {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            token: HTTP_TOKEN.into(),
-            allowed_origins: vec![],
-            max_body_bytes: 64 * 1024,
-        },
-    )
-    .await
-    .unwrap();
+    let running = read_only_http(dir.path(), vec![]).await;
     let url = running.url();
     let http = reqwest::Client::new();
     let post = |body: Vec<u8>, session: Option<&str>| {

@@ -29,6 +29,39 @@ use switchyard_mcp::{McpConfig, McpServer, Mode};
 
 pub const TOKEN: &str = "mcp-test-token-0123456789";
 
+/// The bearer token of the tests' streamable HTTP servers.
+pub const HTTP_TOKEN: &str = "http-bearer-token-0123456789";
+
+/// A JSON-RPC `initialize` request with this id, from client `client`.
+pub fn initialize_request(id: i64, client: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": client, "version": "1"}}})
+}
+
+/// A read-only MCP server over streamable HTTP on loopback (token [`HTTP_TOKEN`], bodies up
+/// to 64 KiB, these origins allowed), its profile's control plane unreachable.
+pub async fn read_only_http(
+    data: &Path,
+    allowed_origins: Vec<String>,
+) -> switchyard_mcp::http::HttpServer {
+    let c = console_with_profile(data, "http://127.0.0.1:9").await;
+    let server = McpServer::new(c, McpConfig::new("p", Mode::ReadOnly))
+        .await
+        .unwrap();
+    switchyard_mcp::http::serve_http(
+        server,
+        switchyard_mcp::http::HttpOptions {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            token: HTTP_TOKEN.into(),
+            allowed_origins,
+            max_body_bytes: 64 * 1024,
+        },
+    )
+    .await
+    .unwrap()
+}
+
 /// A control plane on 127.0.0.1:0 with its own SQLite file (restartable on it).
 pub struct Plane {
     pub db: PathBuf,
